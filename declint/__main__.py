@@ -1,0 +1,3 @@
+from declint.cli import main
+
+main()

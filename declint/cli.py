@@ -1,0 +1,157 @@
+"""The command line: a thin click layer over plain functions that return exit codes.
+
+Exit status: 0 clean, 1 findings (DL000 included), 2 usage, configuration or internal error.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from enum import IntEnum
+from pathlib import Path
+from typing import ParamSpec
+
+import click
+
+from declint import __version__
+from declint.config import Config, find_config_file, load_config, parse_code_list, suggest
+from declint.docs import explain_rule, rules_table
+from declint.engine import Engine, Selection
+from declint.errors import DeclintError, UsageError
+from declint.reporting import FORMATS
+from declint.reporting.text_format import statistics
+from declint.rules import ALL_RULES, RULES_BY_CODE
+
+_PROGRESS_MIN_FILES = 200
+P = ParamSpec("P")
+
+
+class Exit(IntEnum):
+    CLEAN = 0
+    FINDINGS = 1
+    ERROR = 2
+
+
+def resolve_config(paths: Sequence[Path], config_file: Path | None) -> Config:
+    known = frozenset(RULES_BY_CODE)
+    if config_file is not None:
+        if not config_file.is_file():
+            raise UsageError(f"config file not found: {config_file}")
+        return load_config(config_file, default_root=Path.cwd(), known_codes=known)
+    start = Path(os.path.commonpath([os.path.abspath(p) for p in paths])) if paths else Path.cwd()
+    found = find_config_file(start)
+    return load_config(found, default_root=found.parent if found else Path.cwd(), known_codes=known)
+
+
+def build_selection(config: Config, select: str | None, ignore: str | None) -> Selection:
+    chosen = parse_code_list(select) or config.str_list("select")
+    ignored = [*config.str_list("ignore"), *(parse_code_list(ignore) or [])]
+    for code in [*chosen, *ignored]:
+        if not any(known.startswith(code) for known in RULES_BY_CODE):
+            raise UsageError(f'unknown rule code "{code}"{suggest(code, frozenset(RULES_BY_CODE))}')
+    return Selection(tuple(chosen), tuple(ignored))
+
+
+def _progress(done: int, total: int) -> None:
+    if total >= _PROGRESS_MIN_FILES and (done % 50 == 0 or done == total):
+        click.echo(f"\rdeclint: checked {done}/{total} files", err=True, nl=done == total)
+
+
+def run_check(
+    paths: Sequence[Path], *, config_file: Path | None, select: str | None, ignore: str | None,
+    output_format: str, output: Path | None, show_statistics: bool, exit_zero: bool,
+) -> Exit:
+    config = resolve_config(paths, config_file)
+    interactive = sys.stderr.isatty()
+    engine = Engine(config, ALL_RULES, build_selection(config, select, ignore),
+                    progress=_progress if interactive else None)
+    result = engine.run(paths)
+    text = FORMATS[output_format](result)
+    if show_statistics:
+        text += statistics(result)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
+    return Exit.CLEAN if exit_zero or not result.findings else Exit.FINDINGS
+
+
+def error_boundary(command: Callable[P, None]) -> Callable[P, None]:
+    """The one error boundary: expected errors exit 2 with a message, crashes with a traceback."""
+
+    @functools.wraps(command)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> None:
+        try:
+            command(*args, **kwargs)
+        except DeclintError as error:
+            click.echo(f"declint: error: {error}", err=True)
+            sys.exit(Exit.ERROR)
+        except Exception:  # noqa: BLE001 - the last line of defence: report, exit 2
+            click.echo("declint: internal error (please report):\n" + traceback.format_exc(), err=True)
+            sys.exit(Exit.ERROR)
+
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="declint")
+def cli() -> None:
+    """Keep TensorRT-LLM's encoder attention-backend declarations honest."""
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--select", help="Comma-separated rule codes or prefixes to enable (replaces the config's).")
+@click.option("--ignore", help="Comma-separated rule codes or prefixes to disable (added to the config's).")
+@click.option("--format", "output_format", type=click.Choice(sorted(FORMATS)), default="text", show_default=True)
+@click.option("--output", type=click.Path(path_type=Path, dir_okay=False), help="Write the report here.")
+@click.option("--statistics", "show_statistics", is_flag=True, help="Append counts per rule.")
+@click.option("--config", "config_file", type=click.Path(path_type=Path), help="pyproject.toml or declint.toml.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even with findings (errors still exit 2).")
+@error_boundary
+def check(paths: tuple[Path, ...], **options: object) -> None:
+    """Check PATHS (files or directories)."""
+    sys.exit(run_check(paths, **options))  # type: ignore[arg-type]
+
+
+@cli.command()
+@click.argument("code")
+@error_boundary
+def rule(code: str) -> None:
+    """Explain rule CODE: what it checks, why, its options and examples."""
+    rule_class = RULES_BY_CODE.get(code.upper())
+    if rule_class is None:
+        raise UsageError(f'unknown rule code "{code}"{suggest(code.upper(), frozenset(RULES_BY_CODE))}')
+    click.echo(explain_rule(rule_class), nl=False)
+
+
+@cli.command(name="rules")
+@click.option("--format", "output_format", type=click.Choice(["text", "markdown", "json"]), default="text")
+@error_boundary
+def list_rules(output_format: str) -> None:
+    """List every rule."""
+    click.echo(rules_table(ALL_RULES, output_format), nl=False)
+
+
+@cli.group()
+def index() -> None:
+    """Inspect the project index."""
+
+
+@index.command(name="show")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--config", "config_file", type=click.Path(path_type=Path))
+@error_boundary
+def index_show(paths: tuple[Path, ...], config_file: Path | None) -> None:
+    """Print the project index (models, declarations, the Literal) as JSON."""
+    config = resolve_config(paths, config_file)
+    engine = Engine(config, ALL_RULES, Selection(("DL",), ()))
+    click.echo(json.dumps(engine.build_index(paths).to_json(), indent=2))
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    cli.main(args=list(argv) if argv is not None else None, prog_name="declint")

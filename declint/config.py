@@ -1,0 +1,264 @@
+"""Configuration: `[tool.declint]` in the nearest pyproject.toml, or `--config FILE`.
+
+Every key is declared once in OPTIONS with its type and default; validation, the README's
+reference table and `declint rule CODE` all read that one table, so a key cannot exist without
+being validated and documented.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from declint.errors import ConfigError
+
+ATTENTION_BACKEND_PACKAGES = (
+    "**/_torch/attention_backend/**",
+    "**/_torch/attention/backends/**",
+)
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    key: str
+    kind: str  # "str", "list[str]", "dict[str,str]", "dict[str,list[str]]", "bool"
+    default: Any
+    help: str
+
+
+OPTIONS: tuple[OptionSpec, ...] = (
+    OptionSpec("roots", "list[str]", ["."], "Directories indexed in phase 1, relative to the config file."),
+    OptionSpec("include", "list[str]", ["*.py"], "Glob patterns of files to check."),
+    OptionSpec("exclude", "list[str]", [], "Gitignore-style patterns of paths never checked or indexed."),
+    OptionSpec("respect-gitignore", "bool", True, "Skip paths matched by .gitignore files."),
+    OptionSpec("select", "list[str]", ["DL"], "Rule codes or prefixes to enable."),
+    OptionSpec("ignore", "list[str]", [], "Rule codes or prefixes to disable."),
+    OptionSpec("per-path-ignores", "dict[str,list[str]]", {}, "Glob -> codes ignored in matching files."),
+    OptionSpec(
+        "shared-literal",
+        "str",
+        "tensorrt_llm.llmapi.llm_args.EncoderAttentionBackend",
+        "Dotted path of the one typing.Literal of encoder attention-backend names.",
+    ),
+    OptionSpec(
+        "extra-backend-names",
+        "list[str]",
+        ["FLASHINFER_STAR_ATTENTION"],
+        "Backend names outside the Literal that DL103 still treats as backend names.",
+    ),
+    OptionSpec(
+        "declaration-attribute",
+        "str",
+        "encoder_attention_backends",
+        "Class attribute holding a model's per-encoder declaration.",
+    ),
+    OptionSpec("fixed-marker", "str", "FixedEncoderAttention", "Call that declares an encoder fixed."),
+    OptionSpec(
+        "model-decorators",
+        "list[str]",
+        ["register_input_processor"],
+        "Decorators whose presence makes a class a multimodal model.",
+    ),
+    OptionSpec(
+        "model-mixins",
+        "list[str]",
+        ["MultimodalModelMixin"],
+        "Base classes whose subclasses are multimodal models (their own default does not count).",
+    ),
+    OptionSpec("encoders", "list[str]", ["vision", "audio"], "Encoder names a declaration may use."),
+    OptionSpec(
+        "modality-encoders",
+        "dict[str,str]",
+        {"image": "vision", "video": "vision", "audio": "audio"},
+        "Registered modality (placeholder_map key) -> encoder it requires.",
+    ),
+    OptionSpec(
+        "encoder-name-hints",
+        "dict[str,list[str]]",
+        {"audio": ["audio", "whisper", "speech", "conformer", "sound"]},
+        "Substrings of class names that tell which encoder a class belongs to (default: vision).",
+    ),
+    OptionSpec(
+        "sdpa-names",
+        "list[str]",
+        ["torch.nn.functional.scaled_dot_product_attention"],
+        "Qualified names of scaled-dot-product attention functions DL101 bans.",
+    ),
+    OptionSpec(
+        "sdpa-allowed-paths",
+        "list[str]",
+        list(ATTENTION_BACKEND_PACKAGES),
+        "Globs (root-relative) where direct SDPA is legitimate: the attention-backend packages.",
+    ),
+    OptionSpec(
+        "backend-context-names",
+        "list[str]",
+        ["*attn_backend*", "*attention_backend*", "backend_name"],
+        "fnmatch patterns of names whose values are attention-backend names (DL103).",
+    ),
+    OptionSpec(
+        "backend-functions",
+        "list[str]",
+        ["get_attention_backend", "create_attention"],
+        "Functions whose first argument is a backend name (DL103).",
+    ),
+    OptionSpec(
+        "model-defaults-functions",
+        "list[str]",
+        ["get_model_defaults"],
+        "Functions whose returned mapping holds `attn_backend` defaults (DL103).",
+    ),
+)
+
+OPTION_KEYS = tuple(spec.key for spec in OPTIONS)
+_SPECS = {spec.key: spec for spec in OPTIONS}
+
+
+@dataclass(frozen=True)
+class Config:
+    """The effective configuration. `root` is the project root (the config file's directory)."""
+
+    root: Path
+    source: Path | None
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+    def get(self, key: str) -> Any:
+        if key not in _SPECS:
+            raise KeyError(key)  # a programming error: every key read must be declared
+        return self.values.get(key, _SPECS[key].default)
+
+    def str_list(self, key: str) -> tuple[str, ...]:
+        return tuple(self.get(key))
+
+    @property
+    def literal_module(self) -> str:
+        return str(self.get("shared-literal")).rpartition(".")[0]
+
+    @property
+    def literal_name(self) -> str:
+        return str(self.get("shared-literal")).rpartition(".")[2]
+
+    def fingerprint(self) -> str:
+        """Stable text of the effective values (for caches and reproducibility)."""
+        items = sorted((key, repr(self.get(key))) for key in OPTION_KEYS)
+        return repr(items)
+
+
+def find_config_file(start: Path) -> Path | None:
+    """The nearest pyproject.toml with a [tool.declint] table at or above `start`."""
+    directory = start if start.is_dir() else start.parent
+    for candidate_dir in (directory, *directory.parents):
+        candidate = candidate_dir / "pyproject.toml"
+        if candidate.is_file() and _has_declint_table(candidate):
+            return candidate
+    return None
+
+
+def _has_declint_table(path: Path) -> bool:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return re.search(r"^\s*\[tool\.declint[\].]", text, re.MULTILINE) is not None
+
+
+def load_config(path: Path | None, *, default_root: Path, known_codes: frozenset[str]) -> Config:
+    """Read and validate `path`; no file means defaults rooted at `default_root`."""
+    if path is None:
+        return Config(root=default_root.resolve(), source=None)
+    path = path.resolve()
+    text = _read(path)
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"invalid TOML: {error}", path=str(path), line=_toml_error_line(error)) from None
+    table = document.get("tool", {}).get("declint") if path.name == "pyproject.toml" else document
+    if table is None:
+        raise ConfigError("no [tool.declint] table", path=str(path))
+    if not isinstance(table, dict):
+        raise ConfigError("[tool.declint] must be a table", path=str(path))
+    values = {key: _validate(key, value, path, text, known_codes) for key, value in table.items()}
+    return Config(root=path.parent, source=path, values=values)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"cannot read config: {error}", path=str(path)) from None
+
+
+def _toml_error_line(error: tomllib.TOMLDecodeError) -> int | None:
+    match = re.search(r"line (\d+)", str(error))
+    return int(match.group(1)) if match else None
+
+
+def _key_line(text: str, key: str) -> int | None:
+    pattern = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=", re.MULTILINE)
+    match = pattern.search(text)
+    return text.count("\n", 0, match.start()) + 1 if match else None
+
+
+def suggest(word: str, candidates: tuple[str, ...] | list[str] | frozenset[str]) -> str:
+    """' (did you mean "x"?)' or '' — shared by every "unknown X" message."""
+    matches = difflib.get_close_matches(word, sorted(candidates), n=1, cutoff=0.6)
+    return f' (did you mean "{matches[0]}"?)' if matches else ""
+
+
+def _validate(key: str, value: Any, path: Path, text: str, known_codes: frozenset[str]) -> Any:
+    line = _key_line(text, key)
+    spec = _SPECS.get(key)
+    if spec is None:
+        raise ConfigError(f'unknown key "{key}"{suggest(key, OPTION_KEYS)}', path=str(path), line=line)
+    if not _has_kind(value, spec.kind):
+        raise ConfigError(
+            f'"{key}" must be {spec.kind}, got {type(value).__name__}', path=str(path), line=line
+        )
+    for code in _codes_in(key, value):
+        if not any(known.startswith(code) for known in known_codes):
+            raise ConfigError(
+                f'"{key}": unknown rule code "{code}"{suggest(code, known_codes)}',
+                path=str(path),
+                line=line,
+            )
+    if key == "shared-literal" and "." not in value:
+        raise ConfigError(
+            f'"{key}" must be a dotted path "package.module.Name", got "{value}"',
+            path=str(path),
+            line=line,
+        )
+    return value
+
+
+def _has_kind(value: Any, kind: str) -> bool:
+    if kind == "str":
+        return isinstance(value, str)
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind == "list[str]":
+        return isinstance(value, list) and all(isinstance(item, str) for item in value)
+    if kind == "dict[str,str]":
+        return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+    if kind == "dict[str,list[str]]":
+        return isinstance(value, dict) and all(_has_kind(v, "list[str]") for v in value.values())
+    raise AssertionError(kind)
+
+
+def _codes_in(key: str, value: Any) -> list[str]:
+    if key in ("select", "ignore"):
+        return list(value)
+    if key == "per-path-ignores":
+        return [code for codes in value.values() for code in codes]
+    return []
+
+
+def parse_code_list(text: str | None) -> list[str] | None:
+    """`--select DL101,DL103` -> ["DL101", "DL103"]."""
+    if text is None:
+        return None
+    return [part.strip().upper() for part in text.split(",") if part.strip()]

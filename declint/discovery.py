@@ -1,0 +1,189 @@
+"""Find the Python files to index and to check.
+
+Rules: `.gitignore` files are honoured (each applies below its own directory, via pathspec's
+gitignore semantics), `exclude` patterns apply to explicit paths too (pre-commit passes staged
+files that may be excluded), symlinked directories are never followed (no loops, nothing outside
+the root), and a symlinked file is used only when it resolves inside the root.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+from declint.config import Config
+from declint.errors import UsageError
+
+# Directories no project wants linted; like ruff's default excludes.
+BUILTIN_EXCLUDES = (
+    ".git/",
+    ".hg/",
+    ".svn/",
+    ".venv/",
+    "venv/",
+    ".tox/",
+    "__pycache__/",
+    ".mypy_cache/",
+    ".ruff_cache/",
+    ".pytest_cache/",
+    ".declint_cache/",
+    "node_modules/",
+)
+
+
+@dataclass(frozen=True, order=True)
+class SourcePath:
+    """A file to analyse: `rel` is the root-relative POSIX path used in every output."""
+
+    rel: str
+    path: Path
+
+
+@dataclass(frozen=True, order=True)
+class SkippedPath:
+    """A path that looked like a Python file but must not be followed (reported as DL000)."""
+
+    rel: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Discovery:
+    files: tuple[SourcePath, ...]
+    skipped: tuple[SkippedPath, ...]
+
+
+def display_path(path: Path, root: Path) -> str:
+    absolute = Path(os.path.abspath(path))
+    try:
+        return absolute.relative_to(root).as_posix()
+    except ValueError:
+        return absolute.as_posix()
+
+
+class _Filter:
+    def __init__(self, config: Config) -> None:
+        self.root = config.root
+        self.include = config.str_list("include")
+        self.exclude = pathspec.GitIgnoreSpec.from_lines([*BUILTIN_EXCLUDES, *config.str_list("exclude")])
+        self.respect_gitignore = bool(config.get("respect-gitignore"))
+        self._gitignores: dict[Path, pathspec.GitIgnoreSpec | None] = {}
+
+    def included(self, rel: str) -> bool:
+        name = rel.rsplit("/", 1)[-1]
+        return any(fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(rel, pattern) for pattern in self.include)
+
+    def excluded(self, path: Path, rel: str, is_dir: bool) -> bool:
+        probe = rel + "/" if is_dir else rel
+        if self.exclude.match_file(probe):
+            return True
+        return self.respect_gitignore and self._gitignored(path, is_dir)
+
+    def _gitignored(self, path: Path, is_dir: bool) -> bool:
+        for directory in path.parents:
+            spec = self._gitignore_of(directory)
+            if spec is not None:
+                relative = path.relative_to(directory).as_posix() + ("/" if is_dir else "")
+                if spec.match_file(relative):
+                    return True
+            if directory == self.root or self.root not in directory.parents:
+                break
+        return False
+
+    def _gitignore_of(self, directory: Path) -> pathspec.GitIgnoreSpec | None:
+        if directory not in self._gitignores:
+            spec = None
+            try:
+                lines = (directory / ".gitignore").read_text(encoding="utf-8").splitlines()
+                spec = pathspec.GitIgnoreSpec.from_lines(lines)
+            except (OSError, UnicodeDecodeError):
+                pass
+            self._gitignores[directory] = spec
+        return self._gitignores[directory]
+
+
+def discover(paths: Iterable[Path], config: Config) -> Discovery:
+    """Files under `paths` (files or directories), sorted by their display path."""
+    flt = _Filter(config)
+    files: dict[str, SourcePath] = {}
+    skipped: dict[str, SkippedPath] = {}
+    for given in paths:
+        absolute = Path(os.path.abspath(given))
+        if not absolute.exists() and not absolute.is_symlink():
+            raise UsageError(f"path does not exist: {given}")
+        for item in _walk(absolute, flt, explicit=True):
+            if isinstance(item, SourcePath):
+                files[item.rel] = item
+            else:
+                skipped[item.rel] = item
+    return Discovery(tuple(sorted(files.values())), tuple(sorted(skipped.values())))
+
+
+def _walk(path: Path, flt: _Filter, *, explicit: bool) -> Iterator[SourcePath | SkippedPath]:
+    rel = display_path(path, flt.root)
+    inside = rel != path.as_posix() or path == flt.root
+    if path.is_symlink():
+        yield from _symlink(path, rel, flt)
+        return
+    if path.is_dir():
+        if not (explicit and path == flt.root) and inside and flt.excluded(path, rel, True):
+            return
+        yield from _walk_dir(path, flt)
+        return
+    if flt.included(rel) and not (inside and flt.excluded(path, rel, False)):
+        yield SourcePath(rel, path)
+
+
+def _walk_dir(directory: Path, flt: _Filter) -> Iterator[SourcePath | SkippedPath]:
+    try:
+        entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
+    except OSError as error:
+        yield SkippedPath(display_path(directory, flt.root), f"cannot list directory: {error.strerror}")
+        return
+    for entry in entries:
+        yield from _walk(Path(entry.path), flt, explicit=False)
+
+
+def _symlink(path: Path, rel: str, flt: _Filter) -> Iterator[SourcePath | SkippedPath]:
+    if not flt.included(rel):
+        return  # a symlinked directory, or a non-Python file: never followed
+    try:
+        target = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        yield SkippedPath(rel, "broken symlink or symlink loop; not followed")
+        return
+    if target.is_dir():
+        return
+    if flt.root != target and flt.root not in target.parents:
+        yield SkippedPath(rel, "symlink points outside the project root; not followed")
+        return
+    if not flt.excluded(path, rel, False):
+        yield SourcePath(rel, path)
+
+
+def module_name(path: Path) -> str:
+    """Dotted module name from the package structure (`__init__.py` files) around `path`."""
+    parts = [] if path.name == "__init__.py" else [path.stem]
+    directory = path.parent
+    while (directory / "__init__.py").is_file():
+        parts.append(directory.name)
+        if directory.parent == directory:
+            break
+        directory = directory.parent
+    return ".".join(reversed(parts)) or path.stem
+
+
+def glob_match(rel: str, patterns: tuple[str, ...]) -> bool:
+    """Gitignore-style match of a root-relative path (used for per-path options)."""
+    return _compiled(patterns).match_file(rel)
+
+
+@functools.lru_cache(maxsize=128)
+def _compiled(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
+    return pathspec.GitIgnoreSpec.from_lines(list(patterns))

@@ -1,0 +1,51 @@
+"""Rule documentation, generated from the rule classes themselves (docstring, options, examples)."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Sequence
+
+from declint.config import OPTIONS
+from declint.reporting.json_format import doc_anchor
+from declint.rule import EngineCode, ProjectRule, RuleMeta
+
+_OPTION_HELP = {spec.key: spec for spec in OPTIONS}
+
+
+def kind_of(rule: type[RuleMeta]) -> str:
+    if issubclass(rule, EngineCode):
+        return "engine"
+    return "project" if issubclass(rule, ProjectRule) else "file"
+
+
+def explain_rule(rule: type[RuleMeta]) -> str:
+    parts = [f"{rule.CODE} {rule.NAME}: {rule.SUMMARY}", "", inspect.cleandoc(rule.__doc__ or ""), ""]
+    if rule.OPTIONS:
+        parts.append("Options ([tool.declint]):")
+        for key in rule.OPTIONS:
+            spec = _OPTION_HELP[key]
+            parts.append(f"  {key} ({spec.kind}, default {json.dumps(spec.default)}): {spec.help}")
+        parts.append("")
+    for title, examples in (("Valid", rule.VALID), ("Invalid", rule.INVALID)):
+        for number, example in enumerate(examples[:2], 1):
+            parts.append(f"{title} example {number} ({example.path}):")
+            parts.extend("    " + line for line in example.code.rstrip("\n").splitlines())
+            message = getattr(example, "message", None)
+            if message:
+                parts.append(f"  -> {rule.CODE} {message}")
+            parts.append("")
+    parts.append(f"Documentation: {doc_anchor(rule.CODE, rule.NAME)}")
+    return "\n".join(parts) + "\n"
+
+
+def rules_table(rules: Sequence[type[RuleMeta]], output_format: str) -> str:
+    if output_format == "json":
+        rows = [{"code": r.CODE, "name": r.NAME, "summary": r.SUMMARY, "kind": kind_of(r),
+                 "options": list(r.OPTIONS)} for r in rules]
+        return json.dumps(rows, indent=2) + "\n"
+    if output_format == "markdown":
+        lines = ["| code | name | checks |", "|---|---|---|"]
+        lines += [f"| {r.CODE} | {r.NAME} | {r.SUMMARY} |" for r in rules]
+        return "\n".join(lines) + "\n"
+    return "".join(f"{r.CODE}  {r.NAME:<28} {r.SUMMARY}\n" for r in rules)

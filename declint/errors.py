@@ -1,0 +1,34 @@
+"""Expected failures. The CLI maps every DeclintError to exit status 2."""
+
+from __future__ import annotations
+
+
+class DeclintError(Exception):
+    """Base of every expected failure; `context` names the file/key/rule involved."""
+
+    def __init__(
+        self, message: str, *, path: str | None = None, line: int | None = None, column: int = 0
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.line = line
+        self.column = column
+
+    def __str__(self) -> str:
+        where = ""
+        if self.path is not None:
+            where = f"{self.path}:{self.line}: " if self.line is not None else f"{self.path}: "
+        return f"{where}{self.message}"
+
+
+class ConfigError(DeclintError):
+    """The configuration is unreadable or invalid."""
+
+
+class UsageError(DeclintError):
+    """The command line asks for something that cannot be done."""
+
+
+class SourceError(DeclintError):
+    """A file cannot be read, decoded or parsed; becomes a DL000 finding, never exit 2."""

@@ -1,0 +1,224 @@
+"""The project index: cross-file facts built once (phase 1) and read by every rule (phase 2).
+
+It answers the questions no single file can: is this class a multimodal model (through an
+ancestor in another file)? which declaration does it inherit? which model owns the encoder
+class that calls SDPA? what are the members of the shared Literal?
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from declint.config import Config
+from declint.facts import ClassFacts, Declaration, LiteralDef, ModuleFacts, name_matches
+
+_MAX_REEXPORT_HOPS = 8
+_MAX_OWNERSHIP_DEPTH = 8
+
+
+@dataclass(frozen=True)
+class Ownership:
+    """`model` owns the class/function through `path` (model first); `encoder` is the guess."""
+
+    model: str
+    encoder: str
+    path: tuple[str, ...]
+
+
+@dataclass
+class ProjectIndex:
+    modules: dict[str, ModuleFacts]
+    model_mixins: tuple[str, ...]
+    model_decorators: tuple[str, ...]
+    modality_encoders: dict[str, str]
+    encoder_hints: dict[str, tuple[str, ...]]
+    literal_qualname: str
+    _owners: dict[str, list[Ownership]] | None = field(default=None, repr=False)
+
+    @classmethod
+    def build(cls, facts: Iterable[ModuleFacts], config: Config) -> ProjectIndex:
+        modules: dict[str, ModuleFacts] = {}
+        for fact in sorted(facts, key=lambda f: (f.module, f.path)):
+            modules.setdefault(fact.module, fact)  # first path wins, deterministically
+        return cls(
+            modules=modules,
+            model_mixins=config.str_list("model-mixins"),
+            model_decorators=config.str_list("model-decorators"),
+            modality_encoders=dict(config.get("modality-encoders")),
+            encoder_hints={k: tuple(v) for k, v in dict(config.get("encoder-name-hints")).items()},
+            literal_qualname=str(config.get("shared-literal")),
+        )
+
+    def __post_init__(self) -> None:
+        self.classes: dict[str, ClassFacts] = {
+            c.qualname: c for m in self.modules.values() for c in m.classes
+        }
+        self.functions = {f.qualname for m in self.modules.values() for f in m.functions}
+        self.module_of_path = {m.path: m for m in self.modules.values()}
+
+    # ---- names -------------------------------------------------------------------------
+    def resolve(self, dotted: str) -> str:
+        """Follow re-exports (`from .x import Y` in a package) to where a name is defined."""
+        for _ in range(_MAX_REEXPORT_HOPS):
+            if dotted in self.classes or dotted in self.functions or dotted in self.modules:
+                return dotted
+            module, _, name = dotted.rpartition(".")
+            facts = self.modules.get(module)
+            target = dict(facts.imports).get(name) if facts else None
+            if target is None or target == dotted:
+                return dotted
+            dotted = target
+        return dotted
+
+    def class_facts(self, dotted: str) -> ClassFacts | None:
+        return self.classes.get(self.resolve(dotted))
+
+    # ---- classes -----------------------------------------------------------------------
+    def ancestors(self, cls: ClassFacts) -> Iterator[tuple[str, ClassFacts | None]]:
+        """Depth-first, left-to-right, each once: (resolved base name, its facts if indexed)."""
+        seen: set[str] = {cls.qualname}
+        stack = [self.resolve(b) for b in reversed(cls.bases)]
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            facts = self.classes.get(name)
+            yield name, facts
+            if facts is not None:
+                stack.extend(self.resolve(b) for b in reversed(facts.bases))
+
+    def is_mixin(self, dotted: str) -> bool:
+        return any(name_matches(dotted, mixin) for mixin in self.model_mixins)
+
+    def is_model(self, cls: ClassFacts) -> bool:
+        if self.is_mixin(cls.qualname):
+            return False
+        if any(name_matches(d, wanted) for d in cls.decorators for wanted in self.model_decorators):
+            return True
+        return any(self.is_mixin(name) for name, _ in self.ancestors(cls))
+
+    def effective_declaration(self, cls: ClassFacts) -> tuple[Declaration, ClassFacts] | None:
+        """The nearest own-or-inherited declaration; a mixin's default does not count."""
+        chain = [cls, *(facts for _, facts in self.ancestors(cls) if facts is not None)]
+        for candidate in chain:
+            if candidate.declaration is not None and not self.is_mixin(candidate.qualname):
+                return candidate.declaration, candidate
+        return None
+
+    def required_encoders(self, cls: ClassFacts) -> tuple[dict[str, str], ClassFacts] | None:
+        """Encoder -> the modality requiring it, from the nearest registration with a placeholder map."""
+        chain = [cls, *(facts for _, facts in self.ancestors(cls) if facts is not None)]
+        for candidate in chain:
+            if candidate.modalities is not None:
+                required: dict[str, str] = {}
+                for modality in candidate.modalities:
+                    encoder = self.modality_encoders.get(modality)
+                    if encoder is not None:
+                        required.setdefault(encoder, modality)
+                return required, candidate
+        return None
+
+    def models(self) -> list[ClassFacts]:
+        return [c for _, c in sorted(self.classes.items()) if self.is_model(c)]
+
+    # ---- the shared Literal -------------------------------------------------------------
+    def literal_definitions(self) -> list[LiteralDef]:
+        module, _, name = self.literal_qualname.rpartition(".")
+        facts = self.modules.get(module)
+        return [lit for lit in facts.literals if lit.name == name] if facts else []
+
+    @property
+    def literal(self) -> LiteralDef | None:
+        definitions = self.literal_definitions()
+        return definitions[0] if definitions else None
+
+    @property
+    def literal_members(self) -> tuple[str, ...] | None:
+        return self.literal.members if self.literal else None
+
+    @property
+    def literal_name(self) -> str:
+        return self.literal_qualname.rpartition(".")[2]
+
+    # ---- ownership: which model's encoder a class or function belongs to ----------------
+    def owners(self, qualname: str) -> list[Ownership]:
+        if self._owners is None:
+            self._owners = self._compute_owners()
+        return self._owners.get(qualname, [])
+
+    def _compute_owners(self) -> dict[str, list[Ownership]]:
+        graph = self._reference_graph()
+        owners: dict[str, list[Ownership]] = {}
+        for model in self.models():
+            for node, path in _reachable(model.qualname, graph):
+                owners.setdefault(node, []).append(Ownership(model.qualname, self._encoder_of(model, path), path))
+        return owners
+
+    def _reference_graph(self) -> dict[str, tuple[str, ...]]:
+        graph: dict[str, tuple[str, ...]] = {}
+        for module in self.modules.values():
+            for item in (*module.classes, *module.functions):
+                targets = {self.resolve(ref) for ref in item.references}
+                graph[item.qualname] = tuple(
+                    sorted(t for t in targets if t in self.classes or t in self.functions)
+                )
+        return graph
+
+    def _encoder_of(self, model: ClassFacts, path: tuple[str, ...]) -> str:
+        for qualname in reversed(path[1:]):
+            short = qualname.rpartition(".")[2].lower()
+            for encoder, hints in sorted(self.encoder_hints.items()):
+                if any(hint.lower() in short for hint in hints):
+                    return encoder
+        declared = self.effective_declaration(model)
+        if declared is not None and len(declared[0].encoders) == 1:
+            return next(iter(declared[0].encoders))
+        return "vision"
+
+    # ---- serialisation (declint index show) --------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        literal = self.literal
+        return {
+            "shared_literal": {
+                "qualname": self.literal_qualname,
+                "found": literal is not None,
+                "members": list(literal.members) if literal else None,
+            },
+            "models": [self._model_json(c) for c in self.models()],
+            "modules": len(self.modules),
+            "classes": len(self.classes),
+        }
+
+    def _model_json(self, cls: ClassFacts) -> dict[str, Any]:
+        declared = self.effective_declaration(cls)
+        required = self.required_encoders(cls)
+        return {
+            "qualname": cls.qualname,
+            "path": self.modules[cls.qualname.rpartition(".")[0]].path,
+            "bases": list(cls.bases),
+            "declared_in": declared[1].qualname if declared else None,
+            "declaration": None if declared is None else [
+                {"encoder": e.encoder, "kind": e.kind, "backends": list(e.backends), "reason": e.reason}
+                for e in declared[0].entries
+            ],
+            "required_encoders": sorted(required[0]) if required else None,
+        }
+
+
+def _reachable(start: str, graph: dict[str, tuple[str, ...]]) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """Breadth-first: every node reachable from `start`, with the shortest path to it."""
+    paths = {start: (start,)}
+    queue = deque([start])
+    while queue:
+        node = queue.popleft()
+        yield node, paths[node]
+        if len(paths[node]) > _MAX_OWNERSHIP_DEPTH:
+            continue
+        for target in graph.get(node, ()):
+            if target not in paths:
+                paths[target] = (*paths[node], target)
+                queue.append(target)

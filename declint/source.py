@@ -1,0 +1,50 @@
+"""Reading and decoding source files, following CPython's rules (BOM, PEP 263 cookies)."""
+
+from __future__ import annotations
+
+import io
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+
+from declint.errors import SourceError
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    rel: str
+    data: bytes
+    text: str
+    encoding: str
+
+
+def read_source(path: Path, rel: str) -> SourceFile:
+    """Bytes and decoded text of `path`; any failure is a SourceError (reported as DL000)."""
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise SourceError("is a directory, not a file", path=rel) from None
+    except OSError as error:
+        raise SourceError(f"cannot read file: {error.strerror or error}", path=rel) from None
+    return decode_source(data, rel)
+
+
+def decode_source(data: bytes, rel: str) -> SourceFile:
+    if b"\x00" in data:
+        raise SourceError("file contains null bytes (binary file?)", path=rel)
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:
+        raise SourceError(f"bad encoding declaration: {error.msg}", path=rel) from None
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise SourceError(
+            f"cannot decode as {encoding}: invalid byte 0x{data[error.start]:02x} at offset {error.start}",
+            path=rel,
+            line=line,
+        ) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return SourceFile(rel=rel, data=data, text=text, encoding="utf-8" if encoding == "utf-8-sig" else encoding)

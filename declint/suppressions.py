@@ -1,0 +1,119 @@
+"""`# declint: ignore[DL101] reason` comments, and the hygiene findings about them (DL901-903).
+
+A suppression applies to a finding when the comment sits on any line the finding's node spans
+(a trailing comment on a multi-line call), or alone on the line right above the node's first
+line (blank lines and other comments in between are allowed).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from declint.config import suggest
+from declint.types import Finding, Position, Span
+
+MARKER = b"declint:"
+_PATTERN = re.compile(r"#\s*declint:\s*ignore\[(?P<codes>[^\]]*)\](?P<reason>.*)$")
+_REASON_SEPARATORS = " \t:-—–"
+
+
+@dataclass
+class Suppression:
+    line: int
+    column: int
+    codes: tuple[str, ...]
+    reason: str
+    applies_from: int  # first line of the node it covers when standalone, else `line`
+    used: set[str] = field(default_factory=set)
+
+    def covers(self, finding: Finding) -> bool:
+        start, end = finding.span.start.line, finding.span.end.line
+        return start <= self.line <= end or self.applies_from == start
+
+
+def parse_suppressions(text: str) -> list[Suppression]:
+    lines = text.splitlines()
+    found: list[Suppression] = []
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return found
+    for token in tokens:
+        if token.type != tokenize.COMMENT:
+            continue
+        match = _PATTERN.match(token.string)
+        if match is None:
+            continue
+        line, column = token.start
+        codes = tuple(c.strip().upper() for c in match.group("codes").split(",") if c.strip())
+        reason = match.group("reason").strip(_REASON_SEPARATORS)
+        standalone = token.line[:column].strip() == ""
+        applies_from = _next_code_line(lines, line) if standalone else line
+        found.append(Suppression(line, column, codes, reason, applies_from))
+    return found
+
+
+def _next_code_line(lines: list[str], line: int) -> int:
+    for number in range(line + 1, len(lines) + 1):
+        stripped = lines[number - 1].strip()
+        if stripped and not stripped.startswith("#"):
+            return number
+    return line
+
+
+@dataclass(frozen=True)
+class HygieneCodes:
+    missing_reason: str = "DL901"
+    unused: str = "DL902"
+    unknown_code: str = "DL903"
+
+
+def apply_suppressions(
+    findings: Iterable[Finding],
+    suppressions: list[Suppression],
+    *,
+    known_codes: frozenset[str],
+    enabled_codes: frozenset[str],
+    rules_ran: bool,
+    rel: str,
+) -> tuple[list[Finding], list[Finding]]:
+    """(kept findings, hygiene findings)."""
+    kept: list[Finding] = []
+    for finding in findings:
+        match = next((s for s in suppressions if finding.code in s.codes and s.covers(finding)), None)
+        if match is None:
+            kept.append(finding)
+        else:
+            match.used.add(finding.code)
+    hygiene: list[Finding] = []
+    for suppression in suppressions:
+        hygiene.extend(_hygiene(suppression, known_codes, enabled_codes, rules_ran, rel))
+    return kept, hygiene
+
+
+def _hygiene(
+    suppression: Suppression, known: frozenset[str], enabled: frozenset[str], rules_ran: bool, rel: str
+) -> list[Finding]:
+    codes = HygieneCodes()
+    span = Span(Position(suppression.line, suppression.column), Position(suppression.line, suppression.column))
+    out: list[Finding] = []
+
+    def add(code: str, name: str, message: str) -> None:
+        out.append(Finding(code=code, name=name, path=rel, span=span, message=message))
+
+    if not suppression.codes:
+        add(codes.unknown_code, "unknown-suppression-code", "suppression names no rule code")
+    if not suppression.reason:
+        add(codes.missing_reason, "suppression-without-reason",
+            "suppression has no reason; write why after the codes: # declint: ignore[DL101] <reason>")
+    for code in suppression.codes:
+        if code not in known:
+            add(codes.unknown_code, "unknown-suppression-code",
+                f'suppression names unknown rule code "{code}"{suggest(code, known)}')
+        elif rules_ran and code in enabled and code not in suppression.used:
+            add(codes.unused, "unused-suppression", f"unused suppression: no {code} finding here")
+    return out

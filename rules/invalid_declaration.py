@@ -1,0 +1,187 @@
+"""DL104 invalid-declaration."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import libcst as cst
+
+from declint.config import Config, suggest
+from declint.index import ProjectIndex
+from declint.rule import FileContext, Invalid, Rule, Valid
+
+_PRELUDE = (
+    "from tensorrt_llm._torch.models.modeling_multimodal_mixin import FixedEncoderAttention, MultimodalModelMixin\n"
+    "\n"
+    "class M(MultimodalModelMixin):\n"
+)
+
+
+class InvalidDeclaration(Rule):
+    """A per-encoder declaration that cannot mean what it says.
+
+    The declaration maps each encoder of a model to the backends it supports, read at load time
+    to accept or reject `encoder_attention_backend` overrides. A backend name that is not a
+    member of the shared Literal (a typo, a wrong case) can never be selected; an unknown encoder
+    name is never looked up; a fixed encoder without a reason leaves the user's rejected override
+    unexplained; a duplicate silently overrides its twin.
+
+    Accepted entry values: a tuple (or list/set) of Literal members, `typing.get_args(<Literal>)`
+    for all of them, or `FixedEncoderAttention("<reason>")`. `{}` declares a model without an
+    attention encoder.
+    """
+
+    CODE = "DL104"
+    NAME = "invalid-declaration"
+    SUMMARY = "a declaration names an unknown backend or encoder, a fixed encoder without reason, duplicates"
+    OPTIONS = ("declaration-attribute", "fixed-marker", "encoders", "shared-literal")
+
+    VALID: ClassVar = (
+        Valid(_PRELUDE + '    encoder_attention_backends = {"vision": ("VANILLA", "TRTLLM", "FLASHINFER")}\n'),
+        Valid(_PRELUDE + '    encoder_attention_backends = {"audio": FixedEncoderAttention("relative-position bias")}\n'),
+        Valid(_PRELUDE + "    encoder_attention_backends = {}\n"),
+        Valid(
+            "import typing\nfrom tensorrt_llm.llmapi.llm_args import EncoderAttentionBackend\n"
+            + _PRELUDE + '    encoder_attention_backends = {"vision": typing.get_args(EncoderAttentionBackend)}\n'
+        ),
+    )
+    INVALID: ClassVar = (
+        Invalid(
+            _PRELUDE + '    encoder_attention_backends = {"vision": ("VANILLA", "TRTLLM", "FLASHINFR")}\n',
+            expect=((4, 66),),
+            message=('encoder "vision": "FLASHINFR" is not a member of EncoderAttentionBackend '
+                     '(did you mean "FLASHINFER"?)'),
+        ),
+        Invalid(
+            _PRELUDE + '    encoder_attention_backends = {"vision": ("trtllm",)}\n',
+            expect=((4, 45),),
+            message='encoder "vision": "trtllm" is not a member of EncoderAttentionBackend (did you mean "TRTLLM"?)',
+        ),
+        Invalid(
+            _PRELUDE + '    encoder_attention_backends = {"visoin": ("TRTLLM",)}\n',
+            expect=((4, 34),),
+            message='unknown encoder "visoin" (did you mean "vision"?); known encoders: vision, audio',
+        ),
+        Invalid(
+            _PRELUDE + '    encoder_attention_backends = {"vision": FixedEncoderAttention()}\n',
+            expect=((4, 44),),
+            message='encoder "vision" is declared FixedEncoderAttention without a reason; say why its attention cannot be changed',
+        ),
+        Invalid(_PRELUDE + '    encoder_attention_backends = {"audio": FixedEncoderAttention("  ")}\n',
+                expect=((4, 43),)),
+        Invalid(
+            _PRELUDE + '    encoder_attention_backends = {\n        "vision": ("TRTLLM",),\n        "vision": ("VANILLA",),\n    }\n',
+            expect=((6, 8),),
+            message='encoder "vision" is declared twice; the last entry silently wins',
+        ),
+        Invalid(_PRELUDE + '    encoder_attention_backends = {"vision": ("TRTLLM", "TRTLLM")}\n', expect=((4, 55),)),
+        Invalid(_PRELUDE + '    encoder_attention_backends = {"vision": ()}\n', expect=((4, 34),)),
+        Invalid(_PRELUDE + '    encoder_attention_backends = {"vision": "TRTLLM"}\n', expect=((4, 44),)),
+        Invalid(_PRELUDE + "    encoder_attention_backends = dict(vision=('TRTLLM',))\n", expect=((4, 33),)),
+    )
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self._attribute = str(self.config.get("declaration-attribute"))
+        self._marker = str(self.config.get("fixed-marker"))
+        self._encoders = self.config.str_list("encoders")
+        self._members = self.index.literal_members
+        self._literal = self.index.literal_name
+
+    @classmethod
+    def needles(cls, config: Config, index: ProjectIndex) -> tuple[bytes, ...]:
+        return (str(config.get("declaration-attribute")).encode(),)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        super().visit_ClassDef(node)
+        for statement in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                value = _declared_value(small, self._attribute)
+                if value is not None:
+                    self._check_declaration(value)
+
+    def _check_declaration(self, value: cst.BaseExpression) -> None:
+        if not isinstance(value, cst.Dict):
+            self.report(value, f"{self._attribute} must be a dict literal mapping encoder names to "
+                               "backends, so it can be checked without running the code")
+            return
+        seen: set[str] = set()
+        for element in value.elements:
+            if not isinstance(element, cst.DictElement):
+                self.report(element, f"{self._attribute} must not unpack other mappings (`**`)")
+                continue
+            encoder = self._check_encoder(element.key, seen)
+            if encoder is not None:
+                self._check_entry(encoder, element.key, element.value)
+
+    def _check_encoder(self, key: cst.BaseExpression, seen: set[str]) -> str | None:
+        if not isinstance(key, cst.SimpleString) or not isinstance(key.evaluated_value, str):
+            self.report(key, "encoder names must be string literals")
+            return None
+        encoder = key.evaluated_value
+        if encoder not in self._encoders:
+            known = ", ".join(self._encoders)
+            self.report(key, f'unknown encoder "{encoder}"{suggest(encoder, self._encoders)}; known encoders: {known}')
+            return None
+        if encoder in seen:
+            self.report(key, f'encoder "{encoder}" is declared twice; the last entry silently wins')
+        seen.add(encoder)
+        return encoder
+
+    def _check_entry(self, encoder: str, key: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if isinstance(value, cst.Tuple | cst.List | cst.Set):
+            if not value.elements:
+                self.report(key, f'encoder "{encoder}" lists no backends; declare it {self._marker}("<reason>") instead')
+            self._check_backends(encoder, value)
+        elif isinstance(value, cst.Call) and _callee(value) == self._marker:
+            self._check_reason(encoder, value)
+        elif not (isinstance(value, cst.Call) and _callee(value) == "get_args"):
+            self.report(value, f'encoder "{encoder}": expected a tuple of backend names or '
+                               f'{self._marker}("<reason>")')
+
+    def _check_backends(self, encoder: str, value: cst.Tuple | cst.List | cst.Set) -> None:
+        seen: set[str] = set()
+        for element in value.elements:
+            string = element.value
+            if not isinstance(string, cst.SimpleString) or not isinstance(string.evaluated_value, str):
+                self.report(string, f'encoder "{encoder}": backend names must be string literals')
+                continue
+            name = string.evaluated_value
+            if name in seen:
+                self.report(string, f'encoder "{encoder}": backend "{name}" is listed twice')
+            seen.add(name)
+            if self._members is not None and name not in self._members:
+                self.report(string, f'encoder "{encoder}": "{name}" is not a member of '
+                                    f"{self._literal}{_suggest_member(name, self._members)}")
+
+    def _check_reason(self, encoder: str, call: cst.Call) -> None:
+        reason = call.args[0].value if call.args else None
+        if reason is None or (isinstance(reason, cst.SimpleString) and not str(reason.evaluated_value).strip()):
+            self.report(call, f'encoder "{encoder}" is declared {self._marker} without a reason; '
+                              "say why its attention cannot be changed")
+
+
+def _declared_value(statement: cst.BaseSmallStatement, attribute: str) -> cst.BaseExpression | None:
+    if isinstance(statement, cst.Assign):
+        if any(isinstance(t.target, cst.Name) and t.target.value == attribute for t in statement.targets):
+            return statement.value
+    elif isinstance(statement, cst.AnnAssign) and isinstance(statement.target, cst.Name):
+        if statement.target.value == attribute:
+            return statement.value
+    return None
+
+
+def _callee(call: cst.Call) -> str | None:
+    func = call.func
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return None
+
+
+def _suggest_member(name: str, members: tuple[str, ...]) -> str:
+    exact_case = [member for member in members if member.upper() == name.upper()]
+    if exact_case:
+        return f' (did you mean "{exact_case[0]}"?)'
+    return suggest(name.upper(), members)

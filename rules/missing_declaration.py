@@ -1,0 +1,162 @@
+"""DL102 missing-declaration."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+
+from declint.facts import ClassFacts
+from declint.rule import FileContext, Invalid, Rule, Valid
+
+_IMPORTS = (
+    "from torch import nn\n"
+    "from tensorrt_llm._torch.models.modeling_multimodal_mixin import FixedEncoderAttention, MultimodalModelMixin\n"
+    "from tensorrt_llm._torch.models.modeling_utils import MultimodalPlaceholderMetadata, register_input_processor\n"
+)
+
+
+def _registered(modalities: str) -> str:
+    keys = ", ".join(f'"{m}": "<{m}>"' for m in modalities.split())
+    return (
+        f'\n@register_input_processor(object, model_type="x", placeholder_metadata='
+        f"MultimodalPlaceholderMetadata(placeholder_map={{{keys}}}))\n"
+    )
+
+
+class MissingDeclaration(Rule):
+    """A multimodal model does not declare the attention backends of its encoders.
+
+    Every multimodal model (a class registered with `register_input_processor`, or inheriting
+    `MultimodalModelMixin`) must say, per encoder, which attention backends it supports, or that
+    its attention cannot be changed. Without it, an `encoder_attention_backend` override is
+    neither validated nor rejected: it may be silently ignored. The required encoders follow from
+    the registered modalities (`placeholder_map` keys: image/video need "vision", audio needs
+    "audio"), so a forgotten audio encoder is caught too.
+
+    A declaration inherited from a model ancestor counts, across files (the project index
+    follows bases through imports and re-exports); the mixin's own empty default does not.
+    `encoder_attention_backends = {}` explicitly declares a model without an attention encoder.
+    """
+
+    CODE = "DL102"
+    NAME = "missing-declaration"
+    SUMMARY = "a multimodal model has no per-encoder declaration, or misses one of its encoders"
+    OPTIONS = ("declaration-attribute", "model-decorators", "model-mixins", "modality-encoders")
+
+    VALID: ClassVar = (
+        Valid(_IMPORTS + _registered("image audio") + "class M(MultimodalModelMixin, nn.Module):\n"
+              '    encoder_attention_backends = {\n        "vision": ("TRTLLM",),\n'
+              '        "audio": FixedEncoderAttention("relative-position bias"),\n    }\n'),
+        Valid(_IMPORTS + _registered("image") + "class Base(MultimodalModelMixin, nn.Module):\n"
+              '    encoder_attention_backends = {"vision": ("TRTLLM",)}\n\n'
+              + _registered("image video") + "class Child(Base):\n    pass\n"),
+        Valid(_IMPORTS + _registered("image") + "class NoTower(MultimodalModelMixin):\n"
+              "    encoder_attention_backends = {}\n"),
+        Valid(_IMPORTS + "class TextOnly(nn.Module):\n    pass\n"),
+    )
+    INVALID: ClassVar = (
+        Invalid(
+            _IMPORTS + _registered("image video") + "class LlavaNextModel(MultimodalModelMixin, nn.Module):\n    pass\n",
+            expect=((6, 6),),
+            message=(
+                'multimodal model "LlavaNextModel" has no encoder_attention_backends declaration (own or '
+                "inherited); declare its encoders: vision (registered modalities: image, video)"
+            ),
+        ),
+        Invalid(
+            _IMPORTS + _registered("image audio") + "class Phi4MMModel(MultimodalModelMixin):\n"
+            '    encoder_attention_backends = {"vision": ("TRTLLM",)}\n',
+            expect=((7, 4),),
+            message='the declaration of "Phi4MMModel" misses encoder "audio" (registered modality "audio")',
+        ),
+        Invalid(
+            _IMPORTS + "\nclass Base(MultimodalModelMixin):\n    pass\n\nclass Child(Base):\n    pass\n",
+            expect=((5, 6), (8, 6)),
+        ),
+        Invalid(
+            _IMPORTS + _registered("image") + "class Base(MultimodalModelMixin):\n"
+            '    encoder_attention_backends = {"vision": ("TRTLLM",)}\n'
+            + _registered("image audio") + "class WithAudio(Base):\n    pass\n",
+            expect=((10, 6),),
+            message=(
+                '"WithAudio" inherits the declaration of "Base" (tensorrt_llm._torch.models.modeling_example), '
+                'which misses encoder "audio" (registered modality "audio"); declare it on "WithAudio"'
+            ),
+        ),
+    )
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self._attribute = str(self.config.get("declaration-attribute"))
+        self._depth = 0
+
+    @classmethod
+    def applies_to(cls, context: FileContext) -> bool:
+        return any(context.index.is_model(c) for c in context.facts.classes
+                   if c.qualname in context.index.classes)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        super().visit_ClassDef(node)
+        self._depth += 1
+        if self._depth == 1:  # the index holds top-level classes
+            facts = self.index.classes.get(f"{self.context.module}.{node.name.value}")
+            if facts is not None and facts.line == _line(self, node) and self.index.is_model(facts):
+                self._check(node, facts)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        super().leave_ClassDef(original_node)
+        self._depth -= 1
+
+    def _check(self, node: cst.ClassDef, facts: ClassFacts) -> None:
+        declared = self.index.effective_declaration(facts)
+        required = self.index.required_encoders(facts)
+        if declared is None:
+            self.report(node.name, self._missing_message(facts, required))
+            return
+        declaration, owner = declared
+        if not declaration.is_literal or not declaration.entries or required is None:
+            return  # unknown shape (DL104 reports it), or explicitly encoder-free
+        for encoder, modality in sorted(required[0].items()):
+            if encoder in declaration.encoders:
+                continue
+            if owner is facts:
+                target = _declaration_target(node, self._attribute) or node.name
+                self.report(target, f'the declaration of "{facts.name}" misses encoder "{encoder}" '
+                                    f'(registered modality "{modality}")')
+            else:
+                module = owner.qualname.rpartition(".")[0]
+                self.report(node.name, f'"{facts.name}" inherits the declaration of "{owner.name}" ({module}), '
+                                       f'which misses encoder "{encoder}" (registered modality "{modality}"); '
+                                       f'declare it on "{facts.name}"')
+
+    def _missing_message(self, facts: ClassFacts, required: tuple[dict[str, str], ClassFacts] | None) -> str:
+        head = f'multimodal model "{facts.name}" has no {self._attribute} declaration (own or inherited)'
+        if not required or not required[0]:
+            return f"{head}; declare its encoders, or {{}} when it has no attention encoder"
+        encoders = ", ".join(sorted(required[0]))
+        modalities = ", ".join(sorted({m for m in (required[1].modalities or ())}))
+        return f"{head}; declare its encoders: {encoders} (registered modalities: {modalities})"
+
+
+def _line(rule: Rule, node: cst.ClassDef) -> int:
+    """Line of the `class` keyword, as ast reports it (decorators excluded)."""
+    return int(rule.get_metadata(PositionProvider, node.name).start.line)
+
+
+def _declaration_target(node: cst.ClassDef, attribute: str) -> cst.CSTNode | None:
+    if not isinstance(node.body, cst.IndentedBlock):
+        return None
+    for statement in node.body.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    if isinstance(target.target, cst.Name) and target.target.value == attribute:
+                        return target.target
+            elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                if small.target.value == attribute:
+                    return small.target
+    return None

@@ -1,0 +1,99 @@
+"""DL100 missing-shared-literal."""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from declint.config import Config
+from declint.discovery import display_path
+from declint.index import ProjectIndex
+from declint.rule import Invalid, ProjectRule, Valid
+from declint.types import Finding, Position, Span
+
+
+class MissingSharedLiteral(ProjectRule):
+    """The one shared Literal of encoder attention-backend names is missing or defined twice.
+
+    Every other check validates backend names against the members of one `typing.Literal`
+    (`shared-literal`, by default `tensorrt_llm.llmapi.llm_args.EncoderAttentionBackend`). If it
+    cannot be found, declarations and comparisons go unvalidated; if it is defined twice, or
+    copied under another name with the same members, the copies drift apart.
+
+    Reported at the second definition or the copy; when the module itself is missing, at the
+    configuration's `shared-literal` key (or the project's pyproject.toml when defaults are used).
+    """
+
+    CODE = "DL100"
+    NAME = "missing-shared-literal"
+    SUMMARY = "the configured shared Literal of backend names is not found, or defined twice"
+    OPTIONS = ("shared-literal", "roots")
+
+    VALID: ClassVar = (
+        Valid('from typing import Literal\nEncoderAttentionBackend = Literal["VANILLA", "TRTLLM", "FLASHINFER"]\n',
+              path="tensorrt_llm/llmapi/llm_args.py"),
+    )
+    INVALID: ClassVar = (
+        Invalid(
+            "from typing import Literal\n"
+            'EncoderAttentionBackend = Literal["VANILLA", "TRTLLM", "FLASHINFER"]\n'
+            'EncoderAttentionBackend = Literal["VANILLA", "TRTLLM"]\n',
+            expect=((3, 0),),
+            message=('shared Literal "EncoderAttentionBackend" is defined twice in tensorrt_llm.llmapi.llm_args '
+                     "(first at line 2); keep one definition"),
+            path="tensorrt_llm/llmapi/llm_args.py",
+        ),
+        Invalid(
+            'from typing import Literal\nAttnBackends = Literal["FLASHINFER", "TRTLLM", "VANILLA"]\n',
+            expect=((2, 0),),
+            message=('"AttnBackends" copies the members of the shared Literal EncoderAttentionBackend; '
+                     "import tensorrt_llm.llmapi.llm_args.EncoderAttentionBackend instead"),
+        ),
+        Invalid('EncoderAttentionBackend = str\n', expect=((1, 0),), path="tensorrt_llm/llmapi/llm_args.py",
+                message=('shared Literal "EncoderAttentionBackend" is not defined as a typing.Literal '
+                         "in tensorrt_llm.llmapi.llm_args")),
+    )
+
+    def check_project(self, index: ProjectIndex, config: Config) -> list[Finding]:
+        module, _, name = index.literal_qualname.rpartition(".")
+        facts = index.modules.get(module)
+        if facts is None or facts.error is not None:
+            return [self._missing_module(index, config, module)]
+        definitions = index.literal_definitions()
+        if not definitions:
+            line = next((ln for target, ln in facts.assignments if target == name), 1)
+            return [self._finding(facts.path, line, f'shared Literal "{name}" is not defined as a '
+                                                    f"typing.Literal in {module}")]
+        findings = [
+            self._finding(facts.path, extra.line, f'shared Literal "{name}" is defined twice in {module} '
+                                                  f"(first at line {definitions[0].line}); keep one definition")
+            for extra in definitions[1:]
+        ]
+        return findings + self._copies(index, definitions[0].members)
+
+    def _copies(self, index: ProjectIndex, members: tuple[str, ...]) -> list[Finding]:
+        wanted = frozenset(members)
+        findings = []
+        for module in index.modules.values():
+            for literal in module.literals:
+                if literal.qualname != index.literal_qualname and len(wanted) > 1 and frozenset(literal.members) == wanted:
+                    findings.append(self._finding(
+                        module.path, literal.line,
+                        f'"{literal.name}" copies the members of the shared Literal {index.literal_name}; '
+                        f"import {index.literal_qualname} instead",
+                    ))
+        return findings
+
+    def _missing_module(self, index: ProjectIndex, config: Config, module: str) -> Finding:
+        roots = ", ".join(config.str_list("roots"))
+        message = (f"shared Literal {index.literal_qualname} not found: no module {module} under the "
+                   f"indexed roots ({roots}); set shared-literal in [tool.declint]")
+        if config.source is None:
+            return self._finding("pyproject.toml", 1, message + " (default configuration in use)")
+        text = config.source.read_text(encoding="utf-8")
+        match = re.search(r"^\s*[\"']?shared-literal[\"']?\s*=", text, re.MULTILINE)
+        line = text.count("\n", 0, match.start()) + 1 if match else 1
+        return self._finding(display_path(config.source, config.root), line, message)
+
+    def _finding(self, path: str, line: int, message: str) -> Finding:
+        return Finding(self.CODE, self.NAME, path, Span(Position(line, 0), Position(line, 0)), message)

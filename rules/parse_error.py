@@ -1,0 +1,24 @@
+"""DL000 parse-error (reported by the engine)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from declint.rule import EngineCode, Invalid
+
+
+class ParseError(EngineCode):
+    """A file could not be read, decoded or parsed, or a rule crashed on it.
+
+    declint reports the problem on that file and goes on with the others: one broken file
+    never hides the findings of the rest, and never stops a CI run with a traceback. The
+    message says what went wrong ("syntax error: ...", "cannot decode as utf-8: ...",
+    "rule DL101 crashed: ..."). A DL000 finding makes the run exit 1, like any finding.
+    """
+
+    CODE = "DL000"
+    NAME = "parse-error"
+    SUMMARY = "a file that cannot be read, decoded or parsed (or that makes a rule crash)"
+    INVALID: ClassVar = (
+        Invalid("def broken(:\n    pass\n", expect=((1, 11),), message="syntax error: invalid syntax"),
+    )
