@@ -62,13 +62,21 @@ def _progress(done: int, total: int) -> None:
 
 
 def run_check(
-    paths: Sequence[Path], *, config_file: Path | None, select: str | None, ignore: str | None,
-    output_format: str, output: Path | None, show_statistics: bool, exit_zero: bool,
+    paths: Sequence[Path],
+    *,
+    config_file: Path | None,
+    select: str | None,
+    ignore: str | None,
+    output_format: str,
+    output: Path | None,
+    show_statistics: bool,
+    exit_zero: bool,
 ) -> Exit:
     config = resolve_config(paths, config_file)
     interactive = sys.stderr.isatty()
-    engine = Engine(config, ALL_RULES, build_selection(config, select, ignore),
-                    progress=_progress if interactive else None)
+    engine = Engine(
+        config, ALL_RULES, build_selection(config, select, ignore), progress=_progress if interactive else None
+    )
     result = engine.run(paths)
     text = FORMATS[output_format](result)
     if show_statistics:
@@ -90,7 +98,7 @@ def error_boundary(command: Callable[P, None]) -> Callable[P, None]:
         except DeclintError as error:
             click.echo(f"declint: error: {error}", err=True)
             sys.exit(Exit.ERROR)
-        except Exception:  # noqa: BLE001 - the last line of defence: report, exit 2
+        except Exception:
             click.echo("declint: internal error (please report):\n" + traceback.format_exc(), err=True)
             sys.exit(Exit.ERROR)
 

@@ -107,12 +107,6 @@ OPTIONS: tuple[OptionSpec, ...] = (
         ["get_attention_backend", "create_attention"],
         "Functions whose first argument is a backend name (DL103).",
     ),
-    OptionSpec(
-        "model-defaults-functions",
-        "list[str]",
-        ["get_model_defaults"],
-        "Functions whose returned mapping holds `attn_backend` defaults (DL103).",
-    ),
 )
 
 OPTION_KEYS = tuple(spec.key for spec in OPTIONS)
@@ -164,7 +158,9 @@ def _has_declint_table(path: Path) -> bool:
         text = path.read_text(encoding="utf-8")
     except OSError:
         return False
-    return re.search(r"^\s*\[tool\.declint[\].]", text, re.MULTILINE) is not None
+    # A regex, not a TOML parse: a broken pyproject.toml of ours must still be found, then
+    # reported with its TOML error, not silently skipped.
+    return re.search(r"^\s*\[+\s*tool\.declint\b", text, re.MULTILINE) is not None
 
 
 def load_config(path: Path | None, *, default_root: Path, known_codes: frozenset[str]) -> Config:
@@ -216,9 +212,7 @@ def _validate(key: str, value: Any, path: Path, text: str, known_codes: frozense
     if spec is None:
         raise ConfigError(f'unknown key "{key}"{suggest(key, OPTION_KEYS)}', path=str(path), line=line)
     if not _has_kind(value, spec.kind):
-        raise ConfigError(
-            f'"{key}" must be {spec.kind}, got {type(value).__name__}', path=str(path), line=line
-        )
+        raise ConfigError(f'"{key}" must be {spec.kind}, got {type(value).__name__}', path=str(path), line=line)
     for code in _codes_in(key, value):
         if not any(known.startswith(code) for known in known_codes):
             raise ConfigError(

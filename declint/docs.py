@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from declint.config import OPTIONS
 from declint.reporting.json_format import doc_anchor
-from declint.rule import EngineCode, ProjectRule, RuleMeta
+from declint.rule import EngineCode, Invalid, ProjectRule, RuleMeta, Valid
 
 _OPTION_HELP = {spec.key: spec for spec in OPTIONS}
 
@@ -27,7 +27,8 @@ def explain_rule(rule: type[RuleMeta]) -> str:
             spec = _OPTION_HELP[key]
             parts.append(f"  {key} ({spec.kind}, default {json.dumps(spec.default)}): {spec.help}")
         parts.append("")
-    for title, examples in (("Valid", rule.VALID), ("Invalid", rule.INVALID)):
+    sections: tuple[tuple[str, Sequence[Valid | Invalid]], ...] = (("Valid", rule.VALID), ("Invalid", rule.INVALID))
+    for title, examples in sections:
         for number, example in enumerate(examples[:2], 1):
             parts.append(f"{title} example {number} ({example.path}):")
             parts.extend("    " + line for line in example.code.rstrip("\n").splitlines())
@@ -41,11 +42,35 @@ def explain_rule(rule: type[RuleMeta]) -> str:
 
 def rules_table(rules: Sequence[type[RuleMeta]], output_format: str) -> str:
     if output_format == "json":
-        rows = [{"code": r.CODE, "name": r.NAME, "summary": r.SUMMARY, "kind": kind_of(r),
-                 "options": list(r.OPTIONS)} for r in rules]
+        rows = [
+            {"code": r.CODE, "name": r.NAME, "summary": r.SUMMARY, "kind": kind_of(r), "options": list(r.OPTIONS)}
+            for r in rules
+        ]
         return json.dumps(rows, indent=2) + "\n"
     if output_format == "markdown":
         lines = ["| code | name | checks |", "|---|---|---|"]
         lines += [f"| {r.CODE} | {r.NAME} | {r.SUMMARY} |" for r in rules]
         return "\n".join(lines) + "\n"
     return "".join(f"{r.CODE}  {r.NAME:<28} {r.SUMMARY}\n" for r in rules)
+
+
+def rules_document(rules: Sequence[type[RuleMeta]]) -> str:
+    """docs/rules.md: every rule's explanation, in registry order."""
+    parts = ["# declint rules", "", "Generated from the rule classes by `python -m declint.docs --write`.", ""]
+    parts.append(rules_table(rules, "markdown"))
+    for rule in rules:
+        parts += [f"## {rule.CODE} {rule.NAME}", "", "```text", explain_rule(rule).rstrip("\n"), "```", ""]
+    return "\n".join(parts)
+
+
+if __name__ == "__main__":
+    import sys
+    from pathlib import Path
+
+    from declint.rules import ALL_RULES
+
+    target = Path(__file__).resolve().parent.parent / "docs" / "rules.md"
+    if "--write" in sys.argv:
+        target.write_text(rules_document(ALL_RULES), encoding="utf-8")
+    else:
+        sys.stdout.write(rules_document(ALL_RULES))

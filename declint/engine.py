@@ -44,9 +44,7 @@ class Selection:
     ignore: tuple[str, ...]
 
     def enabled(self, code: str) -> bool:
-        return any(code.startswith(p) for p in self.select) and not any(
-            code.startswith(p) for p in self.ignore
-        )
+        return any(code.startswith(p) for p in self.select) and not any(code.startswith(p) for p in self.ignore)
 
 
 @dataclass
@@ -78,8 +76,12 @@ class Engine:
                 self.progress(number, len(checked.files))
         kept = [f for f in findings if self._reportable(f)]
         ordered = tuple(sorted(set(kept), key=Finding.sort_key))
-        return RunResult(ordered, files_checked=len(checked.files), files_indexed=len(facts),
-                         rule_codes=tuple(sorted(self.enabled_codes)))
+        return RunResult(
+            ordered,
+            files_checked=len(checked.files),
+            files_indexed=len(facts),
+            rule_codes=tuple(sorted(self.enabled_codes)),
+        )
 
     def build_index(self, paths: Iterable[Path] = ()) -> ProjectIndex:
         roots = [self.config.root / root for root in self.config.str_list("roots")]
@@ -88,7 +90,9 @@ class Engine:
         return ProjectIndex.build(facts.values(), self.config)
 
     # ---- phase 1 ------------------------------------------------------------------------
-    def _phase1(self, files: Iterable[SourcePath]) -> tuple[dict[str, SourceFile | SourceError], dict[str, ModuleFacts]]:
+    def _phase1(
+        self, files: Iterable[SourcePath]
+    ) -> tuple[dict[str, SourceFile | SourceError], dict[str, ModuleFacts]]:
         options = FactOptions(
             declaration_attribute=str(self.config.get("declaration-attribute")),
             fixed_marker=str(self.config.get("fixed-marker")),
@@ -142,8 +146,12 @@ class Engine:
         if not has_marker:
             return findings
         kept, hygiene = apply_suppressions(
-            findings, parse_suppressions(source.text), known_codes=self.known_codes,
-            enabled_codes=self.enabled_codes, rules_ran=True, rel=facts.path,
+            findings,
+            parse_suppressions(source.text),
+            known_codes=self.known_codes,
+            enabled_codes=self.enabled_codes,
+            rules_ran=True,
+            rel=facts.path,
         )
         return kept + hygiene
 
@@ -184,7 +192,7 @@ def _run_rules(context: FileContext, rule_classes: list[type[Rule]]) -> list[Fin
         return [finding for rule in rules for finding in rule.findings]
     except RecursionError:
         return [parse_error(context.rel, "nesting too deep for the parser")]
-    except Exception:  # noqa: BLE001 - a rule bug must cost one file, never the run
+    except Exception:
         return _run_rules_one_by_one(context, module, rule_classes)
 
 
@@ -195,7 +203,7 @@ def _run_rules_one_by_one(context: FileContext, module: cst.Module, rule_classes
         rule = cls(context)
         try:
             MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([rule])
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             findings.append(parse_error(context.rel, f"rule {cls.CODE} crashed: {type(error).__name__}: {error}"))
             continue
         findings.extend(rule.findings)

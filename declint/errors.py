@@ -6,9 +6,7 @@ from __future__ import annotations
 class DeclintError(Exception):
     """Base of every expected failure; `context` names the file/key/rule involved."""
 
-    def __init__(
-        self, message: str, *, path: str | None = None, line: int | None = None, column: int = 0
-    ) -> None:
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None, column: int = 0) -> None:
         super().__init__(message)
         self.message = message
         self.path = path

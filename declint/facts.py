@@ -96,7 +96,10 @@ def extract_facts(text: str, module: str, path: str, options: FactOptions, is_pa
         tree = ast.parse(text, filename=path)
     except SyntaxError as error:
         return ModuleFacts(
-            module, path, error=f"syntax error: {error.msg}", error_line=error.lineno or 1,
+            module,
+            path,
+            error=f"syntax error: {error.msg}",
+            error_line=error.lineno or 1,
             error_column=max((error.offset or 1) - 1, 0),
         )
     except (RecursionError, MemoryError, ValueError) as error:
@@ -126,8 +129,13 @@ class _Extractor:
                 if literal is not None:
                     literals.append(literal)
         return ModuleFacts(
-            self.module, self.path, tuple(sorted(imports.items())), tuple(classes), tuple(functions),
-            tuple(literals), tuple(assignments),
+            self.module,
+            self.path,
+            tuple(sorted(imports.items())),
+            tuple(classes),
+            tuple(functions),
+            tuple(literals),
+            tuple(assignments),
         )
 
     def _collect_bindings(self, tree: ast.Module) -> dict[str, str]:

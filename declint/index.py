@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from declint.config import Config
-from declint.facts import ClassFacts, Declaration, LiteralDef, ModuleFacts, name_matches
+from declint.facts import ClassFacts, Declaration, FunctionFacts, LiteralDef, ModuleFacts, name_matches
 
 _MAX_REEXPORT_HOPS = 8
 _MAX_OWNERSHIP_DEPTH = 8
@@ -53,9 +53,7 @@ class ProjectIndex:
         )
 
     def __post_init__(self) -> None:
-        self.classes: dict[str, ClassFacts] = {
-            c.qualname: c for m in self.modules.values() for c in m.classes
-        }
+        self.classes: dict[str, ClassFacts] = {c.qualname: c for m in self.modules.values() for c in m.classes}
         self.functions = {f.qualname for m in self.modules.values() for f in m.functions}
         self.module_of_path = {m.path: m for m in self.modules.values()}
 
@@ -161,11 +159,10 @@ class ProjectIndex:
     def _reference_graph(self) -> dict[str, tuple[str, ...]]:
         graph: dict[str, tuple[str, ...]] = {}
         for module in self.modules.values():
-            for item in (*module.classes, *module.functions):
+            items: list[ClassFacts | FunctionFacts] = [*module.classes, *module.functions]
+            for item in items:
                 targets = {self.resolve(ref) for ref in item.references}
-                graph[item.qualname] = tuple(
-                    sorted(t for t in targets if t in self.classes or t in self.functions)
-                )
+                graph[item.qualname] = tuple(sorted(t for t in targets if t in self.classes or t in self.functions))
         return graph
 
     def _encoder_of(self, model: ClassFacts, path: tuple[str, ...]) -> str:
@@ -201,7 +198,9 @@ class ProjectIndex:
             "path": self.modules[cls.qualname.rpartition(".")[0]].path,
             "bases": list(cls.bases),
             "declared_in": declared[1].qualname if declared else None,
-            "declaration": None if declared is None else [
+            "declaration": None
+            if declared is None
+            else [
                 {"encoder": e.encoder, "kind": e.kind, "backends": list(e.backends), "reason": e.reason}
                 for e in declared[0].entries
             ],
@@ -211,7 +210,7 @@ class ProjectIndex:
 
 def _reachable(start: str, graph: dict[str, tuple[str, ...]]) -> Iterator[tuple[str, tuple[str, ...]]]:
     """Breadth-first: every node reachable from `start`, with the shortest path to it."""
-    paths = {start: (start,)}
+    paths: dict[str, tuple[str, ...]] = {start: (start,)}
     queue = deque([start])
     while queue:
         node = queue.popleft()

@@ -26,7 +26,6 @@ from declint.index import ProjectIndex
 from declint.source import SourceFile
 from declint.types import Finding, Position, Severity, Span
 
-
 EXAMPLE_PATH = "tensorrt_llm/_torch/models/modeling_example.py"
 
 

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import io
+import re
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
 from declint.errors import SourceError
+
+# PEP 263, as CPython's tokenizer matches it.
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -35,7 +39,10 @@ def decode_source(data: bytes, rel: str) -> SourceFile:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as error:
-        raise SourceError(f"bad encoding declaration: {error.msg}", path=rel) from None
+        if _COOKIE.search(b"\n".join(data.splitlines()[:2])):
+            raise SourceError(f"bad encoding declaration: {error.msg}", path=rel) from None
+        # No cookie: detect_encoding failed to decode the first lines as UTF-8; say so precisely below.
+        encoding = "utf-8"
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as error:

@@ -18,7 +18,7 @@ from declint.types import Finding, Position, Span
 
 MARKER = b"declint:"
 _PATTERN = re.compile(r"#\s*declint:\s*ignore\[(?P<codes>[^\]]*)\](?P<reason>.*)$")
-_REASON_SEPARATORS = " \t:-—–"
+_REASON_SEPARATORS = " \t:-\u2013\u2014"  # hyphen, en and em dashes
 
 
 @dataclass
@@ -108,12 +108,18 @@ def _hygiene(
     if not suppression.codes:
         add(codes.unknown_code, "unknown-suppression-code", "suppression names no rule code")
     if not suppression.reason:
-        add(codes.missing_reason, "suppression-without-reason",
-            "suppression has no reason; write why after the codes: # declint: ignore[DL101] <reason>")
+        add(
+            codes.missing_reason,
+            "suppression-without-reason",
+            "suppression has no reason; write why after the codes: # declint: ignore[DL101] <reason>",
+        )
     for code in suppression.codes:
         if code not in known:
-            add(codes.unknown_code, "unknown-suppression-code",
-                f'suppression names unknown rule code "{code}"{suggest(code, known)}')
+            add(
+                codes.unknown_code,
+                "unknown-suppression-code",
+                f'suppression names unknown rule code "{code}"{suggest(code, known)}',
+            )
         elif rules_ran and code in enabled and code not in suppression.used:
             add(codes.unused, "unused-suppression", f"unused suppression: no {code} finding here")
     return out

@@ -18,8 +18,7 @@ PRELUDE: dict[str, str] = {
     "tensorrt_llm/__init__.py": "",
     "tensorrt_llm/llmapi/__init__.py": "",
     "tensorrt_llm/llmapi/llm_args.py": (
-        "from typing import Literal\n\n"
-        'EncoderAttentionBackend = Literal["VANILLA", "TRTLLM", "FLASHINFER"]\n'
+        'from typing import Literal\n\nEncoderAttentionBackend = Literal["VANILLA", "TRTLLM", "FLASHINFER"]\n'
     ),
     "tensorrt_llm/_torch/__init__.py": "",
     "tensorrt_llm/_torch/attention_backend/__init__.py": "",
@@ -56,8 +55,9 @@ def run_example(rule: type[RuleMeta], example: Valid | Invalid) -> list[Finding]
     with tempfile.TemporaryDirectory() as directory:
         root = Path(directory)
         write_tree(root, {**PRELUDE, example.path: example.code})
-        config = load_config(find_config_file(root), default_root=root,
-                             known_codes=frozenset(r.CODE for r in ALL_RULES))
+        config = load_config(
+            find_config_file(root), default_root=root, known_codes=frozenset(r.CODE for r in ALL_RULES)
+        )
         engine = Engine(config, ALL_RULES, Selection(("DL",), ()))
         result = engine.run([root / example.path])
     return [finding for finding in result.findings if finding.code == rule.CODE]

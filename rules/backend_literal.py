@@ -40,8 +40,13 @@ class BackendLiteral(Rule):
     CODE = "DL103"
     NAME = "backend-literal"
     SUMMARY = "a backend name written as a string literal in an attention-backend context"
-    OPTIONS = ("shared-literal", "extra-backend-names", "backend-context-names", "backend-functions",
-               "declaration-attribute")
+    OPTIONS = (
+        "shared-literal",
+        "extra-backend-names",
+        "backend-context-names",
+        "backend-functions",
+        "declaration-attribute",
+    )
 
     VALID: ClassVar = (
         Valid('from typing import Literal\nEncoderAttentionBackend = Literal["VANILLA", "TRTLLM", "FLASHINFER"]\n'),
@@ -53,7 +58,7 @@ class BackendLiteral(Rule):
         Valid('def route(config):\n    if config.moe_backend == "TRTLLM":\n        return "VANILLA"\n'),
         Valid(
             'def check(attn_backend):\n    """Supports FLASHINFER and TRTLLM."""\n'
-            '    # TRTLLM is the default\n'
+            "    # TRTLLM is the default\n"
             '    logger.info("Applied model defaults: attn_backend FLASHINFER")\n'
             '    raise ValueError(f"attn_backend must be one of VANILLA, TRTLLM, got {attn_backend}")\n'
         ),
@@ -72,14 +77,16 @@ class BackendLiteral(Rule):
             ),
         ),
         Invalid(
-            'import dataclasses\n\ndef vision_config(config):\n'
+            "import dataclasses\n\ndef vision_config(config):\n"
             '    return dataclasses.replace(config, attn_backend="TRTLLM")\n',
             expect=((4, 52),),
         ),
         Invalid('class ModelConfig:\n    attn_backend: str = "TRTLLM"\n', expect=((2, 24),)),
         Invalid('SUPPORTED_ATTN_BACKENDS = ("VANILLA", "FLASHINFER")\n', expect=((1, 27), (1, 38))),
-        Invalid('def f(name):\n    if name.attn_backend.upper() in ["VANILLA", "TRTLLM"]:\n        pass\n',
-                expect=((2, 37), (2, 48))),
+        Invalid(
+            'def f(name):\n    if name.attn_backend.upper() in ["VANILLA", "TRTLLM"]:\n        pass\n',
+            expect=((2, 37), (2, 48)),
+        ),
         Invalid('def get_model_defaults(cls):\n    return {"attn_backend": "FLASHINFER"}\n', expect=((2, 28),)),
         Invalid('backend = get_attention_backend("VANILLA")\n', expect=((1, 32),)),
         Invalid('def build(attn_backend="TRTLLM"):\n    pass\n', expect=((1, 23),)),
@@ -88,8 +95,10 @@ class BackendLiteral(Rule):
             expect=((2, 27),),
             message='"FLASHINFR" is not a member of EncoderAttentionBackend (did you mean "FLASHINFER"?)',
         ),
-        Invalid('def f(attn_backend):\n    match attn_backend:\n        case "flashinfer":\n            pass\n',
-                expect=((3, 13),)),
+        Invalid(
+            'def f(attn_backend):\n    match attn_backend:\n        case "flashinfer":\n            pass\n',
+            expect=((3, 13),),
+        ),
         Invalid('def default_attn_backend():\n    return "TRTLLM"\n', expect=((2, 11),)),
     )
 
@@ -200,8 +209,9 @@ class BackendLiteral(Rule):
         return name is not None and name_matches_any(name, self._patterns)
 
     def _typed_by_literal(self, annotation: cst.BaseExpression) -> bool:
-        return any(m.matches(n, m.Name(self._literal) | m.Attribute(attr=m.Name(self._literal)))
-                   for n in _walk(annotation))
+        return any(
+            m.matches(n, m.Name(self._literal) | m.Attribute(attr=m.Name(self._literal))) for n in _walk(annotation)
+        )
 
     def _check_strings(self, node: cst.BaseExpression) -> None:
         if self._excluded:
@@ -217,8 +227,10 @@ class BackendLiteral(Rule):
             return None
         literal = f"{self._literal} ({self.index.literal_qualname.rpartition('.')[0]})"
         if value in self._names.values():
-            return (f'backend name "{value}" retyped as a string literal; read it from the shared Literal '
-                    f"{literal} so it is type-checked and cannot drift")
+            return (
+                f'backend name "{value}" retyped as a string literal; read it from the shared Literal '
+                f"{literal} so it is type-checked and cannot drift"
+            )
         canonical = self._names.get(value.upper())
         if canonical is None:
             close = difflib.get_close_matches(value.upper(), sorted(self._names), n=1, cutoff=0.8)
@@ -238,11 +250,7 @@ def _last_name(node: cst.BaseExpression | cst.CSTNode) -> str | None:
 
 def _strip_case_calls(node: cst.BaseExpression) -> cst.BaseExpression:
     """`x.attn_backend.upper()` is still the backend name."""
-    while (
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Attribute)
-        and node.func.attr.value in _CASE_METHODS
-    ):
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _CASE_METHODS:
         node = node.func.value
     return node
 

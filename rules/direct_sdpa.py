@@ -120,15 +120,19 @@ class DirectSdpa(Rule):
                 "call through the attention backend"
             ),
         ),
-        Invalid(_HEADER + "\ndef encode(q, k, v):\n    return nn.functional.scaled_dot_product_attention(q, k, v)\n",
-                expect=((9, 11),)),
+        Invalid(
+            _HEADER + "\ndef encode(q, k, v):\n    return nn.functional.scaled_dot_product_attention(q, k, v)\n",
+            expect=((9, 11),),
+        ),
         Invalid(
             "from torch.nn.functional import scaled_dot_product_attention as sdpa\n\n"
             "def encode(q, k, v):\n    return sdpa(q, k, v)\n",
             expect=((4, 11),),
         ),
-        Invalid("import torch.nn.functional as fn\n\ndef encode(q, k, v):\n    return fn.scaled_dot_product_attention(q, k, v)\n",
-                expect=((4, 11),)),
+        Invalid(
+            "import torch.nn.functional as fn\n\ndef encode(q, k, v):\n    return fn.scaled_dot_product_attention(q, k, v)\n",
+            expect=((4, 11),),
+        ),
         Invalid(
             "import torch.nn.functional as F\n\nattention = F.scaled_dot_product_attention\n\n"
             "def encode(q, k, v):\n    return attention(q, k, v)\n",
@@ -153,7 +157,7 @@ class DirectSdpa(Rule):
         ),
         Invalid(
             "import torch.nn.functional as F\n\n"
-            "def encode(q, k, v):\n    return getattr(F, \"scaled_dot_product_attention\")(q, k, v)\n",
+            'def encode(q, k, v):\n    return getattr(F, "scaled_dot_product_attention")(q, k, v)\n',
             expect=((4, 11),),
         ),
     )
@@ -262,10 +266,12 @@ class DirectSdpa(Rule):
             owner, entry = configurable[0]
             members = entry.backends if entry.kind == "configurable" else (self.index.literal_members or ())
             return self._BYPASS.format(
-                what=what, sdpa=sdpa, model=owner.model.rpartition(".")[2], encoder=owner.encoder,
+                what=what,
+                sdpa=sdpa,
+                model=owner.model.rpartition(".")[2],
+                encoder=owner.encoder,
                 backends=", ".join(members),
             )
         if verdicts and all(e is not None and e.kind == "fixed" for _, e in verdicts):
             return None
         return self._UNDECLARED.format(what=what, sdpa=sdpa)
-

@@ -38,19 +38,23 @@ class InvalidDeclaration(Rule):
 
     VALID: ClassVar = (
         Valid(_PRELUDE + '    encoder_attention_backends = {"vision": ("VANILLA", "TRTLLM", "FLASHINFER")}\n'),
-        Valid(_PRELUDE + '    encoder_attention_backends = {"audio": FixedEncoderAttention("relative-position bias")}\n'),
+        Valid(
+            _PRELUDE + '    encoder_attention_backends = {"audio": FixedEncoderAttention("relative-position bias")}\n'
+        ),
         Valid(_PRELUDE + "    encoder_attention_backends = {}\n"),
         Valid(
             "import typing\nfrom tensorrt_llm.llmapi.llm_args import EncoderAttentionBackend\n"
-            + _PRELUDE + '    encoder_attention_backends = {"vision": typing.get_args(EncoderAttentionBackend)}\n'
+            + _PRELUDE
+            + '    encoder_attention_backends = {"vision": typing.get_args(EncoderAttentionBackend)}\n'
         ),
     )
     INVALID: ClassVar = (
         Invalid(
             _PRELUDE + '    encoder_attention_backends = {"vision": ("VANILLA", "TRTLLM", "FLASHINFR")}\n',
             expect=((4, 66),),
-            message=('encoder "vision": "FLASHINFR" is not a member of EncoderAttentionBackend '
-                     '(did you mean "FLASHINFER"?)'),
+            message=(
+                'encoder "vision": "FLASHINFR" is not a member of EncoderAttentionBackend (did you mean "FLASHINFER"?)'
+            ),
         ),
         Invalid(
             _PRELUDE + '    encoder_attention_backends = {"vision": ("trtllm",)}\n',
@@ -67,10 +71,12 @@ class InvalidDeclaration(Rule):
             expect=((4, 44),),
             message='encoder "vision" is declared FixedEncoderAttention without a reason; say why its attention cannot be changed',
         ),
-        Invalid(_PRELUDE + '    encoder_attention_backends = {"audio": FixedEncoderAttention("  ")}\n',
-                expect=((4, 43),)),
         Invalid(
-            _PRELUDE + '    encoder_attention_backends = {\n        "vision": ("TRTLLM",),\n        "vision": ("VANILLA",),\n    }\n',
+            _PRELUDE + '    encoder_attention_backends = {"audio": FixedEncoderAttention("  ")}\n', expect=((4, 43),)
+        ),
+        Invalid(
+            _PRELUDE
+            + '    encoder_attention_backends = {\n        "vision": ("TRTLLM",),\n        "vision": ("VANILLA",),\n    }\n',
             expect=((6, 8),),
             message='encoder "vision" is declared twice; the last entry silently wins',
         ),
@@ -102,8 +108,11 @@ class InvalidDeclaration(Rule):
 
     def _check_declaration(self, value: cst.BaseExpression) -> None:
         if not isinstance(value, cst.Dict):
-            self.report(value, f"{self._attribute} must be a dict literal mapping encoder names to "
-                               "backends, so it can be checked without running the code")
+            self.report(
+                value,
+                f"{self._attribute} must be a dict literal mapping encoder names to "
+                "backends, so it can be checked without running the code",
+            )
             return
         seen: set[str] = set()
         for element in value.elements:
@@ -131,13 +140,14 @@ class InvalidDeclaration(Rule):
     def _check_entry(self, encoder: str, key: cst.BaseExpression, value: cst.BaseExpression) -> None:
         if isinstance(value, cst.Tuple | cst.List | cst.Set):
             if not value.elements:
-                self.report(key, f'encoder "{encoder}" lists no backends; declare it {self._marker}("<reason>") instead')
+                self.report(
+                    key, f'encoder "{encoder}" lists no backends; declare it {self._marker}("<reason>") instead'
+                )
             self._check_backends(encoder, value)
         elif isinstance(value, cst.Call) and _callee(value) == self._marker:
             self._check_reason(encoder, value)
         elif not (isinstance(value, cst.Call) and _callee(value) == "get_args"):
-            self.report(value, f'encoder "{encoder}": expected a tuple of backend names or '
-                               f'{self._marker}("<reason>")')
+            self.report(value, f'encoder "{encoder}": expected a tuple of backend names or {self._marker}("<reason>")')
 
     def _check_backends(self, encoder: str, value: cst.Tuple | cst.List | cst.Set) -> None:
         seen: set[str] = set()
@@ -151,14 +161,20 @@ class InvalidDeclaration(Rule):
                 self.report(string, f'encoder "{encoder}": backend "{name}" is listed twice')
             seen.add(name)
             if self._members is not None and name not in self._members:
-                self.report(string, f'encoder "{encoder}": "{name}" is not a member of '
-                                    f"{self._literal}{_suggest_member(name, self._members)}")
+                self.report(
+                    string,
+                    f'encoder "{encoder}": "{name}" is not a member of '
+                    f"{self._literal}{_suggest_member(name, self._members)}",
+                )
 
     def _check_reason(self, encoder: str, call: cst.Call) -> None:
         reason = call.args[0].value if call.args else None
         if reason is None or (isinstance(reason, cst.SimpleString) and not str(reason.evaluated_value).strip()):
-            self.report(call, f'encoder "{encoder}" is declared {self._marker} without a reason; '
-                              "say why its attention cannot be changed")
+            self.report(
+                call,
+                f'encoder "{encoder}" is declared {self._marker} without a reason; '
+                "say why its attention cannot be changed",
+            )
 
 
 def _declared_value(statement: cst.BaseSmallStatement, attribute: str) -> cst.BaseExpression | None:

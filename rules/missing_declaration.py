@@ -46,19 +46,28 @@ class MissingDeclaration(Rule):
     OPTIONS = ("declaration-attribute", "model-decorators", "model-mixins", "modality-encoders")
 
     VALID: ClassVar = (
-        Valid(_IMPORTS + _registered("image audio") + "class M(MultimodalModelMixin, nn.Module):\n"
-              '    encoder_attention_backends = {\n        "vision": ("TRTLLM",),\n'
-              '        "audio": FixedEncoderAttention("relative-position bias"),\n    }\n'),
-        Valid(_IMPORTS + _registered("image") + "class Base(MultimodalModelMixin, nn.Module):\n"
-              '    encoder_attention_backends = {"vision": ("TRTLLM",)}\n\n'
-              + _registered("image video") + "class Child(Base):\n    pass\n"),
-        Valid(_IMPORTS + _registered("image") + "class NoTower(MultimodalModelMixin):\n"
-              "    encoder_attention_backends = {}\n"),
+        Valid(
+            _IMPORTS + _registered("image audio") + "class M(MultimodalModelMixin, nn.Module):\n"
+            '    encoder_attention_backends = {\n        "vision": ("TRTLLM",),\n'
+            '        "audio": FixedEncoderAttention("relative-position bias"),\n    }\n'
+        ),
+        Valid(
+            _IMPORTS + _registered("image") + "class Base(MultimodalModelMixin, nn.Module):\n"
+            '    encoder_attention_backends = {"vision": ("TRTLLM",)}\n\n'
+            + _registered("image video")
+            + "class Child(Base):\n    pass\n"
+        ),
+        Valid(
+            _IMPORTS + _registered("image") + "class NoTower(MultimodalModelMixin):\n"
+            "    encoder_attention_backends = {}\n"
+        ),
         Valid(_IMPORTS + "class TextOnly(nn.Module):\n    pass\n"),
     )
     INVALID: ClassVar = (
         Invalid(
-            _IMPORTS + _registered("image video") + "class LlavaNextModel(MultimodalModelMixin, nn.Module):\n    pass\n",
+            _IMPORTS
+            + _registered("image video")
+            + "class LlavaNextModel(MultimodalModelMixin, nn.Module):\n    pass\n",
             expect=((6, 6),),
             message=(
                 'multimodal model "LlavaNextModel" has no encoder_attention_backends declaration (own or '
@@ -78,7 +87,8 @@ class MissingDeclaration(Rule):
         Invalid(
             _IMPORTS + _registered("image") + "class Base(MultimodalModelMixin):\n"
             '    encoder_attention_backends = {"vision": ("TRTLLM",)}\n'
-            + _registered("image audio") + "class WithAudio(Base):\n    pass\n",
+            + _registered("image audio")
+            + "class WithAudio(Base):\n    pass\n",
             expect=((10, 6),),
             message=(
                 '"WithAudio" inherits the declaration of "Base" (tensorrt_llm._torch.models.modeling_example), '
@@ -94,8 +104,7 @@ class MissingDeclaration(Rule):
 
     @classmethod
     def applies_to(cls, context: FileContext) -> bool:
-        return any(context.index.is_model(c) for c in context.facts.classes
-                   if c.qualname in context.index.classes)
+        return any(context.index.is_model(c) for c in context.facts.classes if c.qualname in context.index.classes)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         super().visit_ClassDef(node)
@@ -123,13 +132,18 @@ class MissingDeclaration(Rule):
                 continue
             if owner is facts:
                 target = _declaration_target(node, self._attribute) or node.name
-                self.report(target, f'the declaration of "{facts.name}" misses encoder "{encoder}" '
-                                    f'(registered modality "{modality}")')
+                self.report(
+                    target,
+                    f'the declaration of "{facts.name}" misses encoder "{encoder}" (registered modality "{modality}")',
+                )
             else:
                 module = owner.qualname.rpartition(".")[0]
-                self.report(node.name, f'"{facts.name}" inherits the declaration of "{owner.name}" ({module}), '
-                                       f'which misses encoder "{encoder}" (registered modality "{modality}"); '
-                                       f'declare it on "{facts.name}"')
+                self.report(
+                    node.name,
+                    f'"{facts.name}" inherits the declaration of "{owner.name}" ({module}), '
+                    f'which misses encoder "{encoder}" (registered modality "{modality}"); '
+                    f'declare it on "{facts.name}"',
+                )
 
     def _missing_message(self, facts: ClassFacts, required: tuple[dict[str, str], ClassFacts] | None) -> str:
         head = f'multimodal model "{facts.name}" has no {self._attribute} declaration (own or inherited)'

@@ -30,8 +30,10 @@ class MissingSharedLiteral(ProjectRule):
     OPTIONS = ("shared-literal", "roots")
 
     VALID: ClassVar = (
-        Valid('from typing import Literal\nEncoderAttentionBackend = Literal["VANILLA", "TRTLLM", "FLASHINFER"]\n',
-              path="tensorrt_llm/llmapi/llm_args.py"),
+        Valid(
+            'from typing import Literal\nEncoderAttentionBackend = Literal["VANILLA", "TRTLLM", "FLASHINFER"]\n',
+            path="tensorrt_llm/llmapi/llm_args.py",
+        ),
     )
     INVALID: ClassVar = (
         Invalid(
@@ -39,19 +41,29 @@ class MissingSharedLiteral(ProjectRule):
             'EncoderAttentionBackend = Literal["VANILLA", "TRTLLM", "FLASHINFER"]\n'
             'EncoderAttentionBackend = Literal["VANILLA", "TRTLLM"]\n',
             expect=((3, 0),),
-            message=('shared Literal "EncoderAttentionBackend" is defined twice in tensorrt_llm.llmapi.llm_args '
-                     "(first at line 2); keep one definition"),
+            message=(
+                'shared Literal "EncoderAttentionBackend" is defined twice in tensorrt_llm.llmapi.llm_args '
+                "(first at line 2); keep one definition"
+            ),
             path="tensorrt_llm/llmapi/llm_args.py",
         ),
         Invalid(
             'from typing import Literal\nAttnBackends = Literal["FLASHINFER", "TRTLLM", "VANILLA"]\n',
             expect=((2, 0),),
-            message=('"AttnBackends" copies the members of the shared Literal EncoderAttentionBackend; '
-                     "import tensorrt_llm.llmapi.llm_args.EncoderAttentionBackend instead"),
+            message=(
+                '"AttnBackends" copies the members of the shared Literal EncoderAttentionBackend; '
+                "import tensorrt_llm.llmapi.llm_args.EncoderAttentionBackend instead"
+            ),
         ),
-        Invalid('EncoderAttentionBackend = str\n', expect=((1, 0),), path="tensorrt_llm/llmapi/llm_args.py",
-                message=('shared Literal "EncoderAttentionBackend" is not defined as a typing.Literal '
-                         "in tensorrt_llm.llmapi.llm_args")),
+        Invalid(
+            "EncoderAttentionBackend = str\n",
+            expect=((1, 0),),
+            path="tensorrt_llm/llmapi/llm_args.py",
+            message=(
+                'shared Literal "EncoderAttentionBackend" is not defined as a typing.Literal '
+                "in tensorrt_llm.llmapi.llm_args"
+            ),
+        ),
     )
 
     def check_project(self, index: ProjectIndex, config: Config) -> list[Finding]:
@@ -62,11 +74,18 @@ class MissingSharedLiteral(ProjectRule):
         definitions = index.literal_definitions()
         if not definitions:
             line = next((ln for target, ln in facts.assignments if target == name), 1)
-            return [self._finding(facts.path, line, f'shared Literal "{name}" is not defined as a '
-                                                    f"typing.Literal in {module}")]
+            return [
+                self._finding(
+                    facts.path, line, f'shared Literal "{name}" is not defined as a typing.Literal in {module}'
+                )
+            ]
         findings = [
-            self._finding(facts.path, extra.line, f'shared Literal "{name}" is defined twice in {module} '
-                                                  f"(first at line {definitions[0].line}); keep one definition")
+            self._finding(
+                facts.path,
+                extra.line,
+                f'shared Literal "{name}" is defined twice in {module} '
+                f"(first at line {definitions[0].line}); keep one definition",
+            )
             for extra in definitions[1:]
         ]
         return findings + self._copies(index, definitions[0].members)
@@ -76,18 +95,27 @@ class MissingSharedLiteral(ProjectRule):
         findings = []
         for module in index.modules.values():
             for literal in module.literals:
-                if literal.qualname != index.literal_qualname and len(wanted) > 1 and frozenset(literal.members) == wanted:
-                    findings.append(self._finding(
-                        module.path, literal.line,
-                        f'"{literal.name}" copies the members of the shared Literal {index.literal_name}; '
-                        f"import {index.literal_qualname} instead",
-                    ))
+                if (
+                    literal.qualname != index.literal_qualname
+                    and len(wanted) > 1
+                    and frozenset(literal.members) == wanted
+                ):
+                    findings.append(
+                        self._finding(
+                            module.path,
+                            literal.line,
+                            f'"{literal.name}" copies the members of the shared Literal {index.literal_name}; '
+                            f"import {index.literal_qualname} instead",
+                        )
+                    )
         return findings
 
     def _missing_module(self, index: ProjectIndex, config: Config, module: str) -> Finding:
         roots = ", ".join(config.str_list("roots"))
-        message = (f"shared Literal {index.literal_qualname} not found: no module {module} under the "
-                   f"indexed roots ({roots}); set shared-literal in [tool.declint]")
+        message = (
+            f"shared Literal {index.literal_qualname} not found: no module {module} under the "
+            f"indexed roots ({roots}); set shared-literal in [tool.declint]"
+        )
         if config.source is None:
             return self._finding("pyproject.toml", 1, message + " (default configuration in use)")
         text = config.source.read_text(encoding="utf-8")

@@ -18,8 +18,10 @@ class UnusedSuppression(EngineCode):
     NAME = "unused-suppression"
     SUMMARY = "a suppression comment that matches no finding"
     VALID: ClassVar = (
-        Valid("def f(attn_backend):\n    # declint: ignore[DL103] kept for the legacy path\n"
-              "    return attn_backend == 'TRTLLM'\n"),
+        Valid(
+            "def f(attn_backend):\n    # declint: ignore[DL103] kept for the legacy path\n"
+            "    return attn_backend == 'TRTLLM'\n"
+        ),
     )
     INVALID: ClassVar = (
         Invalid(

@@ -9,7 +9,9 @@ from declint.rules import ALL_RULES
 from declint.testing import run_example
 
 VALID = [pytest.param(rule, ex, id=f"{rule.CODE}-valid-{n}") for rule in ALL_RULES for n, ex in enumerate(rule.VALID)]
-INVALID = [pytest.param(rule, ex, id=f"{rule.CODE}-invalid-{n}") for rule in ALL_RULES for n, ex in enumerate(rule.INVALID)]
+INVALID = [
+    pytest.param(rule, ex, id=f"{rule.CODE}-invalid-{n}") for rule in ALL_RULES for n, ex in enumerate(rule.INVALID)
+]
 
 
 @pytest.mark.parametrize(("rule", "example"), VALID)

@@ -11,8 +11,11 @@ def render(result: RunResult) -> str:
     lines = [f"{f.path}:{f.line}:{f.column + 1}: {f.code} {f.message}" for f in result.findings]
     count = len(result.findings)
     noun = "finding" if count == 1 else "findings"
-    lines.append(f"Found {count} {noun} in {result.files_checked} files." if count else
-                 f"All clear: {result.files_checked} files checked.")
+    lines.append(
+        f"Found {count} {noun} in {result.files_checked} files."
+        if count
+        else f"All clear: {result.files_checked} files checked."
+    )
     return "\n".join(lines) + "\n"
 
 

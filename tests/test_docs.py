@@ -1,0 +1,84 @@
+"""Documentation and registry stay in step with the code."""
+
+from __future__ import annotations
+
+import json
+import pkgutil
+import re
+
+from click.testing import CliRunner
+
+import declint.rules as rules_package
+from declint.cli import cli
+from declint.config import OPTIONS
+from declint.docs import rules_document, rules_table
+from declint.rules import ALL_RULES
+from tests.conftest import REPO
+
+# Keys the engine itself reads (discovery, selection, index); every other key must be some rule's.
+ENGINE_KEYS = {
+    "roots",
+    "include",
+    "exclude",
+    "respect-gitignore",
+    "select",
+    "ignore",
+    "per-path-ignores",
+    "model-decorators",
+    "model-mixins",
+    "modality-encoders",
+    "encoder-name-hints",
+    "shared-literal",
+    "declaration-attribute",
+    "fixed-marker",
+}
+
+
+def test_every_rule_module_is_registered_once() -> None:
+    modules = {m.name for m in pkgutil.iter_modules(rules_package.__path__)}
+    registered = {rule.__module__.rpartition(".")[2] for rule in ALL_RULES}
+    assert modules == registered
+    codes = [rule.CODE for rule in ALL_RULES]
+    assert len(codes) == len(set(codes))
+    assert all(re.fullmatch(r"DL\d{3}", code) for code in codes)
+
+
+def test_every_option_is_read_by_someone() -> None:
+    read = ENGINE_KEYS | {key for rule in ALL_RULES for key in rule.OPTIONS}
+    assert {spec.key for spec in OPTIONS} == read
+
+
+def test_docs_rules_md_is_generated_from_the_rules() -> None:
+    assert (REPO / "docs" / "rules.md").read_text(encoding="utf-8") == rules_document(ALL_RULES), (
+        "docs/rules.md is stale: run `python -m declint.docs --write`"
+    )
+
+
+def test_readme_tables_match_the_code() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert rules_table(ALL_RULES, "markdown") in readme
+    for spec in OPTIONS:
+        row = f"| `{spec.key}` | {spec.kind} | `{json.dumps(spec.default)}` | {spec.help} |"
+        assert row in readme, row
+
+
+def test_readme_first_screen_has_exactly_two_setup_commands() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    first_block = readme.split("```sh\n", 1)[1].split("```", 1)[0]
+    commands = [line.split("#")[0].strip() for line in first_block.splitlines() if line.strip()]
+    assert commands == ["pip install . && declint check examples/mini_trtllm", "pip install -e '.[test]' && pytest"]
+
+
+def test_rule_command_explains_with_examples() -> None:
+    result = CliRunner().invoke(cli, ["rule", "dl101"])
+    assert result.exit_code == 0
+    assert result.output.startswith("DL101 direct-sdpa: encoder code calls scaled-dot-product attention directly\n")
+    assert "Invalid example 1" in result.output and "sdpa-allowed-paths" in result.output
+    unknown = CliRunner().invoke(cli, ["rule", "DL10"])
+    assert unknown.exit_code == 2
+    assert 'unknown rule code "DL10"' in unknown.output
+
+
+def test_rules_command_lists_every_code() -> None:
+    result = CliRunner().invoke(cli, ["rules", "--format", "json"])
+    assert [row["code"] for row in json.loads(result.output)] == [rule.CODE for rule in ALL_RULES]

@@ -1,0 +1,204 @@
+"""Engine behaviour through the CLI: isolation of bad files, exit codes, determinism, cross-file."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from declint.cli import cli
+from tests.conftest import MakeTree
+
+MODEL = "tensorrt_llm/_torch/models/"
+CONFIG_CHECK = 'def is_trtllm(config):\n    return config.attn_backend == "TRTLLM"\n'
+
+
+def check(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["check", *args])
+    return result.exit_code, result.output
+
+
+def test_bad_files_become_dl000_and_the_run_goes_on(make_tree: MakeTree) -> None:
+    root = make_tree(
+        {MODEL + "modeling_broken.py": "def broken(:\n    pass\n", MODEL + "modeling_good.py": CONFIG_CHECK}
+    )
+    (root / MODEL / "modeling_binary.py").write_bytes(b"x = '\xff\xfe'\n")
+    code, output = check(str(root / MODEL))
+    assert code == 1
+    assert output.splitlines()[:3] == [
+        "tensorrt_llm/_torch/models/modeling_binary.py:1:1: DL000 cannot decode as utf-8: invalid byte 0xff at offset 5",
+        "tensorrt_llm/_torch/models/modeling_broken.py:1:12: DL000 syntax error: invalid syntax",
+        'tensorrt_llm/_torch/models/modeling_good.py:2:35: DL103 backend name "TRTLLM" retyped as a string '
+        "literal; read it from the shared Literal EncoderAttentionBackend (tensorrt_llm.llmapi.llm_args) so it "
+        "is type-checked and cannot drift",
+    ]
+    assert output.splitlines()[3] == "Found 3 findings in 6 files."
+
+
+def test_null_bytes_and_bad_cookie_are_dl000(make_tree: MakeTree) -> None:
+    root = make_tree({})
+    (root / "nul.py").write_bytes(b"x = 1\x00\n")
+    (root / "cookie.py").write_bytes(b"# -*- coding: no-such-codec -*-\nx = 1\n")
+    code, output = check(str(root / "nul.py"), str(root / "cookie.py"))
+    assert code == 1
+    assert "cookie.py:1:1: DL000 bad encoding declaration: unknown encoding: no-such-codec" in output
+    assert "nul.py:1:1: DL000 file contains null bytes (binary file?)" in output
+
+
+def test_latin1_cookie_is_decoded_like_cpython(make_tree: MakeTree) -> None:
+    root = make_tree({})
+    (root / "latin.py").write_bytes(b"# -*- coding: latin-1 -*-\n# caf\xe9\ndef f(attn_backend='TRTLLM'):\n    pass\n")
+    code, output = check(str(root / "latin.py"))
+    assert code == 1
+    assert output.startswith("latin.py:3:20: DL103 ")
+
+
+def test_clean_tree_exits_zero_and_exit_zero_flag(make_tree: MakeTree) -> None:
+    root = make_tree({MODEL + "modeling_good.py": CONFIG_CHECK})
+    assert check(str(root / "tensorrt_llm/llmapi"))[0] == 0
+    assert check("--exit-zero", str(root))[0] == 0
+    assert check(str(root))[0] == 1
+
+
+def test_unknown_config_key_exits_2_naming_file_and_key(make_tree: MakeTree) -> None:
+    root = make_tree({"pyproject.toml": '[tool.declint]\nroots = ["tensorrt_llm"]\nslect = ["DL101"]\n'})
+    code, output = check(str(root))
+    assert code == 2
+    assert output == f'declint: error: {root / "pyproject.toml"}:3: unknown key "slect" (did you mean "select"?)\n'
+
+
+def test_bad_config_values_exit_2(make_tree: MakeTree) -> None:
+    root = make_tree({"pyproject.toml": '[tool.declint]\nignore = ["DL1O3"]\n'})
+    code, output = check(str(root))
+    assert (code, output) == (
+        2,
+        f'declint: error: {root / "pyproject.toml"}:2: "ignore": unknown rule code "DL1O3" (did you mean "DL103"?)\n',
+    )
+    (root / "pyproject.toml").write_text('[tool.declint]\nroots = "tensorrt_llm"\n')
+    assert check(str(root)) == (2, f'declint: error: {root / "pyproject.toml"}:2: "roots" must be list[str], got str\n')
+    (root / "pyproject.toml").write_text("[tool.declint\n")
+    code, output = check(str(root))
+    assert code == 2 and "invalid TOML" in output and ":1:" in output
+
+
+def test_select_and_ignore_on_the_command_line(make_tree: MakeTree) -> None:
+    root = make_tree({MODEL + "modeling_good.py": CONFIG_CHECK})
+    assert check("--select", "DL101", str(root))[0] == 0
+    assert check("--ignore", "DL103", str(root))[0] == 0
+    code, output = check("--select", "DL1O3", str(root))
+    assert code == 2 and 'unknown rule code "DL1O3" (did you mean "DL103"?)' in output
+
+
+def test_per_path_ignores(make_tree: MakeTree) -> None:
+    root = make_tree(
+        {
+            "pyproject.toml": '[tool.declint]\nroots = ["tensorrt_llm"]\n[tool.declint.per-path-ignores]\n'
+            '"tensorrt_llm/_torch/models/**" = ["DL103"]\n',
+            MODEL + "modeling_good.py": CONFIG_CHECK,
+        }
+    )
+    assert check(str(root)) == (0, "All clear: 11 files checked.\n")
+
+
+def test_json_output_is_versioned_and_complete(make_tree: MakeTree) -> None:
+    root = make_tree({MODEL + "modeling_good.py": CONFIG_CHECK})
+    code, output = check("--format", "json", str(root))
+    document = json.loads(output)
+    assert code == 1
+    assert document["schema_version"] == 1
+    assert document["findings"] == [
+        {
+            "code": "DL103",
+            "name": "backend-literal",
+            "severity": "error",
+            "path": "tensorrt_llm/_torch/models/modeling_good.py",
+            "line": 2,
+            "column": 34,
+            "end_line": 2,
+            "end_column": 42,
+            "message": 'backend name "TRTLLM" retyped as a string literal; read it from the shared Literal '
+            "EncoderAttentionBackend (tensorrt_llm.llmapi.llm_args) so it is type-checked and cannot drift",
+            "context": "is_trtllm",
+            "doc": "docs/rules.md#dl103-backend-literal",
+        }
+    ]
+
+
+def test_statistics_and_output_file(make_tree: MakeTree, tmp_path: Path) -> None:
+    root = make_tree({MODEL + "modeling_good.py": CONFIG_CHECK})
+    report = tmp_path / "report.txt"
+    code, output = check("--statistics", "--output", str(report), str(root))
+    assert (code, output) == (1, "")
+    assert report.read_text().splitlines()[-1] == "    1  DL103  backend-literal"
+
+
+def test_missing_path_is_a_usage_error(tmp_path: Path) -> None:
+    code, output = check(str(tmp_path / "nope"))
+    assert code == 2 and "path does not exist" in output
+
+
+def test_rule_crash_costs_one_file(make_tree: MakeTree, monkeypatch: object) -> None:
+    import pytest
+
+    from declint.rules.backend_literal import BackendLiteral
+
+    # libcst collects visitor methods by their __name__, so the replacement keeps the name.
+    def visit_Comparison(self: object, node: object) -> None:  # noqa: N802
+        raise ValueError("boom")
+
+    root = make_tree({MODEL + "modeling_good.py": CONFIG_CHECK, MODEL + "modeling_other.py": "x = 1\n"})
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(BackendLiteral, "visit_Comparison", visit_Comparison)
+        code, output = check(str(root / MODEL))
+    assert code == 1
+    assert output.splitlines()[0] == (
+        "tensorrt_llm/_torch/models/modeling_good.py:1:1: DL000 rule DL103 crashed: ValueError: boom"
+    )
+
+
+def test_gitignore_and_excludes_are_respected(make_tree: MakeTree) -> None:
+    root = make_tree(
+        {
+            "pyproject.toml": '[tool.declint]\nroots = ["tensorrt_llm"]\nexclude = ["**/generated/"]\n',
+            MODEL + "modeling_good.py": CONFIG_CHECK,
+            MODEL + "generated/modeling_gen.py": CONFIG_CHECK,
+            MODEL + "ignored/modeling_ign.py": CONFIG_CHECK,
+            MODEL + ".gitignore": "ignored/\n",
+        }
+    )
+    code, output = check(str(root))
+    assert code == 1
+    assert [line.split(":")[0] for line in output.splitlines()[:-1]] == ["tensorrt_llm/_torch/models/modeling_good.py"]
+
+
+def test_symlink_out_of_root_is_not_followed(make_tree: MakeTree, tmp_path_factory: object) -> None:
+    import tempfile
+
+    root = make_tree({})
+    with tempfile.TemporaryDirectory() as outside:
+        target = Path(outside) / "secret.py"
+        target.write_text(CONFIG_CHECK)
+        (root / "link.py").symlink_to(target)
+        code, output = check(str(root))
+    assert code == 1
+    assert output.splitlines()[0] == "link.py:1:1: DL000 symlink points outside the project root; not followed"
+
+
+def test_output_is_identical_across_hash_seeds(make_tree: MakeTree) -> None:
+    root = make_tree({MODEL + "modeling_good.py": CONFIG_CHECK, MODEL + "modeling_bad.py": "def f(:\n"})
+    outputs = set()
+    for seed in ("0", "1", "12345"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run(
+            [sys.executable, "-m", "declint", "check", "--format", "json", str(root)],
+            capture_output=True,
+            env=env,
+            check=False,
+        )
+        assert done.returncode == 1
+        outputs.add(done.stdout)
+    assert len(outputs) == 1
