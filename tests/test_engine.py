@@ -30,7 +30,8 @@ def test_bad_files_become_dl000_and_the_run_goes_on(make_tree: MakeTree) -> None
     code, output = check(str(root / MODEL))
     assert code == 1
     assert output.splitlines()[:3] == [
-        "tensorrt_llm/_torch/models/modeling_binary.py:1:1: DL000 cannot decode as utf-8: invalid byte 0xff at offset 5",
+        "tensorrt_llm/_torch/models/modeling_binary.py:1:1: DL000 cannot decode as utf-8: "
+        "invalid byte 0xff at offset 5",
         "tensorrt_llm/_torch/models/modeling_broken.py:1:12: DL000 syntax error: invalid syntax",
         'tensorrt_llm/_torch/models/modeling_good.py:2:35: DL103 backend name "TRTLLM" retyped as a string '
         "literal; read it from the shared Literal EncoderAttentionBackend (tensorrt_llm.llmapi.llm_args) so it "
@@ -147,7 +148,7 @@ def test_rule_crash_costs_one_file(make_tree: MakeTree, monkeypatch: object) -> 
     from declint.rules.backend_literal import BackendLiteral
 
     # libcst collects visitor methods by their __name__, so the replacement keeps the name.
-    def visit_Comparison(self: object, node: object) -> None:  # noqa: N802
+    def visit_Comparison(self: object, node: object) -> None:
         raise ValueError("boom")
 
     root = make_tree({MODEL + "modeling_good.py": CONFIG_CHECK, MODEL + "modeling_other.py": "x = 1\n"})
