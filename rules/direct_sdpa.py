@@ -124,6 +124,11 @@ class DirectSdpa(Rule):
             _HEADER + "\ndef encode(q, k, v):\n    return nn.functional.scaled_dot_product_attention(q, k, v)\n",
             expect=((9, 11),),
         ),
+        # The result of a call, assigned to a name, is no alias of SDPA: the call itself is reported.
+        Invalid(
+            _HEADER + "\ndef encode(q, k, v):\n    out = F.scaled_dot_product_attention(q, k, v)\n    return out\n",
+            expect=((9, 10),),
+        ),
         Invalid(
             "from torch.nn.functional import scaled_dot_product_attention as sdpa\n\n"
             "def encode(q, k, v):\n    return sdpa(q, k, v)\n",
@@ -223,11 +228,13 @@ class DirectSdpa(Rule):
         return {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())}
 
     def _produces_sdpa(self, node: cst.BaseExpression) -> bool:
+        """Does `node` evaluate to the SDPA function itself (not to the result of calling it)?"""
+        if isinstance(node, cst.Call):
+            # QualifiedNameProvider names a call after its callee; a call's *result* is no alias.
+            return self._is_partial_or_getattr(node)
         if self._qualified(node) & self._sdpa_names:
             return True
-        if self._key(node, self._top) in self._aliases:
-            return True
-        return isinstance(node, cst.Call) and self._is_partial_or_getattr(node)
+        return self._key(node, self._top) in self._aliases
 
     def _is_partial_or_getattr(self, call: cst.Call) -> bool:
         if not call.args:

@@ -1,0 +1,1 @@
+"""A miniature TensorRT-LLM tree: just enough of the PyTorch backend to exercise declint."""

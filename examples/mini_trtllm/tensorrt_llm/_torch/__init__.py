@@ -1,0 +1,1 @@
+"""PyTorch backend of the miniature TensorRT-LLM tree."""

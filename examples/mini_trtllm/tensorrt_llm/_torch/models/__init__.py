@@ -1,0 +1,1 @@
+"""Model families; each `modeling_*.py` registers its architectures on import."""

@@ -1,0 +1,1 @@
+"""User-facing LLM API arguments."""
