@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from declint.cli import cli
@@ -203,3 +204,61 @@ def test_output_is_identical_across_hash_seeds(make_tree: MakeTree) -> None:
         assert done.returncode == 1
         outputs.add(done.stdout)
     assert len(outputs) == 1
+
+
+def test_exit_zero_keeps_2_for_errors(make_tree: MakeTree) -> None:
+    root = make_tree({"pyproject.toml": "[tool.declint]\nroot = 1\n"})
+    code, output = check("--exit-zero", str(root))
+    assert code == 2
+    assert 'unknown key "root" (did you mean "roots"?)' in output
+
+
+def test_missing_literal_module_is_dl100_at_the_config_key(make_tree: MakeTree) -> None:
+    root = make_tree(
+        {
+            "pyproject.toml": '[tool.declint]\nroots = ["tensorrt_llm"]\nshared-literal = "tensorrt_llm.nope.Backend"\n',
+        }
+    )
+    code, output = check(str(root / "tensorrt_llm/llmapi"))
+    assert code == 1
+    assert output.splitlines()[0] == (
+        "pyproject.toml:3:1: DL100 shared Literal tensorrt_llm.nope.Backend not found: no module "
+        "tensorrt_llm.nope under the indexed roots (tensorrt_llm); set shared-literal in [tool.declint]"
+    )
+
+
+def test_index_show_lists_models_and_the_literal(make_tree: MakeTree) -> None:
+    root = make_tree(
+        {
+            "tensorrt_llm/_torch/models/modeling_m.py": (
+                "from .modeling_multimodal_mixin import MultimodalModelMixin\n\n"
+                "class Base(MultimodalModelMixin):\n    encoder_attention_backends = {'vision': ('TRTLLM',)}\n\n"
+                "class Child(Base):\n    pass\n"
+            ),
+        }
+    )
+    result = CliRunner().invoke(cli, ["index", "show", str(root)])
+    document = json.loads(result.output)
+    assert result.exit_code == 0
+    assert document["shared_literal"] == {
+        "qualname": "tensorrt_llm.llmapi.llm_args.EncoderAttentionBackend",
+        "found": True,
+        "members": ["VANILLA", "TRTLLM", "FLASHINFER"],
+    }
+    child = document["models"][1]
+    assert child["qualname"] == "tensorrt_llm._torch.models.modeling_m.Child"
+    assert child["declared_in"] == "tensorrt_llm._torch.models.modeling_m.Base"
+    assert child["declaration"] == [{"encoder": "vision", "kind": "configurable", "backends": ["TRTLLM"], "reason": ""}]
+
+
+def test_progress_line_only_for_long_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    from declint.cli import _progress
+
+    for done in range(1, 11):
+        _progress(done, 10)
+    for done in range(1, 251):
+        _progress(done, 250)
+    err = capsys.readouterr().err
+    assert err == "".join(f"\rdeclint: checked {n}/250 files" for n in (50, 100, 150, 200)) + (
+        "\rdeclint: checked 250/250 files\n"
+    )

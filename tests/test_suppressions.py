@@ -1,0 +1,66 @@
+"""Suppression placement: on any line of the reported node, or alone on the line above it."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from declint.cli import cli
+from tests.conftest import MakeTree
+
+MODEL = "tensorrt_llm/_torch/models/modeling_x.py"
+
+
+def run(make_tree: MakeTree, source: str) -> list[str]:
+    root = make_tree({MODEL: source})
+    result = CliRunner().invoke(cli, ["check", str(root / MODEL)])
+    return [line.split(" ", 1)[0] + " " + line.split(" ")[1] for line in result.output.splitlines()[:-1]]
+
+
+def test_trailing_comment_on_the_last_line_of_a_multiline_call(make_tree: MakeTree) -> None:
+    source = (
+        "import torch.nn.functional as F\n\n"
+        "def encode(q, k, v):\n"
+        "    return F.scaled_dot_product_attention(\n"
+        "        q, k, v)  # declint: ignore[DL101] measured: faster than a backend launch here\n"
+    )
+    assert run(make_tree, source) == []
+
+
+def test_standalone_comment_above_applies_across_blank_lines_and_comments(make_tree: MakeTree) -> None:
+    source = (
+        "import torch.nn.functional as F\n\n"
+        "def encode(q, k, v):\n"
+        "    # declint: ignore[DL101] window merger stays on SDPA on purpose\n"
+        "    # (see the support table)\n"
+        "    return F.scaled_dot_product_attention(q, k, v)\n"
+    )
+    assert run(make_tree, source) == []
+
+
+def test_comment_two_statements_above_does_not_apply(make_tree: MakeTree) -> None:
+    source = (
+        "import torch.nn.functional as F\n\n"
+        "def encode(q, k, v):\n"
+        "    # declint: ignore[DL101] stale\n"
+        "    q = q * 2\n"
+        "    return F.scaled_dot_product_attention(q, k, v)\n"
+    )
+    assert run(make_tree, source) == [
+        "tensorrt_llm/_torch/models/modeling_x.py:4:5: DL902",
+        "tensorrt_llm/_torch/models/modeling_x.py:6:12: DL101",
+    ]
+
+
+def test_several_codes_and_hygiene(make_tree: MakeTree) -> None:
+    source = "def f(attn_backend='TRTLLM'):  # declint: ignore[DL103, DL101]\n    return attn_backend\n"
+    # DL103 suppressed; DL101 not enabled-and-unused? it is enabled: unused. No reason: DL901.
+    assert run(make_tree, source) == [
+        "tensorrt_llm/_torch/models/modeling_x.py:1:32: DL901",
+        "tensorrt_llm/_torch/models/modeling_x.py:1:32: DL902",
+    ]
+
+
+def test_unused_is_not_judged_for_disabled_codes(make_tree: MakeTree) -> None:
+    root = make_tree({MODEL: "x = 1  # declint: ignore[DL101] legacy\n"})
+    result = CliRunner().invoke(cli, ["check", "--ignore", "DL101", str(root / MODEL)])
+    assert (result.exit_code, result.output) == (0, "All clear: 1 files checked.\n")
