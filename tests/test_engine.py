@@ -216,7 +216,8 @@ def test_exit_zero_keeps_2_for_errors(make_tree: MakeTree) -> None:
 def test_missing_literal_module_is_dl100_at_the_config_key(make_tree: MakeTree) -> None:
     root = make_tree(
         {
-            "pyproject.toml": '[tool.declint]\nroots = ["tensorrt_llm"]\nshared-literal = "tensorrt_llm.nope.Backend"\n',
+            "pyproject.toml": '[tool.declint]\nroots = ["tensorrt_llm"]\n'
+            'shared-literal = "tensorrt_llm.nope.Backend"\n',
         }
     )
     code, output = check(str(root / "tensorrt_llm/llmapi"))
