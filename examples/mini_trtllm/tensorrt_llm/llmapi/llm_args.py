@@ -25,7 +25,10 @@ class MultimodalConfig:
 
     # Per-encoder attention backend; an omitted encoder keeps the model's default.
     encoder_attention_backend: Optional[dict[str, EncoderAttentionBackend]] = None
+    # Text-only runs (benchmarks) skip building the encoders.
     disable_multimodal_encoder: bool = False
+    # Replay the encoders' forward from CUDA graphs.
+    enable_encoder_cuda_graph: bool = False
 
     def __post_init__(self) -> None:
         if self.encoder_attention_backend is None:

@@ -4,7 +4,8 @@ from typing import Any, Optional
 
 import torch
 
-from .interface import AttentionBackend, AttentionMetadata, PredefinedAttentionMask
+from .interface import (AttentionBackend, AttentionMetadata, PredefinedAttentionMask, default_device,
+                        kv_cache_quant_algo)
 
 _WORKSPACE_BYTES = 128 * 1024 * 1024
 
@@ -25,16 +26,17 @@ class FlashInferAttentionMetadata(AttentionMetadata):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        device = default_device()
         if self.workspace_buffer is None:
-            self.workspace_buffer = torch.empty(_WORKSPACE_BYTES, dtype=torch.uint8, device="cuda")
-        self._qo_indptr = torch.zeros(self.max_num_requests + 1, dtype=torch.int32, device="cuda")
+            self.workspace_buffer = torch.empty(_WORKSPACE_BYTES, dtype=torch.uint8, device=device)
+        self._qo_indptr = torch.zeros(self.max_num_requests + 1, dtype=torch.int32, device=device)
         self._paged_kv_indptr = torch.zeros(self.max_num_requests + 1,
                                             dtype=torch.int32,
-                                            device="cuda")
-        self._paged_kv_indices = torch.zeros(self.max_num_tokens, dtype=torch.int32, device="cuda")
+                                            device=device)
+        self._paged_kv_indices = torch.zeros(self.max_num_tokens, dtype=torch.int32, device=device)
         self._paged_kv_last_page_len = torch.zeros(self.max_num_requests,
                                                    dtype=torch.int32,
-                                                   device="cuda")
+                                                   device=device)
         self._plan_key: Optional[tuple[Any, ...]] = None
         self._ragged_prefill_wrapper: Optional[Any] = None
         self._paged_prefill_wrapper: Optional[Any] = None
@@ -143,6 +145,8 @@ class FlashInferAttention(AttentionBackend[FlashInferAttentionMetadata]):
                 *,
                 attention_mask: PredefinedAttentionMask = PredefinedAttentionMask.CAUSAL,
                 **kwargs: Any) -> torch.Tensor:
+        if metadata.kv_cache_manager is None and kv_cache_quant_algo(self.quant_config):
+            raise ValueError("FlashInfer cannot apply a KV-cache quantization without a KV cache")
         if metadata.kv_layout != "NHD":
             raise ValueError(f"expected the NHD KV layout, got {metadata.kv_layout}")
         q = q.view(-1, self.num_heads, self.head_dim)

@@ -6,6 +6,16 @@ from typing import Any, Generic, Optional, TypeVar
 import torch
 
 
+def default_device() -> torch.device:
+    """Where metadata buffers live: the GPU when there is one (the stand-in also runs on CPU)."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def kv_cache_quant_algo(quant_config: Optional[Any]) -> Optional[str]:
+    """The KV-cache quantization a config asks for ("FP8", ...), or None."""
+    return getattr(quant_config, "kv_cache_quant_algo", None)
+
+
 class PredefinedAttentionMask(str, Enum):
     """Masks a backend can build itself instead of receiving a tensor."""
 

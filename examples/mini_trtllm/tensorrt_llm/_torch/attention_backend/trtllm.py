@@ -4,7 +4,10 @@ from typing import Any, Optional
 
 import torch
 
-from .interface import AttentionBackend, AttentionMetadata, PredefinedAttentionMask
+from .interface import AttentionBackend, AttentionMetadata, PredefinedAttentionMask, default_device
+
+# The real package registers torch.ops.trtllm.attention from its C++ library.
+_HAS_TRTLLM_OPS = False
 
 # Request types as the C++ op numbers them.
 _CONTEXT_REQUEST = 0
@@ -21,12 +24,12 @@ class TrtllmAttentionMetadata(AttentionMetadata):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self.kv_lens_cuda = torch.zeros(self.max_num_requests, dtype=torch.int32, device="cuda")
+        self.kv_lens_cuda = torch.zeros(self.max_num_requests, dtype=torch.int32, device=default_device())
         self.host_request_types = torch.zeros(self.max_num_requests, dtype=torch.int32)
         self.max_ctx_seq_len = 0
         self.max_gen_seq_len = 0
         if self.workspace is None:
-            self.workspace = torch.empty((0, ), dtype=torch.int8, device="cuda")
+            self.workspace = torch.empty((0, ), dtype=torch.int8, device=default_device())
 
     def _cached_token_lens(self) -> torch.Tensor:
         if self.kv_cache_manager is None or self.request_ids is None:
@@ -61,8 +64,13 @@ class TrtllmAttention(AttentionBackend[TrtllmAttentionMetadata]):
                 *,
                 attention_mask: PredefinedAttentionMask = PredefinedAttentionMask.CAUSAL,
                 **kwargs: Any) -> torch.Tensor:
-        # The fused kernel reads one packed QKV buffer.
+        # The fused kernel reads one packed QKV buffer. Without the C++ op (this stand-in),
+        # the same call is computed with SDPA over a block-diagonal mask built on the device
+        # from kv_lens_cuda, so it needs no host sync and replays correctly in a CUDA graph.
         qkv = torch.cat([q, k, v], dim=-1)
+        if not _HAS_TRTLLM_OPS:
+            return _fused_attention_reference(self, qkv, metadata,
+                                              attention_mask == PredefinedAttentionMask.CAUSAL)
         output = q.new_empty(metadata.num_tokens, self.num_heads * self.head_dim)
         torch.ops.trtllm.attention(
             qkv,
@@ -90,3 +98,28 @@ class TrtllmAttention(AttentionBackend[TrtllmAttentionMetadata]):
     @classmethod
     def support_fused_rope(cls) -> bool:
         return True
+
+
+def _fused_attention_reference(backend: TrtllmAttention, qkv: torch.Tensor,
+                               metadata: TrtllmAttentionMetadata, causal: bool) -> torch.Tensor:
+    """What the fused op computes for context requests without a KV cache (encoders)."""
+    q_size = backend.num_heads * backend.head_dim
+    kv_size = backend.num_kv_heads * backend.head_dim
+    q, k, v = qkv.split([q_size, kv_size, kv_size], dim=-1)
+    num_tokens = metadata.num_tokens
+    num_seqs = metadata.num_seqs
+    lens = metadata.kv_lens_cuda[:num_seqs]
+    segment = torch.repeat_interleave(torch.arange(num_seqs, device=lens.device), lens,
+                                      output_size=num_tokens)
+    mask = segment[:, None] == segment[None, :]
+    if causal:
+        mask = mask.tril()
+    out = torch.nn.functional.scaled_dot_product_attention(
+        q.view(num_tokens, backend.num_heads, backend.head_dim).transpose(0, 1),
+        k.view(num_tokens, backend.num_kv_heads, backend.head_dim).transpose(0, 1),
+        v.view(num_tokens, backend.num_kv_heads, backend.head_dim).transpose(0, 1),
+        attn_mask=mask,
+        scale=backend.scale,
+        enable_gqa=backend.num_kv_heads != backend.num_heads,
+    )
+    return out.transpose(0, 1).reshape(num_tokens, q_size)

@@ -5,7 +5,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from .interface import AttentionBackend, AttentionMetadata, PredefinedAttentionMask
+from .interface import AttentionBackend, AttentionMetadata, PredefinedAttentionMask, kv_cache_quant_algo
 
 
 @dataclass(kw_only=True)
@@ -30,6 +30,9 @@ class VanillaAttention(AttentionBackend[VanillaAttentionMetadata]):
                 **kwargs: Any) -> torch.Tensor:
         if metadata.kv_cache_manager is not None and metadata.num_generations > 0:
             raise NotImplementedError("the reference backend does not read a KV cache")
+        if kv_cache_quant_algo(self.quant_config):
+            raise ValueError("the reference backend cannot apply a KV-cache quantization")
+        # Segment boundaries come from the host: a CUDA graph replay would reuse the captured ones.
         is_causal = attention_mask == PredefinedAttentionMask.CAUSAL
         outputs = []
         offset = 0

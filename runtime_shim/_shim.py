@@ -1,0 +1,444 @@
+"""The installed shim: target lookup and patching, and the wrappers that run the checks."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import sys
+import threading
+import types
+import typing
+import warnings
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from declint.runtime_shim import checks, contract, probe
+from declint.runtime_shim.conventions import Conventions
+from declint.runtime_shim.declarations import ModelFacts, is_model_class, literal_members, model_facts, suggest_member
+from declint.runtime_shim.patching import ImportHook, PatchSet
+from declint.runtime_shim.report import Mode, Reporter, ShimTargetError, Violation, logger
+from declint.runtime_shim.targets import TARGETS, Target, signature_problem
+
+
+class ShimTargetWarning(UserWarning):
+    """A patch target is missing or has an incompatible signature; that check is off."""
+
+
+@dataclass(frozen=True)
+class TargetStatus:
+    key: str
+    state: str  # "pending" (module not imported) | "patched" | "found" | "missing" | "incompatible"
+    where: str
+    detail: str = ""
+
+
+class Shim:
+    def __init__(
+        self,
+        mode: Mode,
+        report_path: str | os.PathLike[str] | None,
+        *,
+        strict: bool,
+        probe_sdpa: bool,
+        conventions: Conventions,
+        activated_by: str,
+    ) -> None:
+        self.reporter = Reporter(mode, report_path)
+        self.strict = strict
+        self.probe_sdpa = probe_sdpa
+        self.conventions = conventions
+        self.activated_by = activated_by
+        self.patches = PatchSet()
+        self.hook = ImportHook(conventions.watched_prefix, self._on_import)
+        self.statuses: dict[str, TargetStatus] = {
+            t.key: TargetStatus(t.key, "pending", " | ".join(t.modules)) for t in TARGETS
+        }
+        self.resolved: dict[str, Any] = {}
+        self.registered: dict[type, tuple[str, ...]] = {}
+        self._facts: dict[type, ModelFacts] = {}
+        self._members: tuple[str, ...] | None = None
+        self._lookup: Callable[..., Any] | None = None
+        self._wrapped: set[type] = set()
+        self._bound: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._owners: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+        self._said: set[str] = set()
+        self._local = threading.local()
+        self._lock = threading.RLock()
+
+    # ---- lifecycle --------------------------------------------------------------------------------
+    def start(self) -> None:
+        self.hook.insert()
+        prefix = self.conventions.watched_prefix
+        for name in sorted(n for n in list(sys.modules) if n == prefix or n.startswith(prefix + ".")):
+            module = sys.modules.get(name)
+            if module is not None:
+                self._on_import(module)
+
+    def stop(self) -> None:
+        self.hook.remove()
+        self.patches.restore_all()
+        contract.provided.cache_clear()
+        contract.reads.cache_clear()
+
+    def emit(self, violations: list[Violation]) -> None:
+        self.reporter.emit(violations)
+
+    def info_once(self, key: str, message: str) -> None:
+        with self._lock:
+            if key in self._said:
+                return
+            self._said.add(key)
+        logger.info("%s", message)
+
+    # ---- targets ----------------------------------------------------------------------------------
+    def _on_import(self, module: types.ModuleType) -> None:
+        for target in TARGETS:
+            if module.__name__ in target.modules and self.statuses[target.key].state in ("pending", "missing"):
+                try:
+                    self._apply(target, module)
+                except ShimTargetError:
+                    raise
+                except Exception as error:  # never break the import of TensorRT-LLM itself
+                    self._problem(target, module, "missing", f"{type(error).__name__}: {error}")
+
+    def _apply(self, target: Target, module: types.ModuleType) -> None:
+        where = f"{module.__name__}.{target.qualname}"
+        found, problem = _locate(target, module)
+        if problem is not None:
+            self._problem(target, module, "missing" if found is None else "incompatible", problem)
+            return
+        self.resolved[target.key] = found
+        if target.patched:
+            getattr(self, "_patch_" + target.key.replace("-", "_"))(found, module)
+        self.statuses[target.key] = TargetStatus(target.key, "patched" if target.patched else "found", where)
+
+    def _problem(self, target: Target, module: types.ModuleType, state: str, detail: str) -> None:
+        where = f"{module.__name__}.{target.qualname}"
+        self.statuses[target.key] = TargetStatus(target.key, state, where, detail)
+        message = f"declint runtime shim: target {target.key} ({where}) is {state}: {detail}; {target.purpose} is off"
+        if self.strict:
+            raise ShimTargetError(message)
+        logger.warning("%s", message)
+        warnings.warn(message, ShimTargetWarning, stacklevel=2)
+
+    def members(self) -> tuple[str, ...] | None:
+        if self._members is None:
+            self._members = literal_members(self.conventions)
+        return self._members
+
+    # ---- patchers (one per patched target) -----------------------------------------------------------
+    def _patch_model_mixin(self, mixin: type, module: types.ModuleType) -> None:
+        shim = self
+        parent: Any = mixin
+        own = vars(mixin).get("__init_subclass__")
+
+        def __init_subclass__(cls: Any, /, **kwargs: Any) -> None:
+            if isinstance(own, classmethod):
+                own.__func__(cls, **kwargs)
+            else:
+                super(parent, cls).__init_subclass__(**kwargs)
+            shim.wrap_model(cls)
+
+        self.patches.set(mixin, "__init_subclass__", classmethod(__init_subclass__))
+        for cls in _subclasses(mixin):
+            self.wrap_model(cls)
+
+    def _patch_encoder_config(self, method: classmethod[Any, Any, Any], module: types.ModuleType) -> None:
+        shim, func, mixin = self, method.__func__, self.resolved["model-mixin"]
+
+        @functools.wraps(func)
+        def encoder_model_config(cls: type, model_config: Any, encoder: str, *args: Any, **kwargs: Any) -> Any:
+            config = func(cls, model_config, encoder, *args, **kwargs)
+            shim.on_encoder_config(encoder, config)
+            return config
+
+        self.patches.set(mixin, "encoder_model_config", classmethod(encoder_model_config))
+
+    def _patch_model_registration(self, register: Callable[..., Any], module: types.ModuleType) -> None:
+        shim = self
+
+        @functools.wraps(register)
+        def register_input_processor(*args: Any, **kwargs: Any) -> Any:
+            decorator = register(*args, **kwargs)
+            placeholder = kwargs.get("placeholder_metadata", args[2] if len(args) > 2 else None)
+            modalities = tuple(getattr(placeholder, "placeholder_map", None) or ())
+
+            def decorate(cls: type) -> Any:
+                result = decorator(cls)
+                shim.register(cls, modalities)
+                return result
+
+            return decorate
+
+        self.patches.set(module, "register_input_processor", register_input_processor)
+        self.patches.rebind(register, register_input_processor, self._watched_modules())
+
+    def _patch_metadata_setup(self, original: Callable[..., Any], module: types.ModuleType) -> None:
+        shim, owner = self, _owner(module, "metadata-setup")
+
+        @functools.wraps(original)
+        def setup_attn_metadata(encoder: Any, *args: Any, **kwargs: Any) -> Any:
+            planned = getattr(encoder, "metadata_cls", None)
+            shim.check_metadata(encoder, planned)  # before anything is allocated
+            result = original(encoder, *args, **kwargs)
+            created = getattr(encoder, "attn_metadata", None)
+            if created is not None and type(created) is not planned:
+                shim.check_metadata(encoder, type(created))
+            shim._bound.add(encoder)
+            return result
+
+        self.patches.set(owner, original.__name__, setup_attn_metadata)
+
+    def _patch_metadata_bind(self, original: Callable[..., Any], module: types.ModuleType) -> None:
+        shim, owner = self, _owner(module, "metadata-bind")
+
+        @functools.wraps(original)
+        def prepare_attn_metadata(encoder: Any, *args: Any, **kwargs: Any) -> Any:
+            if encoder not in shim._bound:  # once per encoder: steady-state forwards pay one set lookup
+                shim._bound.add(encoder)
+                bound = getattr(encoder, "attn_metadata", None)
+                if bound is not None:
+                    shim.check_metadata(encoder, type(bound))
+            return original(encoder, *args, **kwargs)
+
+        self.patches.set(owner, original.__name__, prepare_attn_metadata)
+
+    def _patch_get_attention_backend(self, original: Callable[..., Any], module: types.ModuleType) -> None:
+        shim = self
+        self._lookup = original
+
+        @functools.wraps(original)
+        def get_attention_backend(backend_name: Any, *args: Any, **kwargs: Any) -> Any:
+            members = shim.members()
+            if members and isinstance(backend_name, str):
+                known = (*members, *shim.conventions.extra_backend_names)
+                if backend_name.upper() not in known:
+                    literal = shim.conventions.shared_literal.rpartition(".")[2]
+                    shim.emit(
+                        [
+                            Violation(
+                                "DL104",
+                                "unknown-backend",
+                                f'get_attention_backend("{backend_name}"): not a member of {literal}'
+                                f"{suggest_member(backend_name, members)}; it would silently fall back to "
+                                "another backend",
+                            )
+                        ]
+                    )
+            return original(backend_name, *args, **kwargs)
+
+        self.patches.set(module, "get_attention_backend", get_attention_backend)
+        self.patches.rebind(original, get_attention_backend, self._watched_modules())
+
+    def _watched_modules(self) -> list[types.ModuleType]:
+        prefix = self.conventions.watched_prefix
+        return [
+            m for n, m in list(sys.modules.items()) if m is not None and (n == prefix or n.startswith(prefix + "."))
+        ]
+
+    # ---- models --------------------------------------------------------------------------------------
+    def register(self, cls: type, modalities: tuple[str, ...]) -> None:
+        with self._lock:
+            self.registered[cls] = modalities
+            self._facts.pop(cls, None)
+        self.wrap_model(cls)
+
+    def wrap_model(self, cls: type) -> None:
+        with self._lock:
+            if cls in self._wrapped or not is_model_class(cls, self.conventions, self.registered):
+                return
+            self._wrapped.add(cls)
+            original = vars(cls).get("__init__")
+            if original is None:
+                owner = next(k for k in cls.__mro__ if "__init__" in vars(k))
+                if owner in self._wrapped:
+                    return  # inherits a wrapped __init__
+                original = vars(owner)["__init__"]
+            self.patches.set(cls, "__init__", self._init_wrapper(original))
+
+    def _init_wrapper(self, original: Callable[..., None]) -> Callable[..., None]:
+        shim = self
+
+        @functools.wraps(original)
+        def __init__(model: Any, *args: Any, **kwargs: Any) -> None:
+            shim.construct(original, model, args, kwargs)
+
+        return __init__
+
+    def construct(
+        self, original: Callable[..., None], model: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
+        entered: set[int] = self._local.__dict__.setdefault("entered", set())
+        if id(model) in entered:  # a wrapped __init__ calling a wrapped super().__init__
+            original(model, *args, **kwargs)
+            return
+        construction = self.begin(type(model), _config_argument(args, kwargs))
+        stack: list[checks.Construction] = self._local.__dict__.setdefault("stack", [])
+        entered.add(id(model))
+        stack.append(construction)
+        try:
+            original(model, *args, **kwargs)
+        finally:
+            entered.discard(id(model))
+            stack.pop()
+        self.finish(model, construction)
+
+    def facts(self, cls: type) -> ModelFacts:
+        with self._lock:
+            cached = self._facts.get(cls)
+            if cached is None:
+                cached = model_facts(cls, self.conventions, self.members(), self._modalities(cls))
+                self._facts[cls] = cached
+            return cached
+
+    def _modalities(self, cls: type) -> tuple[tuple[str, ...], type] | None:
+        registry = getattr(
+            sys.modules.get("tensorrt_llm._torch.models.modeling_utils"), "INPUT_PROCESSOR_REGISTRY", None
+        )
+        for klass in cls.__mro__:
+            if klass in self.registered:
+                return self.registered[klass], klass
+            entry = registry.get(klass.__name__) if isinstance(registry, dict) else None
+            mapping = getattr(getattr(entry, "placeholder_metadata", None), "placeholder_map", None)
+            if mapping:
+                return tuple(mapping), klass
+        return None
+
+    def begin(self, cls: type, config: Any) -> checks.Construction:
+        facts = self.facts(cls)
+        selection = checks.Selection.read(config, self.conventions) if config is not None else _no_selection()
+        self.emit(checks.before_construction(facts, selection, self.members(), self.conventions))
+        return checks.Construction(cls, facts, selection, config)
+
+    def on_encoder_config(self, encoder: str, config: Any) -> None:
+        stack: list[checks.Construction] = self._local.__dict__.get("stack", [])
+        if not stack:
+            return
+        construction = stack[-1]
+        construction.encoder_configs.setdefault(encoder, []).append(config)
+        self.emit(checks.encoder_config(construction.facts.model, encoder, config, self.conventions))
+
+    def finish(self, model: Any, construction: checks.Construction) -> None:
+        facts = construction.facts
+        if construction.selection.disabled:
+            self.info_once(
+                f"disabled:{facts.model}",
+                f"declint runtime shim: {facts.model}: multimodal encoder disabled "
+                f"({self.conventions.disable_encoder_attribute}); encoder-presence checks skipped, "
+                "the declaration was checked",
+            )
+            return
+        base = self.resolved.get("attention-backend-base")
+        if not isinstance(base, type) or facts.entries is None:
+            return
+        violations, encoders = checks.after_construction(
+            model,
+            construction,
+            base,
+            self.resolved.get("encoder-mixin"),
+            self._resolve,
+            self.members() or (),
+            self.conventions,
+        )
+        for modules in encoders.values():
+            for _, module in modules:
+                self._owners[module] = facts.model
+        self.emit(violations)
+        if self.probe_sdpa:
+            self._attach_probes(facts, encoders)
+
+    def _attach_probes(self, facts: ModelFacts, encoders: dict[str, list[tuple[str, Any]]]) -> None:
+        for encoder, modules in encoders.items():
+            entry = facts.entry(encoder)
+            if entry is None or entry.kind != "configurable":
+                continue
+            for _, module in modules:
+                report = functools.partial(self._probe_report, facts.model, encoder, entry.backends)
+                probe.attach(module, self.conventions.sdpa_allowed_paths, report)
+
+    def _probe_report(self, model: str, encoder: str, backends: tuple[str, ...], calls: tuple[probe.Call, ...]) -> None:
+        self.emit([probe.message(call, model, encoder, backends) for call in calls])
+
+    def _resolve(self, name: str) -> type | None:
+        if self._lookup is None:
+            return None
+        try:
+            found = self._lookup(name)
+        except Exception:
+            return None
+        return found if isinstance(found, type) else None
+
+    def check_metadata(self, encoder: Any, metadata_cls: Any) -> None:
+        base = self.resolved.get("attention-backend-base")
+        if not isinstance(metadata_cls, type) or not isinstance(base, type):
+            return
+        model = self._owners.get(encoder, "")
+        self.emit(checks.metadata(encoder, metadata_cls, base, model, self.conventions))
+
+
+# ---- helpers -------------------------------------------------------------------------------------------
+def _locate(target: Target, module: types.ModuleType) -> tuple[Any, str | None]:
+    """(object, problem): the target inside `module`, or why it does not fit."""
+    head, _, member = target.qualname.partition(".")
+    found = getattr(module, head, None)
+    if found is None:
+        return None, "not found"
+    if member:
+        if not isinstance(found, type):
+            return None, f"{head} is not a class"
+        found = inspect.getattr_static(found, member, None)
+        if found is None:
+            return None, "not found"
+    return found, _kind_problem(target, found)
+
+
+def _kind_problem(target: Target, found: Any) -> str | None:
+    if target.kind == "class":
+        return None if isinstance(found, type) else "not a class"
+    if target.kind == "literal":
+        return None if typing.get_args(found) else "not a typing.Literal with members"
+    if target.kind == "classmethod":
+        if not isinstance(found, classmethod):
+            return "not a classmethod"
+        found = found.__func__
+    if not callable(found) or isinstance(found, staticmethod | classmethod):
+        return f"not a {target.kind}"
+    try:
+        parameters = list(inspect.signature(found).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if target.kind in ("method", "classmethod"):
+        parameters = parameters[1:]
+    plain = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    variadic = any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters)
+    return signature_problem(target, plain, variadic=variadic)
+
+
+def _owner(module: types.ModuleType, key: str) -> Any:
+    target = next(t for t in TARGETS if t.key == key)
+    return getattr(module, target.qualname.partition(".")[0])
+
+
+def _subclasses(cls: type) -> list[type]:
+    seen: list[type] = []
+    stack: list[type] = list(cls.__subclasses__())
+    while stack:
+        sub = stack.pop()
+        if sub not in seen:
+            seen.append(sub)
+            stack.extend(sub.__subclasses__())
+    return sorted(seen, key=lambda c: len(c.__mro__))  # bases first: subclasses then see them wrapped
+
+
+def _config_argument(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    for key in ("model_config", "config"):
+        if key in kwargs:
+            return kwargs[key]
+    return args[0] if args else None
+
+
+def _no_selection() -> checks.Selection:
+    return checks.Selection(overrides={}, default=None, disabled=False, cuda_graph=False)

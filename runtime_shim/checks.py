@@ -1,0 +1,373 @@
+"""The runtime checks: before a model's __init__, after it, and at encoder metadata creation.
+
+Each function returns violations; the caller routes them by mode (raise, log, record).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from declint.runtime_shim import contract
+from declint.runtime_shim.conventions import Conventions
+from declint.runtime_shim.declarations import ModelFacts, suggest_member
+from declint.runtime_shim.report import Violation
+
+Resolve = Callable[[str], type | None]  # backend name -> backend class (the original lookup)
+
+
+@dataclass
+class Selection:
+    """What the config asks of a model's encoders."""
+
+    overrides: dict[str, str]
+    default: str | None
+    disabled: bool
+    cuda_graph: bool
+
+    @classmethod
+    def read(cls, config: Any, conventions: Conventions) -> Selection:
+        multimodal = getattr(config, "multimodal_config", None)
+        overrides = getattr(multimodal, conventions.override_attribute, None) or {}
+        default = getattr(config, "attn_backend", None)
+        return cls(
+            overrides={str(k): str(v) for k, v in dict(overrides).items()},
+            default=str(default) if default is not None else None,
+            disabled=bool(getattr(multimodal, conventions.disable_encoder_attribute, False)),
+            cuda_graph=bool(getattr(multimodal, conventions.cuda_graph_attribute, False)),
+        )
+
+    def selected(self, facts: ModelFacts, encoder: str) -> str | None:
+        """The override, else the LLM's backend when the declaration allows it for this encoder."""
+        if encoder in self.overrides:
+            return self.overrides[encoder].upper()
+        entry = facts.entry(encoder)
+        default = (self.default or "").upper()
+        if entry is not None and entry.kind == "configurable" and default in entry.backends:
+            return default
+        return None
+
+
+@dataclass
+class Construction:
+    """One model being built: filled in by the hooks that run inside its __init__."""
+
+    model: type
+    facts: ModelFacts
+    selection: Selection
+    config: Any
+    encoder_configs: dict[str, list[Any]] = field(default_factory=dict)
+
+
+def flashinfer_importable(conventions: Conventions) -> bool:
+    try:
+        return importlib.util.find_spec(conventions.flashinfer_module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+# ---- before __init__ -----------------------------------------------------------------------
+def before_construction(
+    facts: ModelFacts, selection: Selection, members: tuple[str, ...] | None, conventions: Conventions
+) -> list[Violation]:
+    found = list(facts.violations)
+    for encoder, backend in sorted(selection.overrides.items()):
+        found += _override(facts, encoder, backend, members, conventions)
+    if selection.default is not None and members is not None and selection.default.upper() not in members:
+        literal = conventions.shared_literal.rpartition(".")[2]
+        found.append(
+            Violation(
+                "DL104",
+                "unknown-backend",
+                f'attn_backend "{selection.default}" is not a member of {literal}'
+                f"{suggest_member(selection.default, members)}; get_attention_backend would silently fall back",
+                facts.model,
+            )
+        )
+    rejected = {v.encoder for v in found}
+    for encoder in sorted(facts.entries or {}):
+        chosen = selection.selected(facts, encoder)
+        if chosen is not None and encoder not in rejected:
+            found += selected_backend_usable(facts.model, encoder, chosen, selection, conventions)
+    return found
+
+
+def _override(
+    facts: ModelFacts, encoder: str, backend: str, members: tuple[str, ...] | None, conventions: Conventions
+) -> list[Violation]:
+    def reject(check: str, message: str) -> list[Violation]:
+        return [Violation("DL104", check, message, facts.model, encoder)]
+
+    setting = f'{conventions.override_attribute}["{encoder}"]'
+    if members is not None and backend.upper() not in members:
+        literal = conventions.shared_literal.rpartition(".")[2]
+        return reject(
+            "unknown-backend",
+            f'{setting} = "{backend}" is not a member of {literal}{suggest_member(backend, members)}; '
+            "get_attention_backend would silently fall back to another backend",
+        )
+    if facts.entries is None:
+        return []  # DL102 (no declaration) is already among the facts' violations
+    entry = facts.entry(encoder)
+    attribute = conventions.declaration_attribute
+    if not facts.entries:
+        return reject(
+            "encoder-free-override",
+            f"{facts.model} declares no attention encoder ({attribute} = {{}}); remove the {setting} override",
+        )
+    if entry is None:
+        declared = ", ".join(sorted(facts.entries))
+        return reject(
+            "unknown-encoder-override",
+            f'{facts.model} declares no "{encoder}" encoder (declared: {declared}); remove the {setting} override',
+        )
+    if entry.kind == "fixed":
+        return reject(
+            "fixed-encoder-override",
+            f"the {encoder} encoder of {facts.model} has fixed attention ({entry.reason or 'no reason given'}); "
+            f"remove the {setting} override",
+        )
+    if entry.kind == "configurable" and backend.upper() not in entry.backends:
+        supported = ", ".join(entry.backends) or "no backend"
+        return reject(
+            "undeclared-backend",
+            f"the {encoder} encoder of {facts.model} supports {supported}, not {backend.upper()} ({setting})",
+        )
+    return []
+
+
+def selected_backend_usable(
+    model: str, encoder: str, backend: str, selection: Selection, conventions: Conventions
+) -> list[Violation]:
+    found = []
+    if backend in conventions.flashinfer_backends and not flashinfer_importable(conventions):
+        found.append(
+            Violation(
+                "DL105",
+                "flashinfer-missing",
+                f"the {encoder} encoder would run on {backend}, but the {conventions.flashinfer_module} package is "
+                "not importable: the first attention call would fail; install the flashinfer-python version "
+                "tensorrt_llm pins (`declint doctor` shows it) or select another backend",
+                model,
+                encoder,
+            )
+        )
+    if backend in conventions.host_boundary_backends and selection.cuda_graph:
+        found.append(
+            Violation(
+                "DL105",
+                "host-boundaries-cuda-graph",
+                f"the {encoder} encoder would run on {backend} with {conventions.cuda_graph_attribute}: {backend} "
+                "derives segment boundaries on the host, so a graph replay would reuse the captured ones; "
+                "select TRTLLM or disable encoder CUDA graphs",
+                model,
+                encoder,
+            )
+        )
+    return found
+
+
+# ---- per-encoder config derivation -----------------------------------------------------------
+def encoder_config(model: str, encoder: str, config: Any, conventions: Conventions) -> list[Violation]:
+    quant = getattr(config, "quant_config", None)
+    algo = getattr(quant, "kv_cache_quant_algo", None)
+    backend = str(getattr(config, "attn_backend", "") or "").upper()
+    if not algo or backend not in conventions.kv_quant_rejecting_backends:
+        return []
+    return [
+        Violation(
+            "DL105",
+            "kv-cache-quant",
+            f"the {encoder} encoder's config keeps the KV-cache quantization {algo} (the decoder's), which {backend} "
+            "rejects without a KV cache, and encoders have none; derive the encoder config with "
+            "quant_config.kv_cache_quant_algo=None, or select TRTLLM",
+            model,
+            encoder,
+        )
+    ]
+
+
+# ---- after __init__ ----------------------------------------------------------------------------
+def backend_layers(module: Any, base: type) -> Iterator[tuple[str, Any]]:
+    """(path, backend instance) of every attention layer under `module`."""
+    for path, child in module.named_modules():
+        for name, value in vars(child).items():
+            if isinstance(value, base):
+                yield (f"{path}.{name}" if path else name), value
+
+
+def locate_encoders(
+    model: Any, construction: Construction, encoder_mixin: type | None, conventions: Conventions
+) -> dict[str, list[tuple[str, Any]]]:
+    """Top-most submodules built from an encoder's derived config, or encoder-mixin instances."""
+    found: dict[str, list[tuple[str, Any]]] = {}
+    taken: list[str] = []
+    for path, module in model.named_modules():
+        if not path or any(path.startswith(prefix + ".") for prefix in taken):
+            continue
+        encoder = _encoder_of(module, construction, encoder_mixin, conventions)
+        if encoder is not None:
+            found.setdefault(encoder, []).append((path, module))
+            taken.append(path)
+    return found
+
+
+def _encoder_of(
+    module: Any, construction: Construction, encoder_mixin: type | None, conventions: Conventions
+) -> str | None:
+    config = vars(module).get("model_config")
+    if config is not None:
+        for encoder, configs in construction.encoder_configs.items():
+            if any(config is c for c in configs):
+                return encoder
+    if encoder_mixin is not None and isinstance(module, encoder_mixin):
+        return conventions.encoder_from_name(type(module).__name__)
+    return None
+
+
+def after_construction(
+    model: Any,
+    construction: Construction,
+    base: type,
+    encoder_mixin: type | None,
+    resolve: Resolve,
+    members: tuple[str, ...],
+    conventions: Conventions,
+) -> tuple[list[Violation], dict[str, list[tuple[str, Any]]]]:
+    facts, selection = construction.facts, construction.selection
+    encoders = locate_encoders(model, construction, encoder_mixin, conventions)
+    found: list[Violation] = []
+    for encoder, entry in sorted((facts.entries or {}).items()):
+        if entry.kind != "configurable":
+            continue
+        modules = encoders.get(encoder, [])
+        if not modules:
+            found.append(_absent(facts.model, encoder, selection))
+            continue
+        layers = [layer for _, module in modules for layer in backend_layers(module, base)]
+        names = {cls: name for name in members if (cls := resolve(name)) is not None}
+        found += _layers(facts, encoder, entry.backends, layers, selection, names, resolve, conventions)
+    return found, encoders
+
+
+def _absent(model: str, encoder: str, selection: Selection) -> Violation:
+    override = selection.overrides.get(encoder)
+    tail = f'; the "{override}" override cannot reach it' if override else ""
+    return Violation(
+        "DL102",
+        "encoder-presence",
+        f"{model} declares its {encoder} encoder configurable, but no submodule was built from the config "
+        f'encoder_model_config(model_config, "{encoder}") returned{tail}',
+        model,
+        encoder,
+    )
+
+
+def _layers(
+    facts: ModelFacts,
+    encoder: str,
+    declared: tuple[str, ...],
+    layers: list[tuple[str, Any]],
+    selection: Selection,
+    names: dict[type, str],
+    resolve: Resolve,
+    conventions: Conventions,
+) -> list[Violation]:
+    override = selection.overrides.get(encoder)
+    if not layers:
+        if override is None:
+            return []  # the SDPA probe looks at how it computes attention
+        return [
+            Violation(
+                "DL101",
+                "override-ignored",
+                f"the {encoder} encoder of {facts.model} has no attention-backend layers (it computes attention "
+                f'itself), so the encoder_attention_backend override "{override}" is silently ignored; route its '
+                "attention through the backend or declare the encoder FixedEncoderAttention(reason)",
+                facts.model,
+                encoder,
+            )
+        ]
+    expected = resolve(override.upper()) if override else None
+    for path, layer in layers:
+        actual = type(layer)
+        if expected is not None and actual is not expected:
+            return [_ignored(facts.model, encoder, path, actual, expected, override or "")]
+        if expected is None and actual in names and names[actual] not in declared:
+            return [_undeclared(facts.model, encoder, path, actual, declared)]
+    used = sorted({names.get(type(layer), "") for _, layer in layers} - {""})
+    return [
+        v for backend in used for v in selected_backend_usable(facts.model, encoder, backend, selection, conventions)
+    ]
+
+
+def _ignored(model: str, encoder: str, path: str, actual: type, expected: type, override: str) -> Violation:
+    return Violation(
+        "DL106",
+        "override-ignored",
+        f"the {encoder} override selected {override.upper()} ({expected.__name__}), but layer {path} was built "
+        f"with {actual.__name__}: the override was accepted and silently ignored; build every attention layer "
+        f'of the encoder from the config encoder_model_config(model_config, "{encoder}") returns',
+        model,
+        encoder,
+    )
+
+
+def _undeclared(model: str, encoder: str, path: str, actual: type, declared: tuple[str, ...]) -> Violation:
+    return Violation(
+        "DL106",
+        "undeclared-layer-backend",
+        f"layer {path} of the {encoder} encoder runs on {actual.__name__}, a backend its declaration "
+        f"({', '.join(declared)}) does not list",
+        model,
+        encoder,
+    )
+
+
+# ---- encoder metadata ----------------------------------------------------------------------------
+def metadata(encoder: Any, metadata_cls: type, base: type, model: str, conventions: Conventions) -> list[Violation]:
+    """The metadata class must be the `Metadata` of every layer's backend, and provide what it reads."""
+    found: list[Violation] = []
+    seen: set[type] = set()
+    name = conventions.encoder_from_name(type(encoder).__name__)
+    for path, layer in backend_layers(encoder, base):
+        backend = type(layer)
+        if backend in seen:
+            continue
+        seen.add(backend)
+        wanted = getattr(backend, "Metadata", None)
+        if isinstance(wanted, type) and not issubclass(metadata_cls, wanted):
+            found.append(_mismatch(type(encoder).__name__, path, backend, wanted, metadata_cls, model, name))
+        absent = contract.missing(backend, metadata_cls)
+        if absent:
+            found.append(_contract(backend, metadata_cls, wanted, absent, model, name))
+    return found
+
+
+def _mismatch(
+    encoder_cls: str, path: str, backend: type, wanted: type, got: type, model: str, encoder: str
+) -> Violation:
+    return Violation(
+        "DL106",
+        "metadata-mismatch",
+        f"{encoder_cls} creates {got.__name__}, but layer {path} runs on {backend.__name__}, which expects "
+        f"{wanted.__name__}: the first attention call would fail (e.g. AttributeError: '{got.__name__}' object "
+        "has no attribute ...); derive metadata_cls from the same config as the layers: "
+        "get_attention_backend(<encoder config>.attn_backend).Metadata",
+        model,
+        encoder,
+    )
+
+
+def _contract(backend: type, got: type, wanted: Any, absent: tuple[str, ...], model: str, encoder: str) -> Violation:
+    reads = ", ".join(f"metadata.{name}" for name in absent)
+    owner = f"; {wanted.__name__} provides them" if isinstance(wanted, type) and wanted is not got else ""
+    return Violation(
+        "DL105",
+        "metadata-contract",
+        f"{backend.__name__} reads {reads}, which {got.__name__} does not provide{owner}",
+        model,
+        encoder,
+    )

@@ -1,0 +1,50 @@
+"""The names the shim looks for: the same defaults as declint's `[tool.declint]` options.
+
+The shim cannot read pyproject.toml in a serving process (it may not be there), so a project
+with other names passes `Conventions(...)` to `install()`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MODELS_PACKAGE = "tensorrt_llm._torch.models"
+BACKEND_PACKAGES = ("tensorrt_llm._torch.attention_backend", "tensorrt_llm._torch.attention.backends")
+
+
+@dataclass(frozen=True)
+class Conventions:
+    shared_literal: str = "tensorrt_llm.llmapi.llm_args.EncoderAttentionBackend"
+    declaration_attribute: str = "encoder_attention_backends"
+    fixed_marker: str = "FixedEncoderAttention"
+    model_mixin: str = "MultimodalModelMixin"
+    encoders: tuple[str, ...] = ("vision", "audio")
+    modality_encoders: tuple[tuple[str, str], ...] = (("image", "vision"), ("video", "vision"), ("audio", "audio"))
+    encoder_name_hints: tuple[tuple[str, tuple[str, ...]], ...] = (
+        ("audio", ("audio", "whisper", "speech", "conformer", "sound")),
+    )
+    # Files where a direct SDPA call is the backend itself (fnmatch on the POSIX path).
+    sdpa_allowed_paths: tuple[str, ...] = ("*/_torch/attention_backend/*", "*/_torch/attention/backends/*")
+    # Backends that fail on a KV-cache quantization when there is no KV cache (encoders have none).
+    kv_quant_rejecting_backends: tuple[str, ...] = ("VANILLA", "FLASHINFER")
+    # Backends that derive segment boundaries on the host: a CUDA graph replays the captured ones.
+    host_boundary_backends: tuple[str, ...] = ("VANILLA",)
+    flashinfer_backends: tuple[str, ...] = ("FLASHINFER",)
+    # Names get_attention_backend accepts outside the Literal (declint's extra-backend-names).
+    extra_backend_names: tuple[str, ...] = ("FLASHINFER_STAR_ATTENTION",)
+    flashinfer_module: str = "flashinfer"
+    cuda_graph_attribute: str = "enable_encoder_cuda_graph"
+    disable_encoder_attribute: str = "disable_multimodal_encoder"
+    override_attribute: str = "encoder_attention_backend"
+    watched_prefix: str = "tensorrt_llm"
+
+    def encoder_for_modality(self, modality: str) -> str | None:
+        return dict(self.modality_encoders).get(modality)
+
+    def encoder_from_name(self, class_name: str) -> str:
+        """Which encoder a class belongs to, from its name (declint's encoder-name-hints)."""
+        lowered = class_name.lower()
+        for encoder, hints in self.encoder_name_hints:
+            if any(hint in lowered for hint in hints):
+                return encoder
+        return "vision"

@@ -1,0 +1,1 @@
+"""Fixtures of the runtime-shim tests: tiny configs for the demo models, stand-ins for optional packages."""
