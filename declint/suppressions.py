@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from declint.config import suggest
-from declint.types import Finding, Position, Span
+from declint.types import Applicability, Finding, Fix, Position, Span
 
 MARKER = b"declint:"
 _PATTERN = re.compile(r"#\s*declint:\s*ignore\[(?P<codes>[^\]]*)\](?P<reason>.*)$")
@@ -102,8 +102,8 @@ def _hygiene(
     span = Span(Position(suppression.line, suppression.column), Position(suppression.line, suppression.column))
     out: list[Finding] = []
 
-    def add(code: str, name: str, message: str) -> None:
-        out.append(Finding(code=code, name=name, path=rel, span=span, message=message))
+    def add(code: str, name: str, message: str, fix: Fix | None = None) -> None:
+        out.append(Finding(code=code, name=name, path=rel, span=span, message=message, fix=fix))
 
     if not suppression.codes:
         add(codes.unknown_code, "unknown-suppression-code", "suppression names no rule code")
@@ -121,5 +121,7 @@ def _hygiene(
                 f'suppression names unknown rule code "{code}"{suggest(code, known)}',
             )
         elif rules_ran and code in enabled and code not in suppression.used:
-            add(codes.unused, "unused-suppression", f"unused suppression: no {code} finding here")
+            # Safe to drop: the comment suppresses nothing, so removing the code changes no result.
+            fix = Fix("remove-suppression-code", Applicability.SAFE, f"Remove the unused {code}", span.start, (code,))
+            add(codes.unused, "unused-suppression", f"unused suppression: no {code} finding here", fix)
     return out

@@ -16,6 +16,13 @@ class Severity(enum.Enum):
     WARNING = "warning"
 
 
+class Applicability(enum.Enum):
+    """Whether `--fix` applies a fix alone (safe) or only with `--unsafe-fixes` (it needs review)."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
 @dataclass(frozen=True, order=True)
 class Position:
     line: int
@@ -33,6 +40,21 @@ class Span:
 
 
 @dataclass(frozen=True)
+class Fix:
+    """A proposed change, applied by `declint.fixes` with the libcst transform named by `kind`.
+
+    `target` is the start of the node the transform rewrites (not always the finding's own
+    position); `args` are the transform's parameters, documented with each kind in fixes.py.
+    """
+
+    kind: str
+    applicability: Applicability
+    description: str
+    target: Position
+    args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Finding:
     """One reported problem. `path` is root-relative POSIX (or absolute outside the root)."""
 
@@ -44,6 +66,8 @@ class Finding:
     severity: Severity = Severity.ERROR
     # The enclosing qualified name ("Class.method"), kept for fingerprints and messages.
     context: str = ""
+    # How to fix it, when declint knows (`check --fix`); never part of what is reported as text.
+    fix: Fix | None = None
 
     @property
     def line(self) -> int:
@@ -76,8 +100,18 @@ class FileResult:
 
 
 @dataclass(frozen=True)
+class SuppressedFinding:
+    """A finding a `# declint: ignore[...]` comment suppressed, with that comment's reason."""
+
+    finding: Finding
+    justification: str
+
+
+@dataclass(frozen=True)
 class RunResult:
     findings: tuple[Finding, ...]
     files_checked: int
     files_indexed: int
     rule_codes: tuple[str, ...] = field(default=())
+    # Filled only when the engine is asked to keep them (SARIF suppressions, fingerprints).
+    suppressed: tuple[SuppressedFinding, ...] = field(default=())

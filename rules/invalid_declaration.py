@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import ClassVar
 
 import libcst as cst
@@ -9,6 +10,7 @@ import libcst as cst
 from declint.config import Config, suggest
 from declint.index import ProjectIndex
 from declint.rule import FileContext, Invalid, Rule, Valid
+from declint.types import Applicability, Fix
 
 _PRELUDE = (
     "from tensorrt_llm._torch.models.modeling_multimodal_mixin import FixedEncoderAttention, MultimodalModelMixin\n"
@@ -166,6 +168,17 @@ class InvalidDeclaration(Rule):
                     f'encoder "{encoder}": "{name}" is not a member of '
                     f"{self._literal}{_suggest_member(name, self._members)}",
                 )
+                self._attach_case_fix(name)
+
+    def _attach_case_fix(self, name: str) -> None:
+        """A wrong case is fixed (safe: the member is certain); a typo's suggestion stays a guess."""
+        member = next((m for m in self._members or () if m.upper() == name.upper()), None)
+        if member is None or not member.isidentifier():
+            return
+        finding = self.findings[-1]
+        description = f'Replace "{name}" with "{member}"'
+        fix = Fix("replace-string", Applicability.SAFE, description, finding.span.start, (member,))
+        self.findings[-1] = dataclasses.replace(finding, fix=fix)
 
     def _check_reason(self, encoder: str, call: cst.Call) -> None:
         reason = call.args[0].value if call.args else None

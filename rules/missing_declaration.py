@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
+from collections.abc import Iterable
 from typing import ClassVar
 
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from declint.facts import ClassFacts
+from declint.facts import ClassFacts, Declaration
 from declint.rule import FileContext, Invalid, Rule, Valid
+from declint.types import Applicability, Fix, Position
 
 _IMPORTS = (
     "from torch import nn\n"
     "from tensorrt_llm._torch.models.modeling_multimodal_mixin import FixedEncoderAttention, MultimodalModelMixin\n"
     "from tensorrt_llm._torch.models.modeling_utils import MultimodalPlaceholderMetadata, register_input_processor\n"
 )
+
+
+# The reason an unsafe fix writes: non-empty (DL104 stays quiet), and plainly a to-do for review.
+TODO_REASON = "TODO: say why it cannot be changed (inserted by declint --unsafe-fixes)"
 
 
 def _registered(modalities: str) -> str:
@@ -123,6 +131,14 @@ class MissingDeclaration(Rule):
         required = self.index.required_encoders(facts)
         if declared is None:
             self.report(node.name, self._missing_message(facts, required))
+            # The fix goes where the declaration is missing first: a model ancestor that lacks one
+            # too gets its own finding and fix, and this class then inherits it.
+            if (
+                required
+                and required[0]
+                and not any(f and self.index.is_model(f) for _, f in self.index.ancestors(facts))
+            ):
+                self._attach_fix(node, sorted(required[0]))
             return
         declaration, owner = declared
         if not declaration.is_literal or not declaration.entries or required is None:
@@ -136,6 +152,7 @@ class MissingDeclaration(Rule):
                     target,
                     f'the declaration of "{facts.name}" misses encoder "{encoder}" (registered modality "{modality}")',
                 )
+                self._attach_fix(node, [encoder])
             else:
                 module = owner.qualname.rpartition(".")[0]
                 self.report(
@@ -144,6 +161,33 @@ class MissingDeclaration(Rule):
                     f'which misses encoder "{encoder}" (registered modality "{modality}"); '
                     f'declare it on "{facts.name}"',
                 )
+                self._attach_fix(node, [encoder], inherited=declaration)
+
+    def _attach_fix(self, node: cst.ClassDef, encoders: Iterable[str], inherited: Declaration | None = None) -> None:
+        """Unsafe: declaring an encoder fixed is a claim about the model that a person must review."""
+        marker = str(self.config.get("fixed-marker"))
+        entries: list[str] = []
+        for entry in inherited.entries if inherited is not None else ():
+            if entry.kind == "configurable":
+                backends = ", ".join(json.dumps(b) for b in entry.backends) + ("," if len(entry.backends) == 1 else "")
+                entries.append(f"{json.dumps(entry.encoder)}: ({backends})")
+            elif entry.kind == "fixed":
+                entries.append(f"{json.dumps(entry.encoder)}: {marker}({json.dumps(entry.reason)})")
+            else:
+                return  # get_args(...) or an invalid entry: no faithful copy to write
+        missing = list(encoders)
+        entries += [f"{json.dumps(encoder)}: {marker}({json.dumps(TODO_REASON)})" for encoder in missing]
+        homes = sorted(q.rpartition(".")[0] for q in self.index.classes if q.rpartition(".")[2] == marker)
+        start = self.get_metadata(PositionProvider, node.name).start
+        names = ", ".join(f'"{encoder}"' for encoder in missing)
+        fix = Fix(
+            "add-declaration-entries",
+            Applicability.UNSAFE,
+            f"Declare encoder {names} {marker} with a TODO reason to review",
+            Position(start.line, start.column),
+            (self._attribute, marker, homes[0] if homes else "", *entries),
+        )
+        self.findings[-1] = dataclasses.replace(self.findings[-1], fix=fix)
 
     def _missing_message(self, facts: ClassFacts, required: tuple[dict[str, str], ClassFacts] | None) -> str:
         head = f'multimodal model "{facts.name}" has no {self._attribute} declaration (own or inherited)'

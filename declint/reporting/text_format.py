@@ -3,23 +3,43 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 
-from declint.types import RunResult
+from declint.reporting.model import Report
+from declint.types import Applicability, Finding, RunResult
+
+ELSEWHERE_HEADING = "Outside the changed lines, caused by the change (not annotated):"
 
 
-def render(result: RunResult) -> str:
-    lines = [f"{f.path}:{f.line}:{f.column + 1}: {f.code} {f.message}" for f in result.findings]
-    count = len(result.findings)
-    noun = "finding" if count == 1 else "findings"
-    lines.append(
-        f"Found {count} {noun} in {result.files_checked} files."
-        if count
-        else f"All clear: {result.files_checked} files checked."
-    )
+def finding_line(finding: Finding) -> str:
+    return f"{finding.path}:{finding.line}:{finding.column + 1}: {finding.code} {finding.message}"
+
+
+def render(report: Report) -> str:
+    lines = [finding_line(item.finding) for item in report.annotated]
+    lines += elsewhere_heading(report)
+    lines += [finding_line(item.finding) for item in report.elsewhere]
+    lines += fix_hint(report)
+    lines.append(report.summary_line())
     return "\n".join(lines) + "\n"
 
 
-def statistics(result: RunResult) -> str:
-    counts = Counter((f.code, f.name) for f in result.findings)
+def elsewhere_heading(report: Report) -> list[str]:
+    """--diff-base: findings the change causes outside its own lines come last, under a heading."""
+    return ["", ELSEWHERE_HEADING] if report.elsewhere else []
+
+
+def fix_hint(report: Report) -> list[str]:
+    fixable = report.fixable()
+    safe, unsafe = fixable[Applicability.SAFE], fixable[Applicability.UNSAFE]
+    if not safe:
+        return []
+    more = f"; {unsafe} more with --fix --unsafe-fixes" if unsafe else ""
+    return [f"[*] {safe} fixable with --fix{more}."]
+
+
+def statistics(findings: Iterable[Finding] | RunResult) -> str:
+    items = findings.findings if isinstance(findings, RunResult) else findings
+    counts = Counter((f.code, f.name) for f in items)
     rows = [f"{count:>5}  {code}  {name}" for (code, name), count in sorted(counts.items())]
     return "\n".join(rows) + ("\n" if rows else "")

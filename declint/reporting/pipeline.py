@@ -1,0 +1,148 @@
+"""`declint check` beyond the engine: fixes, fingerprints, baseline, changed lines, one Report.
+
+Order matters and is fixed: fixes are applied first (so the report describes the files as they
+are afterwards), then every finding is fingerprinted (suppressed ones too, see fingerprint.py),
+then the baseline moves known findings out and adds DL904 for its stale entries, then
+--diff-base splits what is left into annotated findings, findings the change caused elsewhere,
+and older ones elsewhere (counted, not reported).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from declint import __version__
+from declint import baseline as baseline_file
+from declint.changed_lines import ChangedLines, base_fingerprints, compute
+from declint.discovery import discover, display_path
+from declint.engine import Engine
+from declint.fingerprint import fingerprints
+from declint.fixes import FixOutcome, fix_run, previews
+from declint.reporting.model import BaselineInfo, DiffScope, Item, Report
+from declint.reporting.sources import SourceCache
+from declint.rule import RuleMeta
+from declint.types import Finding
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    paths: tuple[Path, ...]
+    baseline: Path | None = None
+    diff_base: str | None = None
+    include_suppressed: bool = False
+    docs_url: str | None = None
+    fix: bool = False
+    unsafe_fixes: bool = False
+    diff_only: bool = False  # --diff: compute the fixes, write nothing
+    cwd: Path = field(default_factory=Path.cwd)
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    report: Report
+    fixes: FixOutcome | None = None
+
+
+def run(engine: Engine, request: CheckRequest, rules: Sequence[type[RuleMeta]]) -> CheckOutcome:
+    paths = list(request.paths)
+    outcome = None
+    if request.fix or request.diff_only:
+        outcome = fix_run(engine, paths, unsafe=request.unsafe_fixes, write=not request.diff_only)
+    result = replace(engine, keep_suppressed=True).run(paths)
+    root = engine.config.root
+    sources = SourceCache(root)
+    prints = fingerprints([*result.findings, *(s.finding for s in result.suppressed)], sources)
+    findings = list(result.findings)
+    suppressed = [Item(s.finding, prints[s.finding], justification=s.justification) for s in result.suppressed]
+
+    info = None
+    if request.baseline is not None:
+        findings, matched, info = _apply_baseline(engine, request, findings, prints, sources)
+        suppressed += [
+            Item(f, prints[f], justification=f"listed in the baseline {info.path}", suppression_kind="external")
+            for f in matched
+        ]
+
+    scope = None
+    on_diff: dict[Finding, bool] = {}
+    if request.diff_base is not None:
+        findings, on_diff, scope = _apply_diff(engine, request, findings, prints)
+
+    fixable = previews(findings, sources)
+    items = tuple(
+        Item(f, prints[f], fixable.get(f), on_changed_lines=on_diff.get(f, True))
+        for f in sorted(findings, key=Finding.sort_key)
+    )
+    report = Report(
+        items=items,
+        files_checked=result.files_checked,
+        files_indexed=result.files_indexed,
+        rule_codes=result.rule_codes,
+        rules=rules,
+        root=root,
+        sources=sources,
+        version=__version__,
+        suppressed=tuple(sorted(suppressed, key=lambda item: item.finding.sort_key())),
+        include_suppressed=request.include_suppressed,
+        docs_url=request.docs_url,
+        workspace_prefix=workspace_prefix(root, request.cwd),
+        diff=scope,
+        baseline=info,
+        fixed=outcome.fixed if outcome is not None and not request.diff_only else 0,
+    )
+    return CheckOutcome(report, outcome)
+
+
+def workspace_prefix(root: Path, cwd: Path) -> str:
+    """The project root as seen from the working directory ("" when they are the same or unrelated)."""
+    relative = os.path.relpath(root, cwd.resolve())
+    if relative == "." or relative == ".." or relative.startswith(".." + os.sep):
+        return ""
+    return Path(relative).as_posix() + "/"
+
+
+def scope_of(engine: Engine, paths: Sequence[Path]) -> baseline_file.Scope:
+    root = engine.config.root
+    files = frozenset(item.rel for item in discover(paths, engine.config).files)
+    directories = tuple(display_path(p, root) for p in paths if Path(p).is_dir())
+    return baseline_file.Scope(files, directories, engine.selection.enabled)
+
+
+def _apply_baseline(
+    engine: Engine,
+    request: CheckRequest,
+    findings: list[Finding],
+    prints: dict[Finding, str],
+    sources: SourceCache,
+) -> tuple[list[Finding], tuple[Finding, ...], BaselineInfo]:
+    assert request.baseline is not None
+    known = baseline_file.load(request.baseline)
+    rel = display_path(request.baseline, engine.config.root)
+    scope = scope_of(engine, list(request.paths))
+    scope = replace(scope, files=scope.files | {f.path for f in findings})
+    split = baseline_file.apply(known, findings, prints, scope=scope, baseline_rel=rel)
+    prints.update(fingerprints(split.stale, sources))
+    info = BaselineInfo(rel, len(known.entries), len(split.matched))
+    return [*split.reported, *split.stale], split.matched, info
+
+
+def _apply_diff(
+    engine: Engine, request: CheckRequest, findings: list[Finding], prints: dict[Finding, str]
+) -> tuple[list[Finding], dict[Finding, bool], DiffScope]:
+    assert request.diff_base is not None
+    changed: ChangedLines = compute(engine.config.root, request.diff_base, list(request.paths))
+    older = base_fingerprints(engine, list(request.paths), changed)
+    kept: list[Finding] = []
+    on_diff: dict[Finding, bool] = {}
+    preexisting = 0
+    for finding in findings:
+        touches = changed.touches(finding)
+        if not touches and prints[finding] in older:
+            preexisting += 1
+            continue
+        kept.append(finding)
+        on_diff[finding] = touches
+    return kept, on_diff, DiffScope(request.diff_base, changed.merge_base, len(changed.files), preexisting)

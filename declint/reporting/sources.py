@@ -1,0 +1,78 @@
+"""Source text for reports: snippets, byte columns, fingerprints. Read lazily, once per file.
+
+Python files are decoded as the engine decodes them (BOM, PEP 263 cookie); any other file a
+finding points at (a config file, a baseline, docs) is read as UTF-8. A file that cannot be
+read gives no lines: reporters then print what they can without it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from declint.errors import SourceError
+from declint.source import decode_source
+
+
+class SourceCache:
+    def __init__(self, root: Path, overrides: Mapping[str, bytes] | None = None) -> None:
+        self.root = root
+        self._overrides = dict(overrides or {})
+        self._texts: dict[str, str | None] = {}
+
+    def path_of(self, rel: str) -> Path:
+        return Path(rel) if os.path.isabs(rel) else self.root / rel
+
+    def text(self, rel: str) -> str | None:
+        if rel not in self._texts:
+            self._texts[rel] = self._read(rel)
+        return self._texts[rel]
+
+    def lines(self, rel: str) -> list[str]:
+        """Lines without their line endings (`\\r\\n`, `\\n`, a lone `\\r` all end a line, as in Python)."""
+        text = self.text(rel)
+        return text.splitlines() if text is not None else []
+
+    def line(self, rel: str, number: int) -> str | None:
+        lines = self.lines(rel)
+        return lines[number - 1] if 1 <= number <= len(lines) else None
+
+    def _read(self, rel: str) -> str | None:
+        try:
+            data = self._overrides.get(rel)
+            if data is None:
+                data = self.path_of(rel).read_bytes()
+        except OSError:
+            return None
+        if rel.endswith(".py"):
+            try:
+                return decode_source(data, rel).text
+            except SourceError:
+                return None
+        try:
+            return data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            return None
+
+
+def span_text(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> str:
+    """The text between two (line 1-based, column 0-based) positions, end exclusive."""
+    (l1, c1), (l2, c2) = start, end
+    if not 1 <= l1 <= len(lines):
+        return ""
+    if (l2, c2) <= (l1, c1):
+        return lines[l1 - 1][c1:]
+    if l1 == l2:
+        return lines[l1 - 1][c1:c2]
+    parts = [lines[l1 - 1][c1:], *lines[l1 : min(l2 - 1, len(lines))]]
+    if l2 <= len(lines):
+        parts.append(lines[l2 - 1][:c2])
+    return "\n".join(parts)
+
+
+def utf8_column(line: str | None, column: int) -> int:
+    """A 0-based code-point column as a 1-based UTF-8 byte column (reviewdog's unit)."""
+    if line is None:
+        return column + 1
+    return len(line[:column].encode("utf-8", "surrogatepass")) + 1 + max(0, column - len(line))
