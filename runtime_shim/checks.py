@@ -6,7 +6,7 @@ Each function returns violations; the caller routes them by mode (raise, log, re
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -190,12 +190,41 @@ def encoder_config(model: str, encoder: str, config: Any, conventions: Conventio
 
 
 # ---- after __init__ ----------------------------------------------------------------------------
-def backend_layers(module: Any, base: type) -> Iterator[tuple[str, Any]]:
-    """(path, backend instance) of every attention layer under `module`."""
-    for path, child in module.named_modules():
-        for name, value in vars(child).items():
-            if isinstance(value, base):
-                yield (f"{path}.{name}" if path else name), value
+def _children(module: Any) -> Any:
+    # nn.Module keeps submodules in `_modules`; walking it directly skips named_modules()' string
+    # building, which dominates the shim's cost on a model with hundreds of modules.
+    return vars(module).get("_modules", {}).items()
+
+
+def backend_layers(module: Any, base: type) -> list[tuple[str, Any]]:
+    """(path, backend instance) of every attention layer under `module`.
+
+    Compares exact types against the backend classes (a set lookup): this walk is most of the
+    shim's construction cost, and isinstance on every attribute of every module doubles it.
+    """
+    kinds = {base, *_all_subclasses(base)}
+    found: list[tuple[str, Any]] = []
+    stack: list[tuple[str, Any]] = [("", module)]
+    while stack:
+        path, child = stack.pop()
+        attributes = vars(child)
+        for name, value in attributes.items():
+            if type(value) in kinds:
+                found.append((f"{path}.{name}" if path else name, value))
+        for name, sub in attributes.get("_modules", {}).items():
+            if sub is not None:
+                stack.append((f"{path}.{name}" if path else name, sub))
+    return found
+
+
+def _all_subclasses(cls: type) -> list[type]:
+    found: list[type] = []
+    stack = list(cls.__subclasses__())
+    while stack:
+        sub = stack.pop()
+        found.append(sub)
+        stack.extend(sub.__subclasses__())
+    return found
 
 
 def locate_encoders(
@@ -203,14 +232,16 @@ def locate_encoders(
 ) -> dict[str, list[tuple[str, Any]]]:
     """Top-most submodules built from an encoder's derived config, or encoder-mixin instances."""
     found: dict[str, list[tuple[str, Any]]] = {}
-    taken: list[str] = []
-    for path, module in model.named_modules():
-        if not path or any(path.startswith(prefix + ".") for prefix in taken):
-            continue
+    stack: list[tuple[str, Any]] = [(name, sub) for name, sub in _children(model) if sub is not None]
+    while stack:
+        path, module = stack.pop()
         encoder = _encoder_of(module, construction, encoder_mixin, conventions)
         if encoder is not None:
             found.setdefault(encoder, []).append((path, module))
-            taken.append(path)
+            continue  # top-most only
+        stack.extend((f"{path}.{name}", sub) for name, sub in _children(module) if sub is not None)
+    for modules in found.values():
+        modules.sort(key=lambda item: item[0])
     return found
 
 

@@ -1,0 +1,356 @@
+"""The runtime shim on a GPU: what it rejects before allocating, and what it costs.
+
+    python benchmarks/gpu_shim.py [--out results.json] [--quick]
+
+Runs on the demo stand-in (examples/mini_trtllm) with CUDA. Measures, each with and without
+the shim installed (same process, A/B interleaved, medians):
+  1. an unsupported override is rejected with torch.cuda.memory_allocated() unchanged;
+  2. the metadata/backend mismatch is rejected inside setup_attn_metadata, before any kernel;
+  3. model construction time (host clock around construction + synchronize);
+  4. steady-state encoder forward and CUDA-graph replay (CUDA events);
+  5. the SDPA probe: finds the direct call in Step3.7 VL's encoder on the first forward, then
+     detaches; its cost while active.
+Prints a table; writes every number to --out (JSON).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import torch  # noqa: E402
+
+from declint import runtime_shim as shim  # noqa: E402
+from tests.shim_fixtures.demo_models import flashinfer_importable, import_models, model_config  # noqa: E402
+
+CUDA = torch.device("cuda")
+
+
+def sync() -> None:
+    torch.cuda.synchronize()
+
+
+def rejected_without_allocation(classes: dict[str, type]) -> dict[str, Any]:
+    cases = {
+        "Gemma4Model audio=VANILLA (fixed encoder)": (classes["Gemma4Model"], {"vision": "TRTLLM", "audio": "VANILLA"}),
+        "Glm5NextVModel vision=VANILLA (declares TRTLLM)": (classes["Glm5NextVModel"], {"vision": "VANILLA"}),
+        "Gemma4UnifiedModel vision=TRTLLM (encoder-free)": (classes["Gemma4UnifiedModel"], {"vision": "TRTLLM"}),
+    }
+    results: dict[str, Any] = {}
+    for label, (cls, overrides) in cases.items():
+        config = model_config("TRTLLM", overrides, hidden=256, heads=4, depth=4)
+        row: dict[str, Any] = {}
+        for installed in (False, True):
+            if installed:
+                shim.install("enforce")
+            sync()
+            before = torch.cuda.memory_allocated()
+            outcome = "built"
+            try:
+                with CUDA:
+                    model = cls(config)
+                del model
+            except shim.ShimError as error:
+                outcome = "ShimError " + ",".join(error.codes)
+            except ValueError as error:
+                outcome = f"ValueError from the model: {error}"
+            sync()
+            after = torch.cuda.memory_allocated()
+            shim.uninstall()
+            torch.cuda.empty_cache()
+            row["with_shim" if installed else "without_shim"] = {
+                "outcome": outcome,
+                "memory_allocated_delta_bytes": after - before if outcome != "built" else "model built",
+            }
+        results[label] = row
+    return results
+
+
+def metadata_mismatch() -> dict[str, Any]:
+    from torch.profiler import ProfilerActivity, profile
+
+    with flashinfer_importable():
+        from tests.shim_fixtures.skew_models import SkewVLModel, tokens
+
+        config = model_config("TRTLLM", {"vision": "FLASHINFER"}, hidden=256, heads=4, depth=4)
+        result: dict[str, Any] = {}
+        with CUDA:
+            model = SkewVLModel(config)
+        inputs = tokens(model, 64)
+        sync()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            model.visual.setup_attn_metadata(max_num_requests=4, max_num_tokens=1024)
+            try:
+                model.visual(inputs)
+                result["without_shim"] = "no error"
+            except AttributeError as error:
+                result["without_shim"] = f"AttributeError at the first forward: {error}"
+            sync()
+        result["without_shim_kernels_before_failure"] = sum(1 for e in prof.events() if e.device_type.name == "CUDA")
+
+        shim.install("enforce")
+        with CUDA:
+            model = SkewVLModel(config)
+        sync()
+        before = torch.cuda.memory_allocated()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            try:
+                model.visual.setup_attn_metadata(max_num_requests=4, max_num_tokens=1024)
+                result["with_shim"] = "no error"
+            except shim.ShimError as error:
+                result["with_shim"] = "ShimError " + ",".join(error.codes)
+                result["with_shim_message"] = str(error)
+            sync()
+        result["with_shim_kernels_launched"] = sum(1 for e in prof.events() if e.device_type.name == "CUDA")
+        result["with_shim_memory_delta_bytes"] = torch.cuda.memory_allocated() - before
+        result["metadata_created"] = model.visual.attn_metadata is not None
+        shim.uninstall()
+    return result
+
+
+def construction_overhead(classes: dict[str, type], rounds: int) -> dict[str, Any]:
+    cls = classes["Qwen3VLModel"]
+    config = model_config("TRTLLM", {"vision": "TRTLLM"}, hidden=1024, heads=16, depth=24, text_layers=2)
+    times: dict[str, list[float]] = {"without": [], "with": []}
+
+    def build() -> float:
+        sync()
+        start = time.perf_counter()
+        with CUDA:
+            model = cls(config)
+        sync()
+        elapsed = time.perf_counter() - start
+        del model
+        return elapsed
+
+    build()  # warm-up: allocator, kernels
+    for round_ in range(rounds):
+        for label in ("without", "with") if round_ % 2 == 0 else ("with", "without"):  # ABBA: drift cancels
+            if label == "with":
+                shim.install("enforce")
+            times[label].append(build())
+            shim.uninstall()
+            torch.cuda.empty_cache()
+    a, b = statistics.median(times["without"]), statistics.median(times["with"])
+    return {
+        "model": "Qwen3VLModel vision 1024x24 + text 1024x2",
+        "rounds": rounds,
+        "median_s_without": a,
+        "median_s_with": b,
+        "overhead_percent": 100 * (b - a) / a,
+        "shim_hooks_s": shim_hooks_cost(cls, config, rounds),
+        "all_s": times,
+    }
+
+
+def shim_hooks_cost(cls: type, config: Any, rounds: int) -> float:
+    """Median time spent inside the shim's own construction hooks (before + after __init__)."""
+    from declint.runtime_shim import _shim
+
+    spent: list[float] = []
+    original_begin, original_finish = _shim.Shim.begin, _shim.Shim.finish
+
+    def begin(self: Any, *args: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return original_begin(self, *args)
+        finally:
+            spent.append(time.perf_counter() - start)
+
+    def finish(self: Any, *args: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return original_finish(self, *args)
+        finally:
+            spent[-1] += time.perf_counter() - start
+
+    _shim.Shim.begin, _shim.Shim.finish = begin, finish  # type: ignore[method-assign]
+    try:
+        shim.install("enforce")
+        for _ in range(rounds):
+            with CUDA:
+                model = cls(config)
+            del model
+    finally:
+        shim.uninstall()
+        _shim.Shim.begin, _shim.Shim.finish = original_begin, original_finish  # type: ignore[method-assign]
+    return statistics.median(spent)
+
+
+def cuda_timed(fn: Callable[[], Any], iters: int) -> float:
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(iters):
+        fn()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / iters
+
+
+def steady_state(classes: dict[str, type], rounds: int, iters: int) -> dict[str, Any]:
+    torch.set_default_dtype(torch.bfloat16)
+    try:
+        config = model_config("TRTLLM", {"vision": "TRTLLM"}, hidden=1024, heads=16, depth=24)
+        shim.install("enforce", probe_sdpa=True)
+        with CUDA:
+            model = classes["Qwen3VLModel"](config).eval()
+        visual = model.visual
+        visual.setup_attn_metadata(max_num_requests=8, max_num_tokens=8192)
+        grid = torch.tensor([[1, 32, 32]] * 4, device=CUDA)
+        patches = torch.randn(4 * 1024, 3 * 2 * 8 * 8, device=CUDA)
+        with torch.inference_mode():
+            visual(patches, grid)  # first forward: the probe runs once here and detaches
+            sync()
+            eager: dict[str, list[float]] = {"without": [], "with": []}
+            for round_ in range(rounds):
+                for label in ("without", "with") if round_ % 2 == 0 else ("with", "without"):
+                    if label == "with":
+                        shim.install("enforce")
+                    else:
+                        shim.uninstall()
+                    eager[label].append(cuda_timed(lambda: visual(patches, grid), iters))
+            shim.uninstall()
+            # Graph: the block stack over prepared metadata (prepare copies from the host).
+            metadata = visual.prepare_attn_metadata([1024] * 4)
+            x = visual.patch_embed(patches)
+
+            def blocks() -> torch.Tensor:
+                y = x
+                for block in visual.blocks:
+                    y = block(y, metadata)
+                return y
+
+            stream = torch.cuda.Stream()
+            stream.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(stream):
+                for _ in range(3):
+                    blocks()
+            torch.cuda.current_stream().wait_stream(stream)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                out = blocks()
+            replay: dict[str, list[float]] = {"without": [], "with": []}
+            for round_ in range(rounds):
+                for label in ("without", "with") if round_ % 2 == 0 else ("with", "without"):
+                    if label == "with":
+                        shim.install("enforce")
+                    else:
+                        shim.uninstall()
+                    replay[label].append(cuda_timed(graph.replay, iters))
+            shim.uninstall()
+            check = (out - blocks()).abs().max().item()
+    finally:
+        torch.set_default_dtype(torch.float32)
+
+    def summary(samples: dict[str, list[float]]) -> dict[str, Any]:
+        a, b = statistics.median(samples["without"]), statistics.median(samples["with"])
+        spread = max(samples["without"]) - min(samples["without"])
+        return {
+            "median_ms_without": a,
+            "median_ms_with": b,
+            "delta_percent": 100 * (b - a) / a,
+            "spread_percent_without": 100 * spread / a,
+            "all_ms": samples,
+        }
+
+    return {
+        "encoder": "Qwen3 vision 1024x24 bf16, 4 images x 1024 tokens, TRTLLM stand-in",
+        "rounds": rounds,
+        "iters_per_round": iters,
+        "eager_forward": summary(eager),
+        "graph_replay": summary(replay),
+        "graph_vs_eager_max_abs_diff": check,
+    }
+
+
+def sdpa_probe(classes: dict[str, type], rounds: int, iters: int) -> dict[str, Any]:
+    from declint.runtime_shim import probe
+
+    shim.install("record", probe_sdpa=True)
+    config = model_config("TRTLLM", None, hidden=1024, heads=16, depth=8)
+    with CUDA:
+        model = classes["Step3p7VLModel"](config).eval()
+    encoder = model.vision_model
+    pixels = torch.randn(2, 3, 32, 32, device=CUDA)
+    with torch.inference_mode():
+        encoder(pixels)
+        sync()
+        found = [v.render() for v in shim.violations() if v.code == "DL101"]
+        hooks_left = len(encoder._forward_pre_hooks) + len(encoder._forward_hooks)
+        encoder(pixels)
+        sync()
+        after_second = sum(1 for v in shim.violations() if v.code == "DL101")
+        shim.uninstall()
+        mode = probe.make_mode(())
+        samples: dict[str, list[float]] = {"plain": [], "probe": []}
+        for _ in range(3):  # warm-up of both paths
+            encoder(pixels)
+            with mode:
+                encoder(pixels)
+        for round_ in range(rounds):
+            for label in ("plain", "probe") if round_ % 2 == 0 else ("probe", "plain"):
+                if label == "probe":
+                    with mode:
+                        samples[label].append(cuda_timed(lambda: encoder(pixels), iters))
+                else:
+                    samples[label].append(cuda_timed(lambda: encoder(pixels), iters))
+        plain, probed = statistics.median(samples["plain"]), statistics.median(samples["probe"])
+    return {
+        "dl101_on_first_forward": found,
+        "hooks_left_after_first_forward": hooks_left,
+        "dl101_total_after_second_forward": after_second,
+        "forward_ms_plain": plain,
+        "forward_ms_probe_active": probed,
+        "probe_cost_percent": 100 * (probed - plain) / plain,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", default="gpu_shim_results.json")
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--only", action="append", help="run only these sections (repeatable)")
+    args = parser.parse_args()
+    rounds, iters = (3, 5) if args.quick else (15, 50)
+    classes = import_models()
+    results: dict[str, Any] = {"device": torch.cuda.get_device_name(), "torch": torch.__version__}
+    sections: dict[str, Callable[[], Any]] = {
+        "rejection": lambda: rejected_without_allocation(classes),
+        "metadata_mismatch": metadata_mismatch,
+        "construction": lambda: construction_overhead(classes, rounds),
+        "steady_state": lambda: steady_state(classes, rounds, iters),
+        "sdpa_probe": lambda: sdpa_probe(classes, rounds, iters),
+    }
+    for name, run in sections.items():
+        if args.only and name not in args.only:
+            continue
+        try:
+            results[name] = run()
+        except Exception as error:  # keep the other sections' numbers
+            import traceback
+
+            results[name] = {"error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc()}
+        finally:
+            shim.uninstall()
+        Path(args.out).write_text(json.dumps(results, indent=2, default=str))
+        print(f"== {name}", json.dumps(_brief(results[name]), default=str), flush=True)
+
+
+def _brief(value: Any) -> Any:
+    """The result without the raw samples, for the printed summary."""
+    if isinstance(value, dict):
+        return {k: _brief(v) for k, v in value.items() if k not in ("all_s", "all_ms", "traceback")}
+    return value
+
+
+if __name__ == "__main__":
+    main()
