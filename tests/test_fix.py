@@ -1,0 +1,315 @@
+"""`check --fix / --unsafe-fixes / --diff`: exact rewritten files, validation, safety of the writes."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from declint.cli import cli
+from tests.conftest import DEMO, MakeTree
+
+MODEL = "tensorrt_llm/_torch/models/"
+IMPORTS = (
+    "from torch import nn\n"
+    "from tensorrt_llm._torch.models.modeling_multimodal_mixin import FixedEncoderAttention, MultimodalModelMixin\n"
+    "from tensorrt_llm._torch.models.modeling_utils import MultimodalPlaceholderMetadata, register_input_processor\n"
+)
+REGISTRATION_IMPORT = IMPORTS.splitlines(keepends=True)[2]
+REGISTER_IMAGE = (
+    '@register_input_processor(object, model_type="x", placeholder_metadata=MultimodalPlaceholderMetadata(\n'
+    '    placeholder_map={"image": "<i>"}))\n'
+)
+REGISTER_BOTH = (
+    '@register_input_processor(object, model_type="x", placeholder_metadata=MultimodalPlaceholderMetadata(\n'
+    '    placeholder_map={"image": "<i>", "audio": "<a>"}))\n'
+)
+TODO = 'FixedEncoderAttention("TODO: say why it cannot be changed (inserted by declint --unsafe-fixes)")'
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(cli, ["check", *args])
+
+
+def test_safe_fixes_rewrite_exactly_what_they_claim(make_tree: MakeTree) -> None:
+    source = (
+        IMPORTS + "\n\nclass Tidy(MultimodalModelMixin, nn.Module):\n"
+        '    encoder_attention_backends = {"vision": ("VANILLA", "trtllm")}\n\n\n'
+        "def pick(attn_backend):\n"
+        "    x = 1  # declint: ignore[DL103] kept for the old path\n"
+        "    # declint: ignore[DL103] standalone and stale\n"
+        "    y = 2\n"
+        '    z = attn_backend == "TRTLLM"  # declint: ignore[DL103, DL101] legacy comparison\n'
+        "    w = 3  # declint: ignore[DL103] stale  # pragma: no cover\n"
+        "    return x, y, z, w\n"
+    )
+    root = make_tree({MODEL + "modeling_fix.py": source})
+    result = run("--fix", str(root / "tensorrt_llm"))
+    assert result.stderr == "declint: fixed 5 findings in 1 file\n"
+    checked = json.loads(run("--format", "json", str(root / "tensorrt_llm")).stdout)["summary"]["files_checked"]
+    assert (result.exit_code, result.stdout) == (0, f"All clear: {checked} files checked (5 fixed).\n")
+    assert (root / MODEL / "modeling_fix.py").read_text() == (
+        IMPORTS + "\n\nclass Tidy(MultimodalModelMixin, nn.Module):\n"
+        '    encoder_attention_backends = {"vision": ("VANILLA", "TRTLLM")}\n\n\n'
+        "def pick(attn_backend):\n"
+        "    x = 1\n"
+        "    y = 2\n"
+        '    z = attn_backend == "TRTLLM"  # declint: ignore[DL103] legacy comparison\n'
+        "    w = 3  # pragma: no cover\n"
+        "    return x, y, z, w\n"
+    )
+    again = run("--fix", str(root / "tensorrt_llm"))
+    assert (again.exit_code, again.stderr) == (0, "declint: fixed 0 findings in 0 files\n")
+
+
+def test_unsafe_fixes_need_the_flag(make_tree: MakeTree) -> None:
+    source = IMPORTS + "\n" + REGISTER_IMAGE + "class Bare(MultimodalModelMixin, nn.Module):\n    pass\n"
+    root = make_tree({MODEL + "modeling_bare.py": source})
+    result = run("--fix", str(root / "tensorrt_llm"))
+    assert result.exit_code == 1
+    assert result.stderr == "declint: fixed 0 findings in 0 files\n"
+    assert result.stdout.splitlines()[0].startswith(f"{MODEL}modeling_bare.py:7:7: DL102 ")
+    assert (root / MODEL / "modeling_bare.py").read_text() == source
+    result = run("--fix", "--unsafe-fixes", str(root / "tensorrt_llm"))
+    assert (result.exit_code, result.stderr) == (0, "declint: fixed 1 finding in 1 file\n")
+    assert (root / MODEL / "modeling_bare.py").read_text() == (
+        IMPORTS + "\n" + REGISTER_IMAGE + "class Bare(MultimodalModelMixin, nn.Module):\n"
+        "    encoder_attention_backends = {\n"
+        f'        "vision": {TODO},\n'
+        "    }\n"
+    )
+
+
+def test_unsafe_fix_extends_a_declaration_keeping_its_comments(make_tree: MakeTree) -> None:
+    source = (
+        IMPORTS + "\n" + REGISTER_BOTH + "class Phi(MultimodalModelMixin, nn.Module):\n"
+        '    """Docs."""\n\n'
+        "    encoder_attention_backends = {  # reviewed\n"
+        '        "vision": ("TRTLLM",),  # only TRTLLM for now\n'
+        "    }\n"
+    )
+    root = make_tree({MODEL + "modeling_phi.py": source})
+    result = run("--fix", "--unsafe-fixes", str(root / "tensorrt_llm"))
+    assert result.exit_code == 0, result.output
+    assert (root / MODEL / "modeling_phi.py").read_text() == (
+        IMPORTS + "\n" + REGISTER_BOTH + "class Phi(MultimodalModelMixin, nn.Module):\n"
+        '    """Docs."""\n\n'
+        "    encoder_attention_backends = {  # reviewed\n"
+        '        "vision": ("TRTLLM",),  # only TRTLLM for now\n'
+        f'        "audio": {TODO},\n'
+        "    }\n"
+    )
+
+
+def test_unsafe_fix_on_a_subclass_copies_the_inherited_entries_and_imports_the_marker(make_tree: MakeTree) -> None:
+    base = (
+        IMPORTS.split("\n", 1)[1] + "\n" + REGISTER_IMAGE + "class Base(MultimodalModelMixin):\n"
+        '    encoder_attention_backends = {"vision": ("VANILLA", "TRTLLM")}\n'
+    )
+    child = (
+        "from tensorrt_llm._torch.models.modeling_base import Base\n"
+        + REGISTRATION_IMPORT
+        + "\n"
+        + REGISTER_BOTH
+        + "class WithAudio(Base):\n    pass\n"
+    )
+    root = make_tree({MODEL + "modeling_base.py": base, MODEL + "modeling_child.py": child})
+    result = run("--fix", "--unsafe-fixes", str(root / "tensorrt_llm"))
+    assert (result.exit_code, result.stderr) == (0, "declint: fixed 1 finding in 1 file\n")
+    assert (root / MODEL / "modeling_child.py").read_text() == (
+        "from tensorrt_llm._torch.models.modeling_base import Base\n"
+        + REGISTRATION_IMPORT
+        + "from tensorrt_llm._torch.models.modeling_multimodal_mixin import FixedEncoderAttention\n"
+        "\n" + REGISTER_BOTH + "class WithAudio(Base):\n"
+        "    encoder_attention_backends = {\n"
+        '        "vision": ("VANILLA", "TRTLLM"),\n'
+        f'        "audio": {TODO},\n'
+        "    }\n"
+    )
+    assert (root / MODEL / "modeling_base.py").read_text() == base
+
+
+def test_a_fix_that_would_add_a_finding_is_not_written(make_tree: MakeTree) -> None:
+    source = (
+        IMPORTS
+        + '\nclass Twice(MultimodalModelMixin):\n    encoder_attention_backends = {"vision": ("TRTLLM", "trtllm")}\n'
+    )
+    root = make_tree({MODEL + "modeling_twice.py": source})
+    result = run("--fix", str(root / "tensorrt_llm"))
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "declint: fixed 0 findings in 0 files\n"
+        f"declint: not fixed: {MODEL}modeling_twice.py:6:56: DL104: re-linting the fixed text reports DL104 in "
+        f'{MODEL}modeling_twice.py: encoder "vision": backend "TRTLLM" is listed twice\n'
+    )
+    assert (root / MODEL / "modeling_twice.py").read_text() == source
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "reason"),
+    [
+        ("modeling_cr.py", b"x = 1\ry = 2\n", "contains a lone carriage return; not rewritten"),
+        ("modeling_ff.py", b"x = 1\n\x0c\ny = 2\n", "contains a form feed; not rewritten"),
+    ],
+)
+def test_files_libcst_may_not_reproduce_are_left_untouched(
+    make_tree: MakeTree, name: str, data: bytes, reason: str
+) -> None:
+    body = (
+        IMPORTS.encode()
+        + b'\nclass Case(MultimodalModelMixin):\n    encoder_attention_backends = {"vision": ("trtllm",)}\n'
+    )
+    root = make_tree({})
+    path = root / MODEL / name
+    path.write_bytes(data + body)
+    result = run("--fix", str(path))
+    assert result.exit_code == 1
+    line = 2 + data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n") + 4
+    assert (
+        result.stderr.splitlines()[-1] == f"declint: not fixed: {MODEL}{name}:{line}:46: DL104: {MODEL}{name} {reason}"
+    )
+    assert path.read_bytes() == data + body
+
+
+def test_diff_shows_the_fixes_and_writes_nothing(make_tree: MakeTree) -> None:
+    source = IMPORTS + '\nclass Case(MultimodalModelMixin):\n    encoder_attention_backends = {"vision": ("trtllm",)}\n'
+    root = make_tree({MODEL + "modeling_case.py": source})
+    result = run("--diff", str(root / "tensorrt_llm"))
+    assert result.exit_code == 1
+    assert result.stdout == (
+        f"--- a/{MODEL}modeling_case.py\n+++ b/{MODEL}modeling_case.py\n@@ -3,4 +3,4 @@\n"
+        f" {REGISTRATION_IMPORT}"
+        " \n"
+        " class Case(MultimodalModelMixin):\n"
+        '-    encoder_attention_backends = {"vision": ("trtllm",)}\n'
+        '+    encoder_attention_backends = {"vision": ("TRTLLM",)}\n'
+    )
+    assert result.stderr == "declint: would fix 1 finding in 1 file\n"
+    assert (root / MODEL / "modeling_case.py").read_text() == source
+    report = root / "report.json"
+    result = run("--diff", "--output-format", f"json:{report}", str(root / "tensorrt_llm"))
+    assert json.loads(report.read_text())["summary"]["fixable"] == {"safe": 1, "unsafe": 0}
+    result = run("--diff", "--output-format", "json", str(root / "tensorrt_llm"))
+    assert result.exit_code == 2 and "--diff prints the diff on stdout" in result.output
+    (root / MODEL / "modeling_case.py").write_text(source.replace("trtllm", "TRTLLM"))
+    result = run("--diff", str(root / "tensorrt_llm"))
+    assert (result.exit_code, result.stdout) == (0, "")
+
+
+def test_writes_keep_mode_encoding_bom_and_symlinks(make_tree: MakeTree) -> None:
+    declaration = '\nclass Case(MultimodalModelMixin):\n    encoder_attention_backends = {"vision": ("trtllm",)}\n'
+    root = make_tree({})
+    latin = root / MODEL / "modeling_latin.py"
+    latin.write_bytes(b"# -*- coding: latin-1 -*-\n# caf\xe9\n" + IMPORTS.encode() + declaration.encode())
+    latin.chmod(0o640)
+    bom = root / MODEL / "modeling_bom.py"
+    bom.write_bytes(b"\xef\xbb\xbf" + IMPORTS.encode() + declaration.encode())
+    target = root / "real_model.py"
+    target.write_text(IMPORTS + declaration)
+    link = root / MODEL / "modeling_link.py"
+    link.symlink_to(target)
+    result = run("--fix", str(root / "tensorrt_llm"))
+    assert result.stderr == "declint: fixed 3 findings in 3 files\n"
+    assert (
+        latin.read_bytes()
+        == b"# -*- coding: latin-1 -*-\n# caf\xe9\n"
+        + IMPORTS.encode()
+        + declaration.replace("trtllm", "TRTLLM").encode()
+    )
+    assert stat.S_IMODE(latin.stat().st_mode) == 0o640
+    assert bom.read_bytes().startswith(b"\xef\xbb\xbf" + IMPORTS.encode())
+    assert b'("TRTLLM",)' in bom.read_bytes()
+    assert link.is_symlink() and '("TRTLLM",)' in target.read_text()
+    leftovers = [p for p in root.rglob("*") if p.name.endswith(".declint")]
+    assert leftovers == []
+
+
+def test_fix_on_a_copy_of_the_demo(tmp_path: Path) -> None:
+    demo = tmp_path / "demo"
+    shutil.copytree(DEMO, demo)
+    qwen = demo / MODEL / "modeling_qwen3vl.py"
+    original = qwen.read_text()
+    broken = original.replace(
+        "    encoder_attention_backends = {\n",
+        "    encoder_attention_backends = {  # declint: ignore[DL103] obsolete\n",
+        1,
+    ).replace('"vision": ("VANILLA", "TRTLLM", "FLASHINFER"),', '"vision": ("VANILLA", "trtllm", "FLASHINFER"),', 1)
+    assert broken != original
+    qwen.write_text(broken)
+    # Two files declint must not rewrite, each with a wrong-case backend name.
+    declaration = '\nclass Odd(MultimodalModelMixin):\n    encoder_attention_backends = {"vision": ("trtllm",)}\n'
+    untouchable = {
+        demo / MODEL / "modeling_cr.py": b"x = 1\ry = 2\n" + IMPORTS.encode() + declaration.encode(),
+        demo / MODEL / "modeling_ff.py": b"x = 1\n\x0c\ny = 2\n" + IMPORTS.encode() + declaration.encode(),
+    }
+    for path, data in untouchable.items():
+        path.write_bytes(data)
+
+    def findings() -> list[dict[str, Any]]:
+        document = json.loads(run("--format", "json", str(demo)).stdout)
+        return list(document["findings"])
+
+    def safe_fixable(items: list[dict[str, Any]]) -> list[tuple[str, str, int]]:
+        return [
+            (f["code"], f["path"], f["line"])
+            for f in items
+            if f["fix"] is not None and f["fix"]["applicability"] == "safe"
+        ]
+
+    before = findings()
+    assert safe_fixable(before) == [
+        ("DL902", f"{MODEL}modeling_qwen3vl.py", 100),
+        ("DL104", f"{MODEL}modeling_qwen3vl.py", 101),
+    ]
+    wrong_case = [(f["path"], f["line"]) for f in before if f["code"] == "DL104" and '"trtllm"' in f["message"]]
+    assert wrong_case == [
+        (f"{MODEL}modeling_cr.py", 8),
+        (f"{MODEL}modeling_ff.py", 9),
+        (f"{MODEL}modeling_qwen3vl.py", 101),
+    ]
+    snapshot = {p: p.read_bytes() for p in demo.rglob("*") if p.is_file()}
+
+    result = run("--fix", str(demo))
+    assert result.stderr.splitlines() == [
+        "declint: fixed 2 findings in 1 file",
+        f"declint: not fixed: {MODEL}modeling_cr.py:8:46: DL104: {MODEL}modeling_cr.py contains a lone carriage "
+        "return; not rewritten",
+        f"declint: not fixed: {MODEL}modeling_ff.py:9:46: DL104: {MODEL}modeling_ff.py contains a form feed; "
+        "not rewritten",
+    ]
+    after = findings()
+    assert safe_fixable(after) == []
+    assert {(f["code"], f["path"], f["message"]) for f in after} <= {
+        (f["code"], f["path"], f["message"]) for f in before
+    }
+    assert len(after) < len(before)
+    assert qwen.read_text() == original
+    for path, data in untouchable.items():
+        assert path.read_bytes() == data
+    for path in demo.rglob("*.py"):
+        ast.parse(path.read_bytes(), filename=str(path))
+    assert {p for p, data in snapshot.items() if p.read_bytes() != data} == {qwen}
+
+    fixed_state = {p: p.read_bytes() for p in demo.rglob("*") if p.is_file()}
+    again = run("--fix", str(demo))
+    assert again.stderr.startswith("declint: fixed 0 findings in 0 files")
+    assert {p: p.read_bytes() for p in demo.rglob("*") if p.is_file()} == fixed_state
+
+
+def test_unsafe_fix_is_refused_when_it_would_change_another_rule_s_verdict(tmp_path: Path) -> None:
+    """On the demo, the docs table gives other reasons than the TODO: DL107 would report new drift."""
+    demo = tmp_path / "demo"
+    shutil.copytree(DEMO, demo)
+    snapshot = {p: p.read_bytes() for p in demo.rglob("*") if p.is_file()}
+    result = run("--fix", "--unsafe-fixes", str(demo))
+    refused = [line for line in result.stderr.splitlines() if line.startswith("declint: not fixed: ")]
+    assert refused and all("DL102: re-linting the fixed text reports DL107" in line for line in refused)
+    assert {p: p.read_bytes() for p in demo.rglob("*") if p.is_file()} == snapshot
+    assert os.listdir(demo / MODEL) == os.listdir(DEMO / MODEL)

@@ -1,0 +1,410 @@
+"""Output formats on a small tree with every kind of finding: fixable (safe, unsafe), suppressed,
+non-ASCII on the line; validated against the consumers' schemas where one exists."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from declint.cli import cli
+from declint.reporting.github_format import escape_data, escape_property
+from tests.conftest import SHARED_DATA, MakeTree
+
+MODEL = "tensorrt_llm/_torch/models/"
+FMT = MODEL + "modeling_fmt.py"
+SOURCE = """from torch import nn
+from tensorrt_llm._torch.models.modeling_multimodal_mixin import MultimodalModelMixin
+from tensorrt_llm._torch.models.modeling_utils import MultimodalPlaceholderMetadata, register_input_processor
+
+
+def pick(attn_backend="TRTLLM"):
+    return attn_backend
+
+
+class Tidy(MultimodalModelMixin, nn.Module):
+    encoder_attention_backends = {"vision": ("trtllm",)}
+
+
+@register_input_processor(
+    object, model_type="x", placeholder_metadata=MultimodalPlaceholderMetadata(placeholder_map={"image": "<i>"}))
+class Untidy(MultimodalModelMixin, nn.Module):
+    pass
+
+
+def legacy(attn_backend):
+    x = 1  # declint: ignore[DL103] kept for the old path
+    y = pick(attn_backend="FLASHINFER")  # declint: ignore[DL103] migration pending
+    label = "\u00fcn\u00ef"; z = pick(attn_backend="VANILLA")
+    return x, y, z, label
+"""
+# (code, line, 0-based column) of every finding SOURCE gives, in report order.
+EXPECTED = [("DL103", 6, 22), ("DL104", 11, 45), ("DL102", 16, 6), ("DL902", 21, 11), ("DL103", 23, 41)]
+
+
+def load_schema(name: str) -> dict[str, Any]:
+    return json.loads((SHARED_DATA / name).read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def tree(make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = make_tree({FMT: SOURCE})
+    monkeypatch.chdir(root)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    return root
+
+
+def check(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["check", *args])
+    return result.exit_code, result.output
+
+
+def checked() -> int:
+    """Files a check of the tree covers (the prelude grows with the rules)."""
+    return int(json.loads(check("--format", "json", "tensorrt_llm")[1])["summary"]["files_checked"])
+
+
+def render(fmt: str, *extra: str) -> str:
+    code, output = check("--output-format", fmt, *extra, "tensorrt_llm")
+    assert code == 1, output
+    return output
+
+
+def test_json_carries_fingerprint_and_fixes(tree: Path) -> None:
+    document = json.loads(render("json"))
+    assert document["schema_version"] == 1
+    found = [(f["code"], f["line"], f["column"]) for f in document["findings"]]
+    assert found == EXPECTED
+    assert document["summary"]["fixable"] == {"safe": 2, "unsafe": 1}
+    by_code = {f["code"]: f for f in document["findings"]}
+    assert by_code["DL104"]["fix"] == {
+        "applicability": "safe",
+        "description": 'Replace "trtllm" with "TRTLLM"',
+        "edits": [{"line": 11, "column": 46, "end_line": 11, "end_column": 52, "content": "TRTLLM"}],
+    }
+    assert by_code["DL902"]["fix"]["edits"] == [
+        {"line": 21, "column": 9, "end_line": 21, "end_column": 57, "content": ""}
+    ]
+    assert by_code["DL102"]["fix"]["applicability"] == "unsafe"
+    assert by_code["DL103"]["fix"] is None
+    assert all(len(f["fingerprint"]) == 16 for f in document["findings"])
+    assert len({f["fingerprint"] for f in document["findings"]}) == 5
+    assert "suppressed" not in document
+
+
+def test_jsonl_is_the_json_findings_one_per_line(tree: Path) -> None:
+    lines = render("jsonl").splitlines()
+    document = json.loads(render("json"))
+    assert [json.loads(line) for line in lines] == document["findings"]
+
+
+def test_sarif_validates_and_carries_rules_fingerprints_fixes(tree: Path) -> None:
+    document = json.loads(render("sarif"))
+    jsonschema.Draft4Validator(load_schema("sarif-schema-2.1.0.json")).validate(document)
+    run = document["runs"][0]
+    assert document["version"] == "2.1.0"
+    assert run["originalUriBaseIds"] == {"%SRCROOT%": {"uri": tree.resolve().as_uri() + "/"}}
+    rules = run["tool"]["driver"]["rules"]
+    from declint.rules import ALL_RULES
+
+    assert [r["id"] for r in rules] == [rule.CODE for rule in ALL_RULES]
+    dl104 = next(r for r in rules if r["id"] == "DL104")
+    assert dl104["helpUri"] == "docs/rules.md#dl104-invalid-declaration"
+    assert dl104["help"]["text"].startswith("DL104 invalid-declaration: ")
+    assert "```python" in dl104["help"]["markdown"]
+    results = run["results"]
+    assert [(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in results] == [
+        (code, line) for code, line, _ in EXPECTED
+    ]
+    first = results[0]
+    assert first["ruleIndex"] == [rule.CODE for rule in ALL_RULES].index("DL103")
+    assert first["locations"][0]["physicalLocation"] == {
+        "artifactLocation": {"uri": FMT, "uriBaseId": "%SRCROOT%"},
+        "region": {"startLine": 6, "startColumn": 23, "endLine": 6, "endColumn": 31},
+    }
+    assert first["locations"][0]["logicalLocations"] == [{"fullyQualifiedName": "pick"}]
+    # a point (the suppression comment) has no end: its region runs to the end of the line
+    assert results[3]["locations"][0]["physicalLocation"]["region"] == {"startLine": 21, "startColumn": 12}
+    json_prints = [f["fingerprint"] for f in json.loads(render("json"))["findings"]]
+    assert [r["partialFingerprints"]["declint/v1"] for r in results] == json_prints
+    replacement = results[1]["fixes"][0]["artifactChanges"][0]["replacements"][0]
+    assert replacement == {
+        "deletedRegion": {"startLine": 11, "startColumn": 47, "endLine": 11, "endColumn": 53},
+        "insertedContent": {"text": "TRTLLM"},
+    }
+    assert all("suppressions" not in r for r in results)
+
+
+def test_sarif_suppressed_results_only_when_asked(tree: Path) -> None:
+    document = json.loads(render("sarif", "--include-suppressed"))
+    jsonschema.Draft4Validator(load_schema("sarif-schema-2.1.0.json")).validate(document)
+    suppressed = [r for r in document["runs"][0]["results"] if "suppressions" in r]
+    assert [(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in suppressed] == [
+        ("DL103", 22)
+    ]
+    assert suppressed[0]["suppressions"] == [{"kind": "inSource", "justification": "migration pending"}]
+    document = json.loads(render("json", "--include-suppressed"))
+    assert [(s["code"], s["line"], s["justification"]) for s in document["suppressed"]] == [
+        ("DL103", 22, "migration pending")
+    ]
+
+
+def test_rdjson_validates_with_byte_columns_and_suggestions(tree: Path) -> None:
+    document = json.loads(render("rdjson"))
+    jsonschema.Draft4Validator(load_schema("rdjson-schema/DiagnosticResult.json")).validate(document)
+    diagnostics = document["diagnostics"]
+    assert [(d["code"]["value"], d["location"]["range"]["start"]["line"]) for d in diagnostics] == [
+        (code, line) for code, line, _ in EXPECTED
+    ]
+    # "ü" and "ï" take two bytes each: code-point column 42 is byte column 44
+    assert diagnostics[4]["location"]["range"] == {
+        "start": {"line": 23, "column": 44},
+        "end": {"line": 23, "column": 53},
+    }
+    assert diagnostics[1]["suggestions"] == [
+        {
+            "range": {"start": {"line": 11, "column": 1}, "end": {"line": 12, "column": 1}},
+            "text": '    encoder_attention_backends = {"vision": ("TRTLLM",)}\n',
+        }
+    ]
+    assert diagnostics[3]["suggestions"] == [
+        {"range": {"start": {"line": 21, "column": 1}, "end": {"line": 22, "column": 1}}, "text": "    x = 1\n"}
+    ]
+    assert "suggestions" not in diagnostics[0]
+
+
+def test_rdjsonl_lines_validate_as_diagnostics(tree: Path) -> None:
+    schema = load_schema("rdjson-schema/Diagnostic.json")
+    lines = render("rdjsonl").splitlines()
+    assert len(lines) == 5
+    for line in lines:
+        jsonschema.Draft4Validator(schema).validate(json.loads(line))
+    assert json.loads(lines[2])["suggestions"][1]["text"].startswith("    encoder_attention_backends = {\n")
+
+
+def test_gitlab_code_quality(tree: Path) -> None:
+    issues = json.loads(render("gitlab"))
+    prints = [f["fingerprint"] for f in json.loads(render("json"))["findings"]]
+    assert [i["fingerprint"] for i in issues] == prints
+    assert issues[0] == {
+        "type": "issue",
+        "check_name": "DL103",
+        "description": 'DL103 backend name "TRTLLM" retyped as a string literal; read it from the shared Literal '
+        "EncoderAttentionBackend (tensorrt_llm.llmapi.llm_args) so it is type-checked and cannot drift",
+        "content": {"body": "backend-literal: docs/rules.md#dl103-backend-literal"},
+        "categories": ["Bug Risk"],
+        "fingerprint": prints[0],
+        "severity": "major",
+        "location": {"path": FMT, "lines": {"begin": 6, "end": 6}},
+    }
+
+
+def test_junit_one_failure_per_finding(tree: Path) -> None:
+    root = ET.fromstring(render("junit"))
+    assert root.attrib == {"name": "declint", "tests": "5", "failures": "5", "errors": "0"}
+    cases = root.findall("./testsuite/testcase")
+    assert [c.attrib["name"] for c in cases][:2] == [
+        "DL103 backend-literal at 6:23",
+        "DL104 invalid-declaration at 11:46",
+    ]
+    failure = cases[0].find("failure")
+    assert failure is not None and failure.attrib["type"] == "DL103"
+
+
+def test_junit_clean_run_is_one_passing_case(make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(make_tree({}))
+    code, output = check("--output-format", "junit", "tensorrt_llm")
+    assert code == 0
+    root = ET.fromstring(output)
+    assert [(c.attrib["name"], c.find("failure")) for c in root.iter("testcase")] == [("declint check", None)]
+
+
+def test_github_annotations_are_escaped(tree: Path) -> None:
+    lines = render("github").splitlines()
+    assert lines[0] == (
+        f"::error file={FMT},line=6,col=23,endColumn=31,title=declint DL103 (backend-literal)::"
+        'backend name "TRTLLM" retyped as a string literal; read it from the shared Literal EncoderAttentionBackend '
+        "(tensorrt_llm.llmapi.llm_args) so it is type-checked and cannot drift"
+    )
+    assert lines[1].endswith(
+        '(did you mean "TRTLLM"?)%0A%0AFix (safe, `declint check --fix`): Replace "trtllm" with "TRTLLM"'
+    )
+    assert lines[3].startswith(f"::error file={FMT},line=21,col=12,title=")
+    assert lines[5] == "::group::declint: 5 findings"
+    assert lines[-1] == f"Found 5 findings in {checked()} files."
+    assert escape_data("50%\r\nnext") == "50%25%0D%0Anext"
+    assert escape_property("a: b, c%") == "a%3A b%2C c%25"
+
+
+def test_github_caps_annotations_and_writes_the_step_summary(
+    make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    many = "".join(f'def f{n}(attn_backend="TRTLLM"):\n    pass\n' for n in range(12))
+    root = make_tree({MODEL + "modeling_many.py": many, MODEL + "modeling_odd,name:x.py": CONFIG})
+    monkeypatch.chdir(root)
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    code, output = check("--output-format", "github", "tensorrt_llm")
+    assert code == 1
+    lines = output.splitlines()
+    assert sum(line.startswith("::error ") for line in lines) == 10
+    assert lines[10] == (
+        "::notice title=declint::3 more findings not annotated: GitHub shows at most 10 error and 10 warning "
+        "annotations per step. All findings are listed in the log and the job summary."
+    )
+    assert lines[0].startswith(f"::error file={MODEL}modeling_many.py,line=1,col=")
+    odd = [line for line in lines if "odd" in line and line.startswith("::")]
+    assert odd == []  # sorted after modeling_many: beyond the cap, but in the log group
+    assert f"{MODEL}modeling_odd,name:x.py:2:35: DL103 " in output
+    text = summary.read_text()
+    assert text.startswith(f"earlier step\n## declint\n\nFound 13 findings in {checked()} files.\n")
+    assert text.count("\n| error | `") == 13
+    assert f"| error | `{MODEL}modeling_odd,name:x.py:2:35` | DL103 backend-literal |" in text
+
+
+CONFIG = 'def is_trtllm(config):\n    return config.attn_backend == "TRTLLM"\n'
+
+
+def test_github_escapes_file_property(make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(make_tree({MODEL + "modeling_odd,name:x.py": CONFIG}))
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    lines = render("github").splitlines()
+    assert lines[0].startswith(f"::error file={MODEL}modeling_odd%2Cname%3Ax.py,line=2,col=35,endColumn=43,")
+
+
+def test_paths_are_relative_to_the_working_directory_for_annotations(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tree.parent)
+    code, output = check("--output-format", "gitlab", str(tree / "tensorrt_llm"))
+    assert code == 1
+    assert json.loads(output)[0]["location"]["path"] == f"{tree.name}/{FMT}"
+    code, output = check("--output-format", "json", str(tree / "tensorrt_llm"))
+    assert json.loads(output)["findings"][0]["path"] == FMT  # json stays root-relative
+
+
+def test_several_outputs_in_one_run(tree: Path) -> None:
+    code, output = check(
+        "--output-format",
+        "text",
+        "--output-format",
+        "sarif:reports/declint.sarif",
+        "--output-format",
+        "gitlab:reports/gl.json",
+        "tensorrt_llm",
+    )
+    assert code == 1
+    assert output.splitlines()[-1] == f"Found 5 findings in {checked()} files."
+    sarif = json.loads((tree / "reports" / "declint.sarif").read_text())
+    gitlab = json.loads((tree / "reports" / "gl.json").read_text())
+    assert [r["partialFingerprints"]["declint/v1"] for r in sarif["runs"][0]["results"]] == [
+        i["fingerprint"] for i in gitlab
+    ]
+
+
+def test_output_targets_are_validated(tree: Path) -> None:
+    code, output = check("--output-format", "json", "--output-format", "sarif", "tensorrt_llm")
+    assert code == 2 and "only one report can go to stdout" in output
+    code, output = check("--output-format", "sarf:x.json", "tensorrt_llm")
+    assert code == 2 and 'unknown output format "sarf" (did you mean "sarif"?)' in output
+    code, output = check("--output-format", "json:", "tensorrt_llm")
+    assert code == 2 and "a file name must follow the colon" in output
+
+
+def test_legacy_format_and_output_still_work(tree: Path) -> None:
+    code, output = check("--format", "json", "--output", "out.json", "tensorrt_llm")
+    assert (code, output) == (1, "")
+    assert len(json.loads((tree / "out.json").read_text())["findings"]) == 5
+
+
+def test_full_shows_snippet_and_fix_diff(tree: Path) -> None:
+    output = render("full")
+    block = output.split("\n\n")[1]
+    assert block.splitlines() == [
+        f'{FMT}:11:46: DL104 encoder "vision": "trtllm" is not a member of EncoderAttentionBackend '
+        '(did you mean "TRTLLM"?)',
+        "   |",
+        "10 | class Tidy(MultimodalModelMixin, nn.Module):",
+        '11 |     encoder_attention_backends = {"vision": ("trtllm",)}',
+        "   |                                              ^^^^^^^^",
+        "12 |",
+        "   |",
+        "  = in Tidy; DL104 invalid-declaration: docs/rules.md#dl104-invalid-declaration",
+        '  = safe fix (--fix): Replace "trtllm" with "TRTLLM"',
+        f"    --- a/{FMT}",
+        f"    +++ b/{FMT}",
+        "    @@ -10,3 +10,3 @@",
+        "     class Tidy(MultimodalModelMixin, nn.Module):",
+        '    -    encoder_attention_backends = {"vision": ("trtllm",)}',
+        '    +    encoder_attention_backends = {"vision": ("TRTLLM",)}',
+        "     ",
+    ]
+    assert output.endswith(
+        f"[*] 2 fixable with --fix; 1 more with --fix --unsafe-fixes.\nFound 5 findings in {checked()} files.\n"
+    )
+
+
+def test_text_keeps_its_first_release_shape(tree: Path) -> None:
+    code, output = check("tensorrt_llm")
+    assert code == 1
+    assert output.splitlines() == [
+        f'{FMT}:6:23: DL103 backend name "TRTLLM" retyped as a string literal; read it from the shared Literal '
+        "EncoderAttentionBackend (tensorrt_llm.llmapi.llm_args) so it is type-checked and cannot drift",
+        f'{FMT}:11:46: DL104 encoder "vision": "trtllm" is not a member of EncoderAttentionBackend '
+        '(did you mean "TRTLLM"?)',
+        f'{FMT}:16:7: DL102 multimodal model "Untidy" has no encoder_attention_backends declaration (own or '
+        "inherited); declare its encoders: vision (registered modalities: image)",
+        f"{FMT}:21:12: DL902 unused suppression: no DL103 finding here",
+        f'{FMT}:23:42: DL103 backend name "VANILLA" retyped as a string literal; read it from the shared Literal '
+        "EncoderAttentionBackend (tensorrt_llm.llmapi.llm_args) so it is type-checked and cannot drift",
+        "[*] 2 fixable with --fix; 1 more with --fix --unsafe-fixes.",
+        f"Found 5 findings in {checked()} files.",
+    ]
+
+
+def test_statistics_go_with_text_and_to_stderr_otherwise(tree: Path) -> None:
+    result = CliRunner().invoke(cli, ["check", "--statistics", "--format", "json", "tensorrt_llm"])
+    assert json.loads(result.stdout)["summary"]["findings"] == 5
+    assert result.stderr.splitlines() == [
+        "    1  DL102  missing-declaration",
+        "    2  DL103  backend-literal",
+        "    1  DL104  invalid-declaration",
+        "    1  DL902  unused-suppression",
+    ]
+
+
+def test_docs_url_makes_links_absolute(tree: Path) -> None:
+    url = "https://example.org/declint/docs/rules.md"
+    document = json.loads(render("sarif", "--docs-url", url))
+    assert document["runs"][0]["tool"]["driver"]["rules"][3]["helpUri"] == f"{url}#dl102-missing-declaration"
+    assert (
+        json.loads(render("rdjsonl", "--docs-url", url).splitlines()[0])["code"]["url"]
+        == f"{url}#dl103-backend-literal"
+    )
+
+
+@pytest.mark.parametrize("fmt", ["sarif", "rdjson", "github", "gitlab", "junit", "full", "jsonl"])
+def test_every_format_is_identical_across_hash_seeds(tree: Path, fmt: str) -> None:
+    outputs = set()
+    for seed in ("0", "4242"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        env.pop("GITHUB_STEP_SUMMARY", None)
+        done = subprocess.run(
+            [sys.executable, "-m", "declint", "check", "--output-format", fmt, "tensorrt_llm"],
+            cwd=tree,
+            capture_output=True,
+            env=env,
+            check=False,
+        )
+        assert done.returncode == 1, done.stderr
+        outputs.add(done.stdout)
+    assert len(outputs) == 1
