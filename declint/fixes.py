@@ -584,7 +584,11 @@ class _Session:
         state: Mapping[str, bytes],
         proposals: Mapping[str, tuple[bytes, list[Finding]]],
     ) -> tuple[dict[str, tuple[bytes, list[Finding]]], RunResult]:
-        """Accept all proposals when they pass together, else file by file, else fix by fix."""
+        """Accept all proposals when they pass together, else file by file, else fix by fix.
+
+        Fix by fix, only the first fix that passes is kept: the others' targets are positions in
+        the text before it, so they wait for the next round, which re-lints and re-locates them.
+        """
         after, problem = self._check(before, state, proposals)
         if after is not None:
             return dict(proposals), after
@@ -592,27 +596,26 @@ class _Session:
         current_state, current = dict(state), before
         for rel, (data, findings) in sorted(proposals.items()):
             after, problem = self._check(current, current_state, {rel: (data, findings)})
-            if after is None and len(findings) > 1:
-                for finding in findings:
-                    single = self._propose_one(finding, current_state)
-                    if single is None:
-                        continue
-                    trial, problem = self._check(current, current_state, {rel: single})
-                    if trial is None:
-                        self.give_up(finding, problem)
-                        continue
-                    current_state[rel] = single[0]
-                    accepted.setdefault(rel, (single[0], []))
-                    accepted[rel] = (single[0], [*accepted[rel][1], finding])
-                    current = trial
+            if after is not None:
+                current_state[rel] = data
+                accepted[rel] = (data, findings)
+                current = after
                 continue
-            if after is None:
-                for finding in findings:
+            if len(findings) == 1:
+                self.give_up(findings[0], problem)
+                continue
+            for finding in findings:
+                single = self._propose_one(finding, current_state)
+                if single is None:
+                    continue
+                trial, problem = self._check(current, current_state, {rel: single})
+                if trial is None:
                     self.give_up(finding, problem)
-                continue
-            current_state[rel] = data
-            accepted[rel] = (data, findings)
-            current = after
+                    continue
+                current_state[rel] = single[0]
+                accepted[rel] = single
+                current = trial
+                break
         return accepted, current
 
     def _propose_one(self, finding: Finding, state: Mapping[str, bytes]) -> tuple[bytes, list[Finding]] | None:

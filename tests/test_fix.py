@@ -313,3 +313,25 @@ def test_unsafe_fix_is_refused_when_it_would_change_another_rule_s_verdict(tmp_p
     assert refused and all("DL102: re-linting the fixed text reports DL107" in line for line in refused)
     assert {p: p.read_bytes() for p in demo.rglob("*") if p.is_file()} == snapshot
     assert os.listdir(demo / MODEL) == os.listdir(DEMO / MODEL)
+
+
+def test_good_fixes_go_in_when_another_fix_in_the_same_run_is_refused(make_tree: MakeTree) -> None:
+    twice = (
+        IMPORTS + "\n\nclass Twice(MultimodalModelMixin):\n"
+        "    # declint: ignore[DL103] stale note\n"
+        '    encoder_attention_backends = {"vision": ("TRTLLM", "trtllm")}\n'
+    )
+    case = IMPORTS + '\n\nclass Case(MultimodalModelMixin):\n    encoder_attention_backends = {"vision": ("trtllm",)}\n'
+    root = make_tree({MODEL + "modeling_twice.py": twice, MODEL + "modeling_case.py": case})
+    result = run("--fix", str(root / "tensorrt_llm"))
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == [
+        "declint: fixed 2 findings in 2 files",
+        f"declint: not fixed: {MODEL}modeling_twice.py:7:56: DL104: re-linting the fixed text reports DL104 in "
+        f'{MODEL}modeling_twice.py: encoder "vision": backend "TRTLLM" is listed twice',
+    ]
+    assert (root / MODEL / "modeling_twice.py").read_text() == twice.replace(
+        "    # declint: ignore[DL103] stale note\n", ""
+    )
+    assert (root / MODEL / "modeling_case.py").read_text() == case.replace("trtllm", "TRTLLM")
+    assert run("--fix", str(root / "tensorrt_llm")).stderr.startswith("declint: fixed 0 findings in 0 files\n")
