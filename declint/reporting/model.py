@@ -85,6 +85,8 @@ class Report:
     diff: DiffScope | None = None
     baseline: BaselineInfo | None = None
     fixed: int = 0
+    # False after --fix/--diff: what is still fixable there was refused, so "run --fix" would not help.
+    fix_hint: bool = True
     _rules_by_code: dict[str, type[RuleMeta]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:

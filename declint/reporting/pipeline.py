@@ -92,6 +92,7 @@ def run(engine: Engine, request: CheckRequest, rules: Sequence[type[RuleMeta]]) 
         diff=scope,
         baseline=info,
         fixed=outcome.fixed if outcome is not None and not request.diff_only else 0,
+        fix_hint=outcome is None,
     )
     return CheckOutcome(report, outcome)
 

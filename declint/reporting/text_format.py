@@ -30,6 +30,8 @@ def elsewhere_heading(report: Report) -> list[str]:
 
 
 def fix_hint(report: Report) -> list[str]:
+    if not report.fix_hint:
+        return []
     fixable = report.fixable()
     safe, unsafe = fixable[Applicability.SAFE], fixable[Applicability.UNSAFE]
     if not safe:
