@@ -161,5 +161,34 @@ def index_show(paths: tuple[Path, ...], config_file: Path | None) -> None:
     click.echo(json.dumps(engine.build_index(paths).to_json(), indent=2))
 
 
+@cli.command()
+@click.option(
+    "--log", "log", type=click.Path(path_type=Path, dir_okay=False, exists=True), help="A server log to read."
+)
+@click.option("--path", "paths", multiple=True, type=click.Path(path_type=Path), help="Look for distributions here.")
+@error_boundary
+def doctor(log: Path | None, paths: tuple[Path, ...]) -> None:
+    """Installed TensorRT-LLM / FlashInfer / torch against the pins, and a log's kv_layout-type failure."""
+    from declint.doctor import run as run_doctor
+
+    diagnosis = run_doctor(paths, log)
+    click.echo("\n".join(diagnosis.lines))
+    sys.exit(diagnosis.exit_code)
+
+
+@cli.command(name="shim-targets")
+@click.argument("path", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@error_boundary
+def shim_targets(path: Path, output_format: str) -> None:
+    """Check that every runtime-shim target exists, with a compatible signature, in a TensorRT-LLM tree."""
+    from declint.shim_targets import check as check_targets
+    from declint.shim_targets import render as render_targets
+
+    results = check_targets(path)
+    click.echo(render_targets(results, output_format), nl=False)
+    sys.exit(Exit.FINDINGS if any(r.state != "ok" for r in results) else Exit.CLEAN)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     cli.main(args=list(argv) if argv is not None else None, prog_name="declint")

@@ -211,15 +211,14 @@ def backend_layers(module: Any, base: type) -> list[tuple[str, Any]]:
         for name, value in attributes.items():
             if type(value) in kinds:
                 found.append((f"{path}.{name}" if path else name, value))
-        for name, sub in attributes.get("_modules", {}).items():
-            if sub is not None:
-                stack.append((f"{path}.{name}" if path else name, sub))
+        children = [(f"{path}.{name}" if path else name, sub) for name, sub in attributes.get("_modules", {}).items()]
+        stack.extend(reversed([child for child in children if child[1] is not None]))  # visit in order
     return found
 
 
 def _all_subclasses(cls: type) -> list[type]:
     found: list[type] = []
-    stack = list(cls.__subclasses__())
+    stack: list[type] = list(cls.__subclasses__())
     while stack:
         sub = stack.pop()
         found.append(sub)
@@ -277,7 +276,9 @@ def after_construction(
         if not modules:
             found.append(_absent(facts.model, encoder, selection))
             continue
-        layers = [layer for _, module in modules for layer in backend_layers(module, base)]
+        layers = [
+            (f"{where}.{path}", layer) for where, module in modules for path, layer in backend_layers(module, base)
+        ]
         names = {cls: name for name in members if (cls := resolve(name)) is not None}
         found += _layers(facts, encoder, entry.backends, layers, selection, names, resolve, conventions)
     return found, encoders
@@ -328,7 +329,8 @@ def _layers(
             return [_ignored(facts.model, encoder, path, actual, expected, override or "")]
         if expected is None and actual in names and names[actual] not in declared:
             return [_undeclared(facts.model, encoder, path, actual, declared)]
-    used = sorted({names.get(type(layer), "") for _, layer in layers} - {""})
+    checked_before = selection.selected(facts, encoder)  # reported before __init__ already
+    used = sorted({names.get(type(layer), "") for _, layer in layers} - {"", checked_before})
     return [
         v for backend in used for v in selected_backend_usable(facts.model, encoder, backend, selection, conventions)
     ]

@@ -1,0 +1,360 @@
+"""The runtime shim on CPU: every check raises in enforce, logs in warn, writes JSON in record;
+static/runtime parity on the demo; install/uninstall; activation; 32 threads."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from click.testing import CliRunner  # noqa: E402
+
+from declint import runtime_shim as shim  # noqa: E402
+from declint.cli import cli  # noqa: E402
+from tests.conftest import DEMO, REPO  # noqa: E402
+from tests.shim_fixtures.demo_models import (  # noqa: E402
+    ENCODER_CALLS,
+    flashinfer_importable,
+    import_models,
+    model_config,
+    run_encoder,
+)
+
+
+@pytest.fixture
+def models() -> Iterator[dict[str, type]]:
+    classes = import_models()
+    yield classes
+    shim.uninstall()
+
+
+# (model, overrides, config extras) -> (code, check) the shim must report before/at construction.
+CASES = {
+    "undeclared-backend": ("Glm5NextVModel", {"vision": "VANILLA"}, {}, ("DL104", "undeclared-backend")),
+    "fixed-encoder": ("Gemma4Model", {"audio": "VANILLA"}, {}, ("DL104", "fixed-encoder-override")),
+    "encoder-free": ("Gemma4UnifiedModel", {"vision": "TRTLLM"}, {}, ("DL104", "encoder-free-override")),
+    "no-such-encoder": ("Qwen3VLModel", {"audio": "TRTLLM"}, {}, ("DL104", "unknown-encoder-override")),
+    "flashinfer-missing": ("Qwen3VLModel", {"vision": "FLASHINFER"}, {}, ("DL105", "flashinfer-missing")),
+    "vanilla-cuda-graph": (
+        "Qwen3VLModel",
+        {"vision": "VANILLA"},
+        {"cuda_graph": True},
+        ("DL105", "host-boundaries-cuda-graph"),
+    ),
+    "kv-cache-quant": ("Qwen3VLModel", {"vision": "VANILLA"}, {"kv_cache_quant": "FP8"}, ("DL105", "kv-cache-quant")),
+    "ignored-override": ("Step3p7VLModel", {"vision": "VANILLA"}, {}, ("DL101", "override-ignored")),
+    "missing-declaration": ("LlavaNextModel", None, {}, ("DL102", "declaration")),
+    "missing-encoder": ("Phi4MMModel", None, {}, ("DL102", "declaration")),
+    "invalid-declaration": ("KimiK25Model", None, {}, ("DL104", "declaration")),
+}
+
+
+def _build(models: dict[str, type], name: str, overrides: dict[str, str] | None, extra: dict[str, object]) -> object:
+    return models[name](model_config("TRTLLM", overrides, **extra))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_each_check_raises_in_enforce(models: dict[str, type], case: str) -> None:
+    name, overrides, extra, expected = CASES[case]
+    shim.install("enforce")
+    with pytest.raises(shim.ShimError) as caught:
+        _build(models, name, overrides, extra)
+    assert [(v.code, v.check) for v in caught.value.violations] == [expected]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_each_check_logs_in_warn(models: dict[str, type], case: str, caplog: pytest.LogCaptureFixture) -> None:
+    name, overrides, extra, (code, _) = CASES[case]
+    shim.install("warn")
+    # contextlib.suppress: the demo's own late check, since warn lets construction go on
+    with caplog.at_level(logging.WARNING, logger="declint.runtime_shim"), contextlib.suppress(ValueError):
+        _build(models, name, overrides, extra)
+    assert [r.getMessage().split()[0] for r in caplog.records] == [code]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_each_check_writes_json_in_record(models: dict[str, type], case: str, tmp_path: Path) -> None:
+    name, overrides, extra, (code, check) = CASES[case]
+    report = tmp_path / "shim.jsonl"
+    shim.install("record", report)
+    with contextlib.suppress(ValueError):
+        _build(models, name, overrides, extra)
+    (record,) = [json.loads(line) for line in report.read_text().splitlines()]
+    assert (record["code"], record["check"], record["model"], record["schema_version"]) == (code, check, name, 1)
+
+
+def test_exact_messages(models: dict[str, type]) -> None:
+    shim.install("enforce")
+    with pytest.raises(shim.ShimError) as caught:
+        _build(models, "Glm5NextVModel", {"vision": "VANILLA"}, {})
+    assert str(caught.value) == (
+        "declint runtime shim: DL104 the vision encoder of Glm5NextVModel supports TRTLLM, not VANILLA "
+        '(encoder_attention_backend["vision"])'
+    )
+    with pytest.raises(shim.ShimError) as caught:
+        models["KimiK25Model"](model_config())
+    assert caught.value.violations[0].message == (
+        'encoder "vision": "FLASHINFR" is not a member of EncoderAttentionBackend (did you mean "FLASHINFER"?)'
+    )
+
+
+def test_unknown_backend_name_is_rejected_with_a_suggestion(models: dict[str, type]) -> None:
+    from tensorrt_llm._torch.attention_backend import utils
+
+    shim.install("enforce")
+    with pytest.raises(shim.ShimError) as caught:
+        utils.get_attention_backend("FLASHINFR")
+    assert caught.value.codes == ("DL104",)
+    assert 'did you mean "FLASHINFER"?' in str(caught.value)
+    shim.uninstall()
+    assert utils.get_attention_backend("FLASHINFR").__name__ == "TrtllmAttention"  # today's silent fallback
+
+
+def test_valid_override_builds_and_layers_follow_it(models: dict[str, type]) -> None:
+    shim.install("enforce")
+    model = _build(models, "Qwen3VLModel", {"vision": "VANILLA"}, {})
+    assert type(model.visual.blocks[0].attn.attn).__name__ == "VanillaAttention"  # type: ignore[attr-defined]
+    run_encoder(model)
+    assert shim.violations() == ()
+
+
+def test_disabled_encoder_skips_presence_with_one_info_but_checks_declaration(
+    models: dict[str, type], caplog: pytest.LogCaptureFixture
+) -> None:
+    shim.install("enforce")
+    with caplog.at_level(logging.INFO, logger="declint.runtime_shim"):
+        _build(models, "Qwen3VLModel", None, {"disable_encoder": True})
+        _build(models, "Qwen3VLModel", None, {"disable_encoder": True})
+    assert [r.levelname for r in caplog.records] == ["INFO"]
+    assert "encoder-presence checks skipped" in caplog.records[0].getMessage()
+    with pytest.raises(shim.ShimError):
+        _build(models, "KimiK25Model", None, {"disable_encoder": True})
+
+
+def test_ignored_override_after_construction(models: dict[str, type]) -> None:
+    from tensorrt_llm._torch.models import modeling_glm5_next
+
+    shim.install("enforce")
+    # Declare VANILLA for GLM5 for this test: its sub-config still pins TRTLLM, ignoring the override.
+    original = modeling_glm5_next.Glm5NextVModel.encoder_attention_backends
+    modeling_glm5_next.Glm5NextVModel.encoder_attention_backends = {"vision": ("TRTLLM", "VANILLA")}
+    try:
+        shim.uninstall()
+        shim.install("enforce")
+        with pytest.raises(shim.ShimError) as caught:
+            _build(models, "Glm5NextVModel", {"vision": "VANILLA"}, {})
+    finally:
+        modeling_glm5_next.Glm5NextVModel.encoder_attention_backends = original
+    assert [(v.code, v.check) for v in caught.value.violations] == [("DL106", "override-ignored")]
+    assert "layer visual.blocks.0.attn.attn was built with TrtllmAttention" in str(caught.value)
+
+
+def test_metadata_mismatch_is_caught_at_setup_not_at_the_first_forward(models: dict[str, type]) -> None:
+    with flashinfer_importable():
+        from tests.shim_fixtures.skew_models import SkewVLModel, tokens
+
+        model = SkewVLModel(model_config("TRTLLM", {"vision": "FLASHINFER"}))
+        model.visual.setup_attn_metadata(4, 64)
+        with pytest.raises(AttributeError, match="'TrtllmAttentionMetadata' object has no attribute 'kv_layout'"):
+            model.visual(tokens(model))
+        shim.install("enforce")
+        model = SkewVLModel(model_config("TRTLLM", {"vision": "FLASHINFER"}))
+        with pytest.raises(shim.ShimError) as caught:
+            model.visual.setup_attn_metadata(4, 64)
+    assert caught.value.codes == ("DL106", "DL105")
+    assert model.visual.attn_metadata is None
+    assert caught.value.violations[1].message.startswith(
+        "FlashInferAttention reads metadata.kv_layout, metadata.plan, metadata.get_ragged_prefill_wrapper"
+    )
+    assert "which TrtllmAttentionMetadata does not provide; FlashInferAttentionMetadata provides them" in str(
+        caught.value
+    )
+
+
+def test_sdpa_probe_reports_dl101_once_and_detaches(models: dict[str, type]) -> None:
+    shim.install("record", probe_sdpa=True)
+    model = _build(models, "Step3p7VLModel", None, {})
+    run_encoder(model)
+    run_encoder(model)
+    (found,) = shim.violations()
+    assert (found.code, found.check, found.location.endswith("modeling_step3vl.py:59")) == ("DL101", "sdpa-probe", True)
+    assert not model.vision_model._forward_pre_hooks  # type: ignore[attr-defined]
+
+
+def _static_pairs() -> set[tuple[str, str]]:
+    result = CliRunner().invoke(cli, ["check", "--format", "json", "--select", "DL101,DL102,DL104", str(DEMO)])
+    classes = import_models()
+    pairs = set()
+    for finding in json.loads(result.output)["findings"]:
+        context = finding["context"].split(".")[0]
+        model = context if context in classes else ""
+        if finding["code"] == "DL101":  # the message names the owning model
+            model = finding["message"].split("but ", 1)[1].split(" declares")[0]
+        pairs.add((model, finding["code"]))
+    return pairs
+
+
+def test_parity_static_and_runtime_give_the_same_codes_on_the_demo_models(models: dict[str, type]) -> None:
+    from tensorrt_llm._torch.models.modeling_multimodal_mixin import MultimodalModelMixin
+
+    shim.install("record", probe_sdpa=True)
+    for name, cls in sorted(models.items()):
+        if issubclass(cls, MultimodalModelMixin) and cls is not MultimodalModelMixin:
+            model = cls(model_config())
+            if name in ENCODER_CALLS:
+                run_encoder(model)
+    runtime = {(v.model, v.code) for v in shim.violations()}
+    assert runtime == _static_pairs()
+    assert {code for _, code in runtime} == {"DL101", "DL102", "DL104"}
+
+
+def test_install_twice_uninstall_twice_is_harmless(models: dict[str, type]) -> None:
+    from tensorrt_llm._torch.attention_backend import utils
+    from tensorrt_llm._torch.models import modeling_qwen3vl
+
+    original_init = vars(modeling_qwen3vl.Qwen3VLModel)["__init__"]
+    original_lookup = utils.get_attention_backend
+    shim.install("enforce")
+    wrapped = vars(modeling_qwen3vl.Qwen3VLModel)["__init__"]
+    shim.install("enforce")
+    assert vars(modeling_qwen3vl.Qwen3VLModel)["__init__"] is wrapped
+    assert wrapped.__wrapped__ is original_init
+    shim.uninstall()
+    shim.uninstall()
+    assert vars(modeling_qwen3vl.Qwen3VLModel)["__init__"] is original_init
+    assert utils.get_attention_backend is original_lookup
+    assert shim.status().installed is False
+
+
+def test_status_reports_every_target(models: dict[str, type]) -> None:
+    status = shim.install("warn")
+    assert {t.key: t.state for t in status.targets}["get-attention-backend"] == "patched"
+    assert all(t.state in ("patched", "found") for t in status.targets)
+
+
+def test_missing_target_warns_once_or_fails_when_strict(
+    models: dict[str, type], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tensorrt_llm._torch.models import modeling_multimodal_encoder as module
+
+    monkeypatch.delattr(module.MultimodalEncoderMixin, "prepare_attn_metadata")
+    with pytest.warns(shim.ShimTargetWarning, match="metadata-bind"):
+        status = shim.install("enforce")
+    assert {t.key: t.state for t in status.targets}["metadata-bind"] == "missing"
+    shim.uninstall()
+    with pytest.raises(shim.ShimTargetError, match="metadata-bind"):
+        shim.install("enforce", strict=True)
+    assert shim.status().installed is False
+
+
+def test_importing_the_shim_has_no_side_effects() -> None:
+    code = (
+        "import sys; import declint.runtime_shim as s; "
+        "print(sorted(m for m in ('torch', 'libcst', 'click') if m in sys.modules), s.status().installed)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=_env())
+    assert done.stdout == "[] False\n"
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DECLINT_RUNTIME_SHIM")}
+    return {**env, "PYTHONPATH": str(REPO), **extra}
+
+
+def test_environment_variable_activates_the_shim_through_the_startup_hook(tmp_path: Path) -> None:
+    code = (
+        "from tests.shim_fixtures.demo_models import import_models, model_config\n"
+        "import declint.runtime_shim as s\n"
+        "m = import_models()\n"
+        "try: m['Glm5NextVModel'](model_config('TRTLLM', {'vision': 'VANILLA'}))\n"
+        "except ValueError: pass\n"
+        "print(s.status().activated_by, s.status().mode)\n"
+    )
+    report = tmp_path / "r.jsonl"
+    env = _env(DECLINT_RUNTIME_SHIM="record", DECLINT_RUNTIME_SHIM_REPORT=str(report))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO, check=False)
+    assert done.stdout.splitlines()[-1] == "environment record", done.stderr
+    assert [json.loads(line)["code"] for line in report.read_text().splitlines()] == ["DL104"]
+    bad = subprocess.run(
+        [sys.executable, "-c", "pass"],
+        capture_output=True,
+        text=True,
+        env=_env(DECLINT_RUNTIME_SHIM="loud"),
+        check=False,
+    )
+    assert (bad.returncode, "is not one of enforce, warn, record" in bad.stderr) == (0, True)
+
+
+def test_pytest_plugin_option(tmp_path: Path) -> None:
+    test = tmp_path / "test_model.py"
+    test.write_text(
+        "from tests.shim_fixtures.demo_models import import_models, model_config\n"
+        "def test_build():\n"
+        "    import_models()['Gemma4Model'](model_config('TRTLLM', {'audio': 'VANILLA'}))\n"
+    )
+    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test), "--rootdir", str(tmp_path)]
+    plain = subprocess.run(args, capture_output=True, text=True, env=_env(), cwd=REPO, check=False)
+    assert plain.returncode == 0, plain.stdout
+    enforced = subprocess.run([*args, "--declint-shim=enforce"], capture_output=True, text=True, env=_env(), cwd=REPO)
+    assert enforced.returncode == 1
+    assert "ShimError: declint runtime shim: DL104" in enforced.stdout
+
+
+def test_32_threads_constructing_models_for_10_seconds(models: dict[str, type]) -> None:
+    shim.install("enforce")
+    torch.set_num_threads(1)
+    errors: list[BaseException] = []
+    built = [0] * 32
+    deadline = time.monotonic() + 10
+
+    def work(index: int) -> None:
+        try:
+            while time.monotonic() < deadline:
+                _build(models, "Qwen3VLModel", {"vision": "VANILLA" if index % 2 else "TRTLLM"}, {})
+                with pytest.raises(shim.ShimError):
+                    _build(models, "Glm5NextVModel", {"vision": "VANILLA"}, {})
+                built[index] += 1
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(32)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)  # a liveness bound (deadlock), not a speed assertion
+    assert not any(thread.is_alive() for thread in threads)
+    assert errors == []
+    assert all(count > 0 for count in built)
+
+
+def test_shim_targets_command(tmp_path: Path) -> None:
+    import shutil
+
+    result = CliRunner().invoke(cli, ["shim-targets", str(DEMO)])
+    assert (result.exit_code, result.output.splitlines()[-1]) == (0, "All 10 targets ok.")
+    copy = tmp_path / "tree"
+    shutil.copytree(DEMO / "tensorrt_llm", copy / "tensorrt_llm")
+    mixin = copy / "tensorrt_llm/_torch/models/modeling_multimodal_mixin.py"
+    mixin.write_text(mixin.read_text().replace("model_config: ModelConfig, encoder: str", "encoder: str, model_config"))
+    encoder = copy / "tensorrt_llm/_torch/models/modeling_multimodal_encoder.py"
+    encoder.write_text(encoder.read_text().replace("def prepare_attn_metadata", "def prepare_metadata"))
+    result = CliRunner().invoke(cli, ["shim-targets", "--format", "json", str(copy / "tensorrt_llm")])
+    states = {row["key"]: (row["state"], row["detail"]) for row in json.loads(result.output)["targets"]}
+    assert result.exit_code == 1
+    assert states["encoder-config"] == (
+        "incompatible",
+        "expected leading parameters (model_config, encoder), found (encoder, model_config)",
+    )
+    assert states["metadata-bind"] == ("missing", "not found")
+    assert sum(state == "ok" for state, _ in states.values()) == 8
