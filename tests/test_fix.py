@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import shutil
 import stat
 from pathlib import Path
@@ -303,16 +302,23 @@ def test_fix_on_a_copy_of_the_demo(tmp_path: Path) -> None:
     assert {p: p.read_bytes() for p in demo.rglob("*") if p.is_file()} == fixed_state
 
 
-def test_unsafe_fix_is_refused_when_it_would_change_another_rule_s_verdict(tmp_path: Path) -> None:
-    """On the demo, the docs table gives other reasons than the TODO: DL107 would report new drift."""
-    demo = tmp_path / "demo"
-    shutil.copytree(DEMO, demo)
-    snapshot = {p: p.read_bytes() for p in demo.rglob("*") if p.is_file()}
-    result = run("--fix", "--unsafe-fixes", str(demo))
-    refused = [line for line in result.stderr.splitlines() if line.startswith("declint: not fixed: ")]
-    assert refused and all("DL102: re-linting the fixed text reports DL107" in line for line in refused)
-    assert {p: p.read_bytes() for p in demo.rglob("*") if p.is_file()} == snapshot
-    assert os.listdir(demo / MODEL) == os.listdir(DEMO / MODEL)
+def test_unsafe_fix_is_refused_when_it_would_add_another_finding(make_tree: MakeTree) -> None:
+    """The audio modality requires an "audio" encoder, but the project knows only "vision": the
+    inserted declaration would be a DL104 (unknown encoder), so nothing is written."""
+    source = IMPORTS + "\n" + REGISTER_BOTH + "class Phi(MultimodalModelMixin, nn.Module):\n    pass\n"
+    root = make_tree(
+        {
+            "pyproject.toml": '[tool.declint]\nroots = ["tensorrt_llm"]\nencoders = ["vision"]\n',
+            MODEL + "modeling_phi.py": source,
+        }
+    )
+    result = run("--fix", "--unsafe-fixes", str(root / "tensorrt_llm"))
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[1] == (
+        f"declint: not fixed: {MODEL}modeling_phi.py:7:7: DL102: re-linting the fixed text reports DL104 in "
+        f'{MODEL}modeling_phi.py: unknown encoder "audio"; known encoders: vision'
+    )
+    assert (root / MODEL / "modeling_phi.py").read_text() == source
 
 
 def test_good_fixes_go_in_when_another_fix_in_the_same_run_is_refused(make_tree: MakeTree) -> None:
