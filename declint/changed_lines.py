@@ -14,13 +14,12 @@ decoded), so the result does not depend on the user's git configuration.
 from __future__ import annotations
 
 import codecs
-import io
 import os
 import re
 import subprocess
 import tarfile
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -52,10 +51,10 @@ class ChangedLines:
         return any(line in lines for line in range(finding.span.start.line, last + 1))
 
 
-def git(args: Sequence[str], cwd: Path) -> bytes:
+def git(args: Sequence[str], cwd: Path, *, stdin: bytes | None = None) -> bytes:
     env = {**os.environ, "GIT_PAGER": "cat", "GIT_EXTERNAL_DIFF": "", "LC_ALL": "C"}
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, env=env, check=False)
+        done = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, env=env, check=False)
     except FileNotFoundError:
         raise UsageError("--diff-base needs git, which is not on PATH") from None
     if done.returncode != 0:
@@ -115,19 +114,29 @@ def _unquote(name: str) -> str:
     return raw.decode("utf-8", "surrogateescape")
 
 
-def base_fingerprints(engine: Engine, paths: Sequence[Path], changed: ChangedLines) -> frozenset[str]:
-    """Fingerprints of the same check on the merge base (current configuration, base sources)."""
+def base_fingerprints(
+    engine: Engine, paths: Sequence[Path], changed: ChangedLines, also: Iterable[str] = ()
+) -> frozenset[str]:
+    """Fingerprints of the same check on the merge base (current configuration, base sources).
+
+    Only what the check reads is taken from git: the configured roots, PATHS, and `also` (the
+    root-relative files current findings point at, such as a docs table or a JSON schema).
+    """
     root = engine.config.root
     prefix = Path(os.path.relpath(root, changed.toplevel))
-    wanted = [prefix / r for r in engine.config.str_list("roots")]
-    wanted += [Path(os.path.relpath(os.path.abspath(p), changed.toplevel)) for p in paths]
-    specs = sorted({spec.as_posix() for spec in wanted if _exists_at(changed, spec.as_posix())})
+    wanted = {(prefix / r).as_posix() for r in engine.config.str_list("roots")}
+    wanted |= {Path(os.path.relpath(os.path.abspath(p), changed.toplevel)).as_posix() for p in paths}
+    wanted |= {(prefix / rel).as_posix() for rel in also if not os.path.isabs(rel)}
+    specs = _existing(changed, sorted(wanted))
     with tempfile.TemporaryDirectory(prefix="declint-base-") as directory:
+        tree = Path(directory, "tree")
+        tree.mkdir()
         if specs:
-            archive = git(["archive", "--format=tar", changed.merge_base, "--", *specs], changed.toplevel)
-            with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-                tar.extractall(directory, filter="data")
-        base_root = Path(directory).resolve() / prefix
+            archive = Path(directory, "base.tar")
+            git(["archive", "--format=tar", "-o", str(archive), changed.merge_base, "--", *specs], changed.toplevel)
+            with tarfile.open(archive) as tar:
+                tar.extractall(tree, filter="data")
+        base_root = tree.resolve() / prefix
         base_root.mkdir(parents=True, exist_ok=True)
         moved = [base_root / os.path.relpath(os.path.abspath(p), root) for p in paths]
         existing = [p for p in moved if p.exists()]
@@ -139,11 +148,12 @@ def base_fingerprints(engine: Engine, paths: Sequence[Path], changed: ChangedLin
         return frozenset(fingerprints(everything, SourceCache(base_root)).values())
 
 
-def _exists_at(changed: ChangedLines, spec: str) -> bool:
-    if spec in ("", "."):
-        return True
-    try:
-        git(["cat-file", "-e", f"{changed.merge_base}:{spec}"], changed.toplevel)
-    except UsageError:
-        return False
-    return True
+def _existing(changed: ChangedLines, specs: Sequence[str]) -> list[str]:
+    """The paths (files or directories) that exist at the merge base; one git process for all."""
+    if "." in specs:
+        return ["."]
+    if not specs:
+        return []
+    query = "".join(f"{changed.merge_base}:{spec}\n" for spec in specs).encode("utf-8", "surrogateescape")
+    answers = git(["cat-file", "--batch-check"], changed.toplevel, stdin=query).decode().splitlines()
+    return [spec for spec, answer in zip(specs, answers, strict=True) if not answer.endswith(" missing")]

@@ -168,3 +168,44 @@ def test_diff_parsing_handles_quoted_paths_deletions_and_counts() -> None:
         "diff --git a/gone.py b/gone.py\n--- a/gone.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n"
     )
     assert _parse_diff(diff) == {"x.py": frozenset({3, 21, 22, 23}), "caf\u00e9.py": frozenset({1, 2})}
+
+
+def test_project_in_a_subdirectory_of_the_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from declint.testing import PRELUDE, write_tree
+
+    top = tmp_path / "repo"
+    files = {
+        MODEL + "modeling_declared.py": DECLARED,
+        MODEL + "modeling_old.py": OLD,
+        MODEL + "modeling_edited.py": EDITED,
+    }
+    write_tree(top / "proj", {**PRELUDE, **files})
+    monkeypatch.setenv("HOME", str(top))
+    for key, value in ENV.items():
+        monkeypatch.setenv(key, value)
+    git(top, "init", "-q", "-b", "main")
+    git(top, "add", "-A")
+    git(top, "commit", "-q", "-m", "base")
+    literal = top / "proj" / LITERAL
+    literal.write_text(literal.read_text().replace(', "FLASHINFER"]', "]"))
+    monkeypatch.chdir(top)
+    result = check("--diff-base", "main", "--output-format", "github", "proj/tensorrt_llm")
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
+    assert [line for line in lines if line.startswith("::error")] == []  # the Literal's own line is fine
+    assert lines[lines.index("Outside the changed lines, caused by the change:") + 1].startswith(
+        f"{MODEL}modeling_declared.py:5:67: DL104 "
+    )
+    assert lines[-1].endswith(
+        "(0 on the lines changed since main, 1 elsewhere caused by the change; "
+        "1 older ones outside the changed lines not shown)."
+    )
+    (top / "proj" / MODEL / "modeling_declared.py").write_text(DECLARED + "\n\nX = 1\n")
+    (top / "proj" / MODEL / "modeling_edited.py").write_text(EDITED + 'BACKEND_NAME = "TRTLLM"\n')
+    result = check("--diff-base", "main", "--output-format", "github", "proj/tensorrt_llm")
+    annotations = [line.split("::")[1] for line in result.stdout.splitlines() if line.startswith("::error")]
+    # paths from the working directory (the repository root); a change elsewhere in modeling_declared.py
+    # does not make its finding's line a changed one
+    assert annotations == [
+        f"error file=proj/{MODEL}modeling_edited.py,line=3,col=16,endColumn=24,title=declint DL103 (backend-literal)"
+    ]

@@ -135,7 +135,7 @@ def _apply_diff(
 ) -> tuple[list[Finding], dict[Finding, bool], DiffScope]:
     assert request.diff_base is not None
     changed: ChangedLines = compute(engine.config.root, request.diff_base, list(request.paths))
-    older = base_fingerprints(engine, list(request.paths), changed)
+    older = base_fingerprints(engine, list(request.paths), changed, also={f.path for f in findings})
     kept: list[Finding] = []
     on_diff: dict[Finding, bool] = {}
     preexisting = 0
