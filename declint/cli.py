@@ -22,9 +22,16 @@ from declint.config import Config, find_config_file, load_config, parse_code_lis
 from declint.docs import explain_rule, rules_table
 from declint.engine import Engine, Selection
 from declint.errors import DeclintError, UsageError
-from declint.reporting import FORMATS
-from declint.reporting.text_format import statistics
+from declint.reporting import FORMATS, RENDERERS
+from declint.reporting import outputs as report_outputs
+from declint.reporting.baseline_command import write_baseline
+from declint.reporting.pipeline import CheckOutcome, CheckRequest
+from declint.reporting.pipeline import run as run_pipeline
 from declint.rules import ALL_RULES, RULES_BY_CODE
+from declint.rules.docs_drift import docs_drift
+from declint.table import render as render_table
+from declint.table import support_matrix
+from declint.types import Finding, RunResult
 
 _PROGRESS_MIN_FILES = 200
 P = ParamSpec("P")
@@ -67,25 +74,66 @@ def run_check(
     config_file: Path | None,
     select: str | None,
     ignore: str | None,
-    output_format: str,
-    output: Path | None,
-    show_statistics: bool,
-    exit_zero: bool,
+    output_format: str | None = None,
+    output: Path | None = None,
+    output_formats: Sequence[str] = (),
+    show_statistics: bool = False,
+    exit_zero: bool = False,
+    baseline: Path | None = None,
+    diff_base: str | None = None,
+    include_suppressed: bool = False,
+    docs_url: str | None = None,
+    fix: bool = False,
+    unsafe_fixes: bool = False,
+    show_diff: bool = False,
 ) -> Exit:
+    targets = report_outputs.targets(output_format, output, output_formats, stdout_taken=show_diff)
     config = resolve_config(paths, config_file)
     interactive = sys.stderr.isatty()
     engine = Engine(
         config, ALL_RULES, build_selection(config, select, ignore), progress=_progress if interactive else None
     )
-    result = engine.run(paths)
-    text = FORMATS[output_format](result)
-    if show_statistics:
-        text += statistics(result)
-    if output is None:
-        click.echo(text, nl=False)
+    request = CheckRequest(
+        tuple(paths),
+        baseline=baseline,
+        diff_base=diff_base,
+        include_suppressed=include_suppressed,
+        docs_url=docs_url,
+        fix=fix,
+        unsafe_fixes=unsafe_fixes,
+        diff_only=show_diff,
+    )
+    outcome = run_pipeline(engine, request, ALL_RULES)
+    _tell_fixes(outcome, request)
+    report_outputs.emit(
+        targets,
+        outcome.report,
+        show_statistics=show_statistics,
+        echo=lambda text: click.echo(text, nl=False),
+        echo_err=lambda text: click.echo(text, nl=False, err=True),
+    )
+    if show_diff:
+        changed = outcome.fixes is not None and bool(outcome.fixes.changes)
+        return Exit.CLEAN if exit_zero or not changed else Exit.FINDINGS
+    return Exit.CLEAN if exit_zero or not outcome.report.items else Exit.FINDINGS
+
+
+def _tell_fixes(outcome: CheckOutcome, request: CheckRequest) -> None:
+    """--diff: the diff on stdout; --fix: what was fixed and what was not, on stderr."""
+    fixes = outcome.fixes
+    if fixes is None:
+        return
+    files = len(fixes.changes)
+    if request.diff_only:
+        click.echo("".join(change.diff() for change in fixes.changes), nl=False)
+        verb = "would fix"
     else:
-        output.write_text(text, encoding="utf-8")
-    return Exit.CLEAN if exit_zero or not result.findings else Exit.FINDINGS
+        verb = "fixed"
+    findings = f"{fixes.fixed} finding{'s' if fixes.fixed != 1 else ''}"
+    click.echo(f"declint: {verb} {findings} in {files} file{'s' if files != 1 else ''}", err=True)
+    for left in fixes.not_fixed:
+        where = f"{left.finding.path}:{left.finding.line}:{left.finding.column + 1}"
+        click.echo(f"declint: not fixed: {where}: {left.finding.code}: {left.reason}", err=True)
 
 
 def error_boundary(command: Callable[P, None]) -> Callable[P, None]:
@@ -115,15 +163,62 @@ def cli() -> None:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--select", help="Comma-separated rule codes or prefixes to enable (replaces the config's).")
 @click.option("--ignore", help="Comma-separated rule codes or prefixes to disable (added to the config's).")
-@click.option("--format", "output_format", type=click.Choice(sorted(FORMATS)), default="text", show_default=True)
-@click.option("--output", type=click.Path(path_type=Path, dir_okay=False), help="Write the report here.")
+@click.option(
+    "--format", "output_format", type=click.Choice(sorted(RENDERERS)), help="Report format on stdout [default: text]."
+)
+@click.option("--output", type=click.Path(path_type=Path, dir_okay=False), help="Write the --format report here.")
+@click.option(
+    "--output-format",
+    "output_formats",
+    multiple=True,
+    metavar="FMT[:FILE]",
+    help=f"A report, to FILE or stdout; repeatable. FMT: {', '.join(sorted(RENDERERS))}.",
+)
 @click.option("--statistics", "show_statistics", is_flag=True, help="Append counts per rule.")
 @click.option("--config", "config_file", type=click.Path(path_type=Path), help="pyproject.toml or declint.toml.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even with findings (errors still exit 2).")
+@click.option(
+    "--baseline",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Report only findings not in this baseline (and its stale entries, DL904).",
+)
+@click.option("--diff-base", metavar="REV", help="Annotate only lines changed since REV (git); summarise the rest.")
+@click.option("--include-suppressed", is_flag=True, help="Also report suppressed findings (sarif, json), with reasons.")
+@click.option("--docs-url", metavar="URL", help="URL of docs/rules.md, for links in sarif, rdjson, github, gitlab.")
+@click.option("--fix", is_flag=True, help="Apply safe fixes, then report what is left.")
+@click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff: also apply fixes that need review.")
+@click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a diff instead of writing them.")
 @error_boundary
 def check(paths: tuple[Path, ...], **options: object) -> None:
     """Check PATHS (files or directories)."""
     sys.exit(run_check(paths, **options))  # type: ignore[arg-type]
+
+
+@cli.group()
+def baseline() -> None:
+    """Record known findings, so that only new ones fail a run (`check --baseline FILE`)."""
+
+
+@baseline.command(name="write")
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--select", help="Comma-separated rule codes or prefixes to enable (replaces the config's).")
+@click.option("--ignore", help="Comma-separated rule codes or prefixes to disable (added to the config's).")
+@click.option("--config", "config_file", type=click.Path(path_type=Path), help="pyproject.toml or declint.toml.")
+@click.option("--allow-grow", is_flag=True, help="Accept new findings into an existing baseline.")
+@error_boundary
+def baseline_write(
+    file: Path,
+    paths: tuple[Path, ...],
+    select: str | None,
+    ignore: str | None,
+    config_file: Path | None,
+    allow_grow: bool,
+) -> None:
+    """Write FILE from the findings in PATHS (default: the project). Never adds entries without --allow-grow."""
+    config = resolve_config(paths, config_file)
+    engine = Engine(config, ALL_RULES, build_selection(config, select, ignore))
+    sys.exit(write_baseline(engine, file, paths or (config.root,), allow_grow=allow_grow))
 
 
 @cli.command()
@@ -159,6 +254,33 @@ def index_show(paths: tuple[Path, ...], config_file: Path | None) -> None:
     config = resolve_config(paths, config_file)
     engine = Engine(config, ALL_RULES, Selection(("DL",), ()))
     click.echo(json.dumps(engine.build_index(paths).to_json(), indent=2))
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--format", "output_format", type=click.Choice(["markdown", "json"]), default="markdown")
+@click.option(
+    "--check",
+    "check_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Compare with the table in this Markdown file (DL107) instead of printing.",
+)
+@click.option("--config", "config_file", type=click.Path(path_type=Path))
+@error_boundary
+def table(paths: tuple[Path, ...], output_format: str, check_file: Path | None, config_file: Path | None) -> None:
+    """Render the declared support matrix, or --check a docs page against it."""
+    sys.exit(run_table(paths, output_format=output_format, check_file=check_file, config_file=config_file))
+
+
+def run_table(paths: Sequence[Path], *, output_format: str, check_file: Path | None, config_file: Path | None) -> Exit:
+    config = resolve_config(paths, config_file)
+    index = Engine(config, ALL_RULES, Selection(("DL",), ())).build_index(paths)
+    if check_file is None:
+        click.echo(render_table(support_matrix(index, config), output_format), nl=False)
+        return Exit.CLEAN
+    findings = tuple(sorted(docs_drift(index, config, check_file.resolve()), key=Finding.sort_key))
+    click.echo(FORMATS["text"](RunResult(findings, files_checked=1, files_indexed=len(index.modules))), nl=False)
+    return Exit.FINDINGS if findings else Exit.CLEAN
 
 
 @cli.command()

@@ -84,6 +84,36 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "Substrings of class names that tell which encoder a class belongs to (default: vision).",
     ),
     OptionSpec(
+        "metadata-base",
+        "str",
+        "AttentionMetadata",
+        "Base class of attention metadata classes (DL105).",
+    ),
+    OptionSpec(
+        "backend-base",
+        "str",
+        "AttentionBackend",
+        "Generic base class of attention backends; its type argument names the metadata class (DL105).",
+    ),
+    OptionSpec(
+        "docs-table",
+        "str",
+        "",
+        "Markdown file whose table of encoder backends must match the declarations (DL107; empty: off).",
+    ),
+    OptionSpec(
+        "default-backend",
+        "str",
+        "TRTLLM",
+        "Backend an encoder uses when neither the user nor get_model_defaults picks one (declint table).",
+    ),
+    OptionSpec(
+        "serving-schemas",
+        "list[str]",
+        ["**/trtllm-serve-config.schema.json", "**/trtllm-serve-disagg-config.schema.json"],
+        "Globs (root-relative) of serving JSON schemas whose backend values must match the Literal (DL108).",
+    ),
+    OptionSpec(
         "sdpa-names",
         "list[str]",
         ["torch.nn.functional.scaled_dot_product_attention"],

@@ -63,14 +63,32 @@ def rules_document(rules: Sequence[type[RuleMeta]]) -> str:
     return "\n".join(parts)
 
 
+def options_table() -> str:
+    lines = ["| key | type | default | meaning |", "|---|---|---|---|"]
+    lines += [f"| `{s.key}` | {s.kind} | `{json.dumps(s.default)}` | {s.help} |" for s in OPTIONS]
+    return "\n".join(lines) + "\n"
+
+
+def with_generated_tables(readme: str, rules: Sequence[type[RuleMeta]]) -> str:
+    """README.md with the text between its generated-table markers regenerated."""
+    for name, table in (("rules", rules_table(rules, "markdown")), ("options", options_table())):
+        start, end = f"<!-- generated:{name} -->\n", f"<!-- /generated:{name} -->"
+        head, _, rest = readme.partition(start)
+        _, _, tail = rest.partition(end)
+        readme = f"{head}{start}{table}{end}{tail}"
+    return readme
+
+
 if __name__ == "__main__":
     import sys
     from pathlib import Path
 
     from declint.rules import ALL_RULES
 
-    target = Path(__file__).resolve().parent.parent / "docs" / "rules.md"
+    repo = Path(__file__).resolve().parent.parent
     if "--write" in sys.argv:
-        target.write_text(rules_document(ALL_RULES), encoding="utf-8")
+        (repo / "docs" / "rules.md").write_text(rules_document(ALL_RULES), encoding="utf-8")
+        readme = repo / "README.md"
+        readme.write_text(with_generated_tables(readme.read_text(encoding="utf-8"), ALL_RULES), encoding="utf-8")
     else:
         sys.stdout.write(rules_document(ALL_RULES))

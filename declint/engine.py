@@ -8,8 +8,8 @@ DL000 finding for that file; nothing here raises for bad input.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
@@ -20,10 +20,10 @@ from declint.discovery import SourcePath, discover, display_path, glob_match, mo
 from declint.errors import SourceError
 from declint.facts import FactOptions, ModuleFacts, extract_facts
 from declint.index import ProjectIndex
-from declint.rule import FileContext, ProjectRule, Rule, RuleMeta
-from declint.source import SourceFile, read_source
-from declint.suppressions import MARKER, apply_suppressions, parse_suppressions
-from declint.types import Finding, Position, RunResult, Span
+from declint.rule import FactRule, FileContext, ProjectRule, Rule, RuleMeta
+from declint.source import SourceFile, decode_source, read_source
+from declint.suppressions import MARKER, Suppression, apply_suppressions, parse_suppressions
+from declint.types import Finding, Position, RunResult, Span, SuppressedFinding
 
 PARSE_ERROR = "DL000"
 PARSE_ERROR_NAME = "parse-error"
@@ -53,6 +53,11 @@ class Engine:
     rules: Sequence[type[RuleMeta]]
     selection: Selection
     progress: Progress | None = None
+    # rel -> bytes checked instead of the file on disk: `check --fix` re-lints candidate texts.
+    overrides: Mapping[str, bytes] = field(default_factory=dict)
+    # Keep what suppressions hid, with their reasons (SARIF suppressions, stable fingerprints).
+    keep_suppressed: bool = False
+    _suppressed: list[SuppressedFinding] = field(default_factory=list, init=False, repr=False)
 
     @property
     def known_codes(self) -> frozenset[str]:
@@ -63,6 +68,7 @@ class Engine:
         return frozenset(code for code in self.known_codes if self.selection.enabled(code))
 
     def run(self, paths: Iterable[Path]) -> RunResult:
+        self._suppressed = []
         checked = discover(paths, self.config)
         roots = [self.config.root / root for root in self.config.str_list("roots")]
         indexed = discover([r for r in roots if r.exists()], self.config)
@@ -81,6 +87,9 @@ class Engine:
             files_checked=len(checked.files),
             files_indexed=len(facts),
             rule_codes=tuple(sorted(self.enabled_codes)),
+            suppressed=tuple(
+                sorted({s for s in self._suppressed if self._reportable(s.finding)}, key=lambda s: s.finding.sort_key())
+            ),
         )
 
     def build_index(self, paths: Iterable[Path] = ()) -> ProjectIndex:
@@ -103,7 +112,10 @@ class Engine:
         for item in files:
             module = module_name(item.path)
             try:
-                source: SourceFile | SourceError = read_source(item.path, item.rel)
+                override = self.overrides.get(item.rel)
+                source: SourceFile | SourceError = (
+                    read_source(item.path, item.rel) if override is None else decode_source(override, item.rel)
+                )
             except SourceError as error:
                 source = error
             sources[item.rel] = source
@@ -121,9 +133,9 @@ class Engine:
         for rule in self.rules:
             if issubclass(rule, ProjectRule) and self.selection.enabled(rule.CODE):
                 for finding in rule().check_project(index, self.config):
-                    # Project findings about files outside this run (pre-commit) stay quiet,
-                    # except those about the configuration itself.
-                    if finding.path in checked or finding.path == config_rel:
+                    # Project findings about Python files outside this run (pre-commit) stay
+                    # quiet; those about the configuration, docs and schemas always count.
+                    if finding.path in checked or finding.path == config_rel or not finding.path.endswith(".py"):
                         findings.append(finding)
         return findings
 
@@ -135,25 +147,40 @@ class Engine:
         context = FileContext(source, facts, self.config, index)
         rule_classes = [r for r in self._file_rules() if self._wants(r, context)]
         has_marker = MARKER in source.data
+        findings = self._fact_findings(context)
         if not rule_classes and not has_marker:
-            return []
-        findings: list[Finding] = []
+            return findings
         if rule_classes:
             try:
-                findings = _run_rules(context, rule_classes)
+                findings += _run_rules(context, rule_classes)
             except SourceError as error:
                 return [parse_error(facts.path, error.message, error.line or 1, error.column)]
         if not has_marker:
             return findings
+        suppressions = parse_suppressions(source.text)
         kept, hygiene = apply_suppressions(
             findings,
-            parse_suppressions(source.text),
+            suppressions,
             known_codes=self.known_codes,
             enabled_codes=self.enabled_codes,
             rules_ran=True,
             rel=facts.path,
         )
+        if self.keep_suppressed:
+            self._suppressed += _suppressed(findings, kept, suppressions)
         return kept + hygiene
+
+    def _fact_findings(self, context: FileContext) -> list[Finding]:
+        findings: list[Finding] = []
+        for rule in self.rules:
+            if issubclass(rule, FactRule) and self.selection.enabled(rule.CODE):
+                try:
+                    findings += rule().check_facts(context)
+                except Exception as error:  # a rule bug must cost one file, never the run
+                    findings.append(
+                        parse_error(context.rel, f"rule {rule.CODE} crashed: {type(error).__name__}: {error}")
+                    )
+        return findings
 
     def _file_rules(self) -> list[type[Rule]]:
         return [r for r in self.rules if issubclass(r, Rule) and self.selection.enabled(r.CODE)]
@@ -208,6 +235,19 @@ def _run_rules_one_by_one(context: FileContext, module: cst.Module, rule_classes
             continue
         findings.extend(rule.findings)
     return findings
+
+
+def _suppressed(
+    findings: list[Finding], kept: list[Finding], suppressions: list[Suppression]
+) -> list[SuppressedFinding]:
+    """The findings `apply_suppressions` hid, each with the reason of the comment that hid it."""
+    shown = set(kept)
+    hidden: list[SuppressedFinding] = []
+    for finding in findings:
+        if finding not in shown:
+            match = next((s for s in suppressions if finding.code in s.codes and s.covers(finding)), None)
+            hidden.append(SuppressedFinding(finding, match.reason if match else ""))
+    return hidden
 
 
 def _union(*groups: Iterable[SourcePath]) -> list[SourcePath]:

@@ -9,7 +9,10 @@ so ast's byte-based columns never reach a user. Only facts (names, bases, declar
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
+
+from declint.members import MetadataRead, metadata_reads, method_names, model_default_backend, provided_members
 
 TYPING_LITERALS = frozenset({"typing.Literal", "typing_extensions.Literal"})
 
@@ -48,6 +51,11 @@ class ClassFacts:
     declaration: Declaration | None
     class_attrs: tuple[tuple[str, str], ...]
     references: tuple[str, ...]
+    members: tuple[str, ...] = ()
+    methods: tuple[str, ...] = ()
+    metadata_reads: tuple[MetadataRead, ...] = ()
+    default_backend: str | None = None
+    name_column: int = 6
 
 
 @dataclass(frozen=True)
@@ -74,6 +82,7 @@ class ModuleFacts:
     functions: tuple[FunctionFacts, ...] = ()
     literals: tuple[LiteralDef, ...] = ()
     assignments: tuple[tuple[str, int], ...] = ()
+    constants: tuple[tuple[str, str], ...] = ()
     error: str | None = None
     error_line: int = 1
     error_column: int = 0
@@ -104,12 +113,14 @@ def extract_facts(text: str, module: str, path: str, options: FactOptions, is_pa
         )
     except (RecursionError, MemoryError, ValueError) as error:
         return ModuleFacts(module, path, error=f"cannot parse: {type(error).__name__}")
-    return _Extractor(module, path, options, is_package).run(tree)
+    # ast numbers lines on \n, \r\n and \r only (str.splitlines also splits on \f, \x1c, ...).
+    return _Extractor(module, path, options, is_package, re.split(r"\r\n|\r|\n", text)).run(tree)
 
 
 class _Extractor:
-    def __init__(self, module: str, path: str, options: FactOptions, is_package: bool) -> None:
+    def __init__(self, module: str, path: str, options: FactOptions, is_package: bool, lines: list[str]) -> None:
         self.module = module
+        self.lines = lines
         self.path = path
         self.options = options
         self.package = module if is_package else module.rpartition(".")[0]
@@ -117,7 +128,7 @@ class _Extractor:
 
     def run(self, tree: ast.Module) -> ModuleFacts:
         imports = self._collect_bindings(tree)
-        classes, functions, literals, assignments = [], [], [], []
+        classes, functions, literals, assignments, constants = [], [], [], [], []
         for node in tree.body:
             if isinstance(node, ast.ClassDef):
                 classes.append(self._class(node))
@@ -125,6 +136,8 @@ class _Extractor:
                 functions.append(FunctionFacts(node.name, f"{self.module}.{node.name}", self._references(node)))
             for target, value, line in _module_assignments(node):
                 assignments.append((target, line))
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    constants.append((target, value.value))
                 literal = self._literal(target, value, line)
                 if literal is not None:
                     literals.append(literal)
@@ -136,6 +149,7 @@ class _Extractor:
             tuple(functions),
             tuple(literals),
             tuple(assignments),
+            tuple(constants),
         )
 
     def _collect_bindings(self, tree: ast.Module) -> dict[str, str]:
@@ -193,8 +207,27 @@ class _Extractor:
             modalities=self._modalities(node),
             declaration=self._declaration(node),
             class_attrs=self._class_attrs(node),
+            members=provided_members(node),
+            methods=method_names(node),
+            metadata_reads=metadata_reads(node, self.lines),
+            default_backend=self._constant(model_default_backend(node)),
+            name_column=self._name_column(node),
             references=tuple(sorted({*self._references(node), *(b for b in bases if "." in b)})),
         )
+
+    def _constant(self, node: ast.expr | None) -> str | None:
+        """A string literal as itself; a name as `=dotted.name`, for the index to look up."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.Name | ast.Attribute):
+            resolved = self.resolve(node)
+            return f"={resolved}" if resolved else None
+        return None
+
+    def _name_column(self, node: ast.ClassDef) -> int:
+        line = self.lines[node.lineno - 1] if node.lineno <= len(self.lines) else ""
+        match = re.search(rf"\bclass\s+({re.escape(node.name)})\b", line)
+        return match.start(1) if match else 0
 
     def _subscript_args(self, base: ast.expr) -> tuple[str, ...]:
         if not isinstance(base, ast.Subscript):

@@ -16,6 +16,8 @@ from declint.config import Config
 from declint.facts import ClassFacts, Declaration, FunctionFacts, LiteralDef, ModuleFacts, name_matches
 
 _MAX_REEXPORT_HOPS = 8
+# Bases outside the project that add no instance attributes a metadata object could lack.
+_OPAQUE_FREE_BASES = frozenset({"object", "Generic", "ABC", "Protocol"})
 _MAX_OWNERSHIP_DEPTH = 8
 
 
@@ -36,6 +38,8 @@ class ProjectIndex:
     modality_encoders: dict[str, str]
     encoder_hints: dict[str, tuple[str, ...]]
     literal_qualname: str
+    metadata_base: str = "AttentionMetadata"
+    backend_base: str = "AttentionBackend"
     _owners: dict[str, list[Ownership]] | None = field(default=None, repr=False)
 
     @classmethod
@@ -50,6 +54,8 @@ class ProjectIndex:
             modality_encoders=dict(config.get("modality-encoders")),
             encoder_hints={k: tuple(v) for k, v in dict(config.get("encoder-name-hints")).items()},
             literal_qualname=str(config.get("shared-literal")),
+            metadata_base=str(config.get("metadata-base")),
+            backend_base=str(config.get("backend-base")),
         )
 
     def __post_init__(self) -> None:
@@ -70,6 +76,14 @@ class ProjectIndex:
                 return dotted
             dotted = target
         return dotted
+
+    def constant(self, value: str | None) -> str | None:
+        """A fact value: a string as is, or `=module.NAME` looked up among module-level constants."""
+        if value is None or not value.startswith("="):
+            return value
+        module, _, name = self.resolve(value[1:]).rpartition(".")
+        facts = self.modules.get(module)
+        return dict(facts.constants).get(name) if facts else None
 
     def class_facts(self, dotted: str) -> ClassFacts | None:
         return self.classes.get(self.resolve(dotted))
@@ -122,6 +136,47 @@ class ProjectIndex:
 
     def models(self) -> list[ClassFacts]:
         return [c for _, c in sorted(self.classes.items()) if self.is_model(c)]
+
+    # ---- backends and their metadata classes (DL105) ------------------------------------
+    def is_metadata_class(self, cls: ClassFacts) -> bool:
+        if name_matches(cls.qualname, self.metadata_base):
+            return True
+        return any(name_matches(name, self.metadata_base) for name, _ in self.ancestors(cls))
+
+    def is_backend(self, cls: ClassFacts) -> bool:
+        return any(name_matches(name, self.backend_base) for name, _ in self.ancestors(cls))
+
+    def provided(self, cls: ClassFacts) -> frozenset[str] | None:
+        """Everything an instance of `cls` has, over its bases; None when a base is unknown."""
+        names = set(cls.members)
+        for name, facts in self.ancestors(cls):
+            if facts is not None:
+                names.update(facts.members)
+            elif name.rpartition(".")[2] not in _OPAQUE_FREE_BASES:
+                return None
+        return frozenset(names)
+
+    def metadata_pairing(self, cls: ClassFacts) -> tuple[str | None, str | None]:
+        """(type argument of the generic backend base, `Metadata = X`), inherited when not own."""
+        chain = [cls, *(facts for _, facts in self.ancestors(cls) if facts is not None)]
+        type_arg = next((self.backend_type_arg(c) for c in chain if self.backend_type_arg(c)), None)
+        attr = next((self.resolve(v) for c in chain for k, v in c.class_attrs if k == "Metadata" and v), None)
+        return type_arg, attr
+
+    def backend_type_arg(self, cls: ClassFacts) -> str | None:
+        """The class's own `AttentionBackend[X]` argument, resolved, if X is in the project."""
+        for base, args in zip(cls.bases, cls.base_args, strict=True):
+            if args and name_matches(self.resolve(base), self.backend_base):
+                resolved = self.resolve(args[0])
+                return resolved if resolved in self.classes else None
+        return None
+
+    def metadata_classes(self) -> list[ClassFacts]:
+        return [c for _, c in sorted(self.classes.items()) if self.is_metadata_class(c)]
+
+    def providers(self, attribute: str) -> list[str]:
+        """Short names of the metadata classes that provide `attribute`."""
+        return [c.name for c in self.metadata_classes() if attribute in (self.provided(c) or ())]
 
     # ---- the shared Literal -------------------------------------------------------------
     def literal_definitions(self) -> list[LiteralDef]:

@@ -4,8 +4,9 @@ A rule is one class in one module (Fixit's shape): its metadata (CODE, NAME, SUM
 docstring that explains *why* (it becomes `declint rule CODE`), the options it reads, and
 VALID/INVALID examples that are both its documentation and its tests.
 
-Three kinds:
+Four kinds:
 - `Rule`: a libcst visitor run on one file, batched with the others in one pass;
+- `FactRule`: a per-file check computed from the project index, with no parse at all;
 - `ProjectRule`: runs once over the project index (e.g. DL100);
 - `EngineCode`: a code the engine itself reports (DL000, DL9xx); documentation only.
 """
@@ -31,8 +32,13 @@ EXAMPLE_PATH = "tensorrt_llm/_torch/models/modeling_example.py"
 
 @dataclass(frozen=True)
 class Valid:
+    """`code` is the file at `path`; `files` are other files of the example project, and
+    `config` is TOML appended to its `[tool.declint]` table."""
+
     code: str
     path: str = EXAMPLE_PATH
+    files: tuple[tuple[str, str], ...] = ()
+    config: str = ""
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,8 @@ class Invalid:
     expect: tuple[tuple[int, int], ...]
     message: str | None = None  # the exact message of the first finding, when pinned
     path: str = EXAMPLE_PATH
+    files: tuple[tuple[str, str], ...] = ()
+    config: str = ""
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,21 @@ class ProjectRule(RuleMeta):
 
     def check_project(self, index: ProjectIndex, config: Config) -> list[Finding]:
         raise NotImplementedError
+
+
+class FactRule(RuleMeta):
+    """A per-file rule computed from the project index alone; the file is not parsed by libcst.
+
+    For checks that only need facts phase 1 already extracted (with exact positions), so they
+    cost nothing in phase 2.
+    """
+
+    def check_facts(self, context: FileContext) -> list[Finding]:
+        raise NotImplementedError
+
+    @staticmethod
+    def finding(rule: type[RuleMeta], context: FileContext, span: Span, message: str, scope: str) -> Finding:
+        return Finding(rule.CODE, rule.NAME, context.rel, span, message, rule.SEVERITY, scope)
 
 
 class Rule(RuleMeta, cst.BatchableCSTVisitor):

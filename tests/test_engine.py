@@ -103,7 +103,7 @@ def test_per_path_ignores(make_tree: MakeTree) -> None:
             MODEL + "modeling_good.py": CONFIG_CHECK,
         }
     )
-    assert check(str(root)) == (0, "All clear: 11 files checked.\n")
+    assert check(str(root)) == (0, "All clear: 15 files checked.\n")
 
 
 def test_json_output_is_versioned_and_complete(make_tree: MakeTree) -> None:
@@ -126,6 +126,9 @@ def test_json_output_is_versioned_and_complete(make_tree: MakeTree) -> None:
             "EncoderAttentionBackend (tensorrt_llm.llmapi.llm_args) so it is type-checked and cannot drift",
             "context": "is_trtllm",
             "doc": "docs/rules.md#dl103-backend-literal",
+            # added compatibly since the first release: the stable fingerprint, and the fix (none here)
+            "fingerprint": "23a5fe464b12022e",
+            "fix": None,
         }
     ]
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from click.testing import CliRunner
 
 from declint.cli import cli
@@ -13,7 +15,8 @@ MODEL = "tensorrt_llm/_torch/models/modeling_x.py"
 def run(make_tree: MakeTree, source: str) -> list[str]:
     root = make_tree({MODEL: source})
     result = CliRunner().invoke(cli, ["check", str(root / MODEL)])
-    return [line.split(" ", 1)[0] + " " + line.split(" ")[1] for line in result.output.splitlines()[:-1]]
+    findings = [line for line in result.output.splitlines() if re.match(r"\S+:\d+:\d+: DL\d{3} ", line)]
+    return [" ".join(line.split(" ")[:2]) for line in findings]
 
 
 def test_trailing_comment_on_the_last_line_of_a_multiline_call(make_tree: MakeTree) -> None:

@@ -1,0 +1,140 @@
+"""The declared support matrix as an artifact: rendered from the index, parsed back from docs."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass
+
+from declint.config import Config
+from declint.facts import ClassFacts, DeclEntry
+from declint.index import ProjectIndex
+
+HEADER = ("model", "encoder", "backends", "reason", "default")
+NOT_CONFIGURABLE = "not configurable"
+NO_ENCODER = "(none)"
+_HEADER_LINE = re.compile(r"^\s*\|" + r"\|".join(rf"\s*{c}\s*" for c in HEADER) + r"\|\s*$", re.IGNORECASE)
+_SEPARATOR = re.compile(r"^\s*\|(\s*:?-+:?\s*\|)+\s*$")
+
+
+@dataclass(frozen=True, order=True)
+class Row:
+    model: str
+    encoder: str
+    backends: str
+    reason: str
+    default: str
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.model, self.encoder)
+
+
+def support_matrix(index: ProjectIndex, config: Config) -> list[Row]:
+    """One row per declared (model, encoder); a model declaring `{}` gets one "(none)" row."""
+    rows: list[Row] = []
+    for model in index.models():
+        declared = index.effective_declaration(model)
+        if declared is None or not declared[0].is_literal:
+            continue
+        declaration = declared[0]
+        if not declaration.entries:
+            rows.append(Row(model.name, NO_ENCODER, NOT_CONFIGURABLE, "no attention encoder", "-"))
+        default = _default_backend(index, model, config)
+        rows += [_row(model, entry, default, index) for entry in declaration.entries]
+    return sorted(rows)
+
+
+def _row(model: ClassFacts, entry: DeclEntry, default: str, index: ProjectIndex) -> Row:
+    if entry.kind == "fixed":
+        return Row(model.name, entry.encoder, NOT_CONFIGURABLE, entry.reason, "-")
+    if entry.kind == "invalid":
+        return Row(model.name, entry.encoder, "invalid declaration", "", "-")
+    backends = entry.backends if entry.kind == "configurable" else (index.literal_members or ())
+    return Row(model.name, entry.encoder, ", ".join(backends), "", default)
+
+
+def _default_backend(index: ProjectIndex, model: ClassFacts, config: Config) -> str:
+    chain = [model, *(facts for _, facts in index.ancestors(model) if facts is not None)]
+    found = (index.constant(c.default_backend) for c in chain if c.default_backend)
+    return next((value for value in found if value), str(config.get("default-backend")))
+
+
+def render(rows: list[Row], output_format: str) -> str:
+    if output_format == "json":
+        return json.dumps([asdict(row) for row in rows], indent=2) + "\n"
+    lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    lines += ["| " + " | ".join(_escape(getattr(row, c)) for c in HEADER) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _escape(cell: str) -> str:
+    return cell.replace("|", "\\|")
+
+
+@dataclass(frozen=True)
+class DocsTable:
+    header_line: int
+    rows: tuple[tuple[int, Row], ...]  # (line, row)
+
+
+def parse_docs_table(text: str) -> DocsTable | None:
+    """The first Markdown table whose header is exactly HEADER (any case and spacing)."""
+    lines = text.splitlines()
+    for number, line in enumerate(lines, 1):
+        if not _HEADER_LINE.match(line):
+            continue
+        rows: list[tuple[int, Row]] = []
+        for offset, body in enumerate(lines[number:], number + 1):
+            if offset == number + 1 and _SEPARATOR.match(body):
+                continue
+            cells = _cells(body)
+            if cells is None:
+                break
+            rows.append((offset, Row(*(cells + [""] * len(HEADER))[: len(HEADER)])))
+        return DocsTable(number, tuple(rows))
+    return None
+
+
+def _cells(line: str) -> list[str] | None:
+    stripped = line.strip()
+    if not (stripped.startswith("|") and stripped.endswith("|")):
+        return None
+    parts = re.split(r"(?<!\\)\|", stripped[1:-1])
+    return [part.strip().replace("\\|", "|") for part in parts]
+
+
+@dataclass(frozen=True)
+class Drift:
+    line: int
+    message: str
+
+
+def compare(code_rows: list[Row], docs: DocsTable) -> list[Drift]:
+    """One drift per missing, extra or different row, at the docs line it concerns."""
+    documented = {row.key: (line, row) for line, row in docs.rows}
+    declared = {row.key: row for row in code_rows}
+    drifts = []
+    for key, row in sorted(declared.items()):
+        if key not in documented:
+            drifts.append(
+                Drift(
+                    docs.header_line,
+                    (f"{row.model} / {row.encoder} is declared ({row.backends}) but missing from the docs table"),
+                )
+            )
+            continue
+        line, written = documented[key]
+        differences = [
+            f"{c} is {getattr(written, c)!r} in the docs but {getattr(row, c)!r} in the code"
+            for c in HEADER[2:]
+            if getattr(written, c) != getattr(row, c)
+        ]
+        if differences:
+            drifts.append(Drift(line, f"{row.model} / {row.encoder}: " + "; ".join(differences)))
+    for key, (line, written) in sorted(documented.items()):
+        if key not in declared:
+            drifts.append(
+                Drift(line, f"{written.model} / {written.encoder} is in the docs table but no model declares it")
+            )
+    return sorted(drifts, key=lambda d: (d.line, d.message))

@@ -1,0 +1,87 @@
+"""DL107 docs-drift."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from declint.config import Config
+from declint.discovery import display_path
+from declint.index import ProjectIndex
+from declint.rule import Invalid, ProjectRule, Valid
+from declint.table import HEADER, compare, parse_docs_table, support_matrix
+from declint.types import Finding, Position, Span
+
+_MODELS = (
+    "from tensorrt_llm._torch.models.modeling_multimodal_mixin import FixedEncoderAttention, MultimodalModelMixin\n\n"
+    "class VLModel(MultimodalModelMixin):\n"
+    '    encoder_attention_backends = {"vision": ("TRTLLM", "FLASHINFER")}\n\n'
+    "class AudioModel(MultimodalModelMixin):\n"
+    '    encoder_attention_backends = {"audio": FixedEncoderAttention("relative-position bias")}\n'
+)
+_FILES = (("tensorrt_llm/_torch/models/modeling_example.py", _MODELS),)
+_CONFIG = 'docs-table = "docs/encoders.md"\n'
+_TABLE_HEAD = (
+    "# Encoder attention backends\n\n| model | encoder | backends | reason | default |\n|---|---|---|---|---|\n"
+)
+
+
+class DocsDrift(ProjectRule):
+    """The documentation's table of supported encoder backends disagrees with the declarations.
+
+    Users read the docs, not the model classes, to learn which encoders take an
+    `encoder_attention_backend` override. When a declaration changes and the table does not, the
+    docs promise a backend the model now rejects (or hide one it accepts). `declint table`
+    renders the declared matrix; this rule compares it with the Markdown table in `docs-table`
+    (the first table whose header is `| model | encoder | backends | reason | default |`) and
+    reports each missing, extra or different row at its docs line (missing rows at the header).
+    Fix by pasting the output of `declint table` into the page.
+    """
+
+    CODE = "DL107"
+    NAME = "docs-drift"
+    SUMMARY = "the documentation's support table disagrees with the declarations"
+    OPTIONS = ("docs-table", "default-backend")
+
+    VALID: ClassVar = (
+        Valid(
+            _TABLE_HEAD + "| AudioModel | audio | not configurable | relative-position bias | - |\n"
+            "| VLModel | vision | TRTLLM, FLASHINFER |  | TRTLLM |\n",
+            path="docs/encoders.md",
+            files=_FILES,
+            config=_CONFIG,
+        ),
+    )
+    INVALID: ClassVar = (
+        Invalid(
+            _TABLE_HEAD + "| VLModel | vision | VANILLA, TRTLLM, FLASHINFER |  | TRTLLM |\n"
+            "| OldModel | vision | TRTLLM |  | TRTLLM |\n",
+            expect=((3, 0), (5, 0), (6, 0)),
+            message="AudioModel / audio is declared (not configurable) but missing from the docs table",
+            path="docs/encoders.md",
+            files=_FILES,
+            config=_CONFIG,
+        ),
+    )
+
+    def check_project(self, index: ProjectIndex, config: Config) -> list[Finding]:
+        target = str(config.get("docs-table"))
+        return docs_drift(index, config, config.root / target) if target else []
+
+
+def docs_drift(index: ProjectIndex, config: Config, path: Path) -> list[Finding]:
+    rel = display_path(path, config.root)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        return [_finding(rel, 1, f"cannot read the docs table: {error}")]
+    table = parse_docs_table(text)
+    if table is None:
+        header = "| " + " | ".join(HEADER) + " |"
+        return [_finding(rel, 1, f"no encoder support table found (expected a table headed {header})")]
+    return [_finding(rel, drift.line, drift.message) for drift in compare(support_matrix(index, config), table)]
+
+
+def _finding(rel: str, line: int, message: str) -> Finding:
+    position = Position(line, 0)
+    return Finding(DocsDrift.CODE, DocsDrift.NAME, rel, Span(position, position), message)

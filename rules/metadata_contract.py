@@ -1,0 +1,242 @@
+"""DL105 metadata-contract."""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from declint.facts import ClassFacts
+from declint.members import METADATA_PARAMETERS, MetadataRead
+from declint.rule import FactRule, FileContext, Invalid, Valid
+from declint.types import Finding, Position, Span
+
+_METADATA_NAME = re.compile(r"\b(\w*Metadata)\b")
+_HEAD = (
+    "from dataclasses import dataclass\n"
+    "from tensorrt_llm._torch.attention_backend.interface import AttentionBackend, AttentionMetadata\n\n"
+)
+_TRTLLM_METADATA = (
+    "@dataclass\nclass TrtllmAttentionMetadata(AttentionMetadata):\n"
+    "    workspace: object = None\n\n"
+    "    def __post_init__(self):\n        self.kv_lens_cuda = None\n\n"
+    "    def prepare(self):\n        self.max_seq_len = 0\n\n"
+)
+_FLASHINFER_METADATA = (
+    '@dataclass\nclass FlashInferAttentionMetadata(AttentionMetadata):\n    kv_layout: str = "NHD"\n\n'
+    "    def plan(self):\n        pass\n\n"
+)
+
+
+class MetadataContract(FactRule):
+    """A backend reads a metadata attribute its paired metadata class does not provide.
+
+    Each attention backend names its metadata class twice: as the type argument of the generic
+    base (`class XAttention(AttentionBackend[XMetadata])`) and as `Metadata = XMetadata`. The
+    engine builds the metadata object from `Metadata`, and the backend's forward reads it. A read
+    of an attribute the metadata class does not provide fails with a bare `AttributeError` at the
+    first fused-attention call, not at load time: the real failure was
+    `'TrtllmAttentionMetadata' object has no attribute 'kv_layout'` raised from the FlashInfer
+    backend.
+
+    Provided: annotated fields, class attributes, methods and properties over the bases inside
+    the project, and every `self.X = ...` in its methods (`__post_init__`, `prepare`). Read:
+    `metadata.X` / `attn_metadata.X` in `forward*` methods, and `p.X` for a parameter annotated
+    with a metadata class, including methods a backend inherits while pairing another metadata
+    class. Guarded reads are fine: `getattr(metadata, "X", default)`, and reads under
+    `if hasattr(metadata, "X")` or an `isinstance` check. The two pairings disagreeing is itself
+    a finding. When a base class is outside the project, nothing is reported for that class.
+    """
+
+    CODE = "DL105"
+    NAME = "metadata-contract"
+    SUMMARY = "a backend reads metadata.X that its paired metadata class does not provide"
+    OPTIONS = ("metadata-base", "backend-base")
+
+    VALID: ClassVar = (
+        Valid(
+            _HEAD + _TRTLLM_METADATA + "class TrtllmAttention(AttentionBackend[TrtllmAttentionMetadata]):\n"
+            "    Metadata = TrtllmAttentionMetadata\n\n"
+            "    def forward(self, q, metadata):\n"
+            "        metadata.prepare()\n"
+            "        return (metadata.kv_lens_cuda, metadata.max_seq_len, metadata.workspace,\n"
+            "                metadata.num_tokens, metadata.max_num_tokens)\n",
+            path="tensorrt_llm/_torch/attention_backend/trtllm.py",
+        ),
+        Valid(
+            _HEAD + _TRTLLM_METADATA + "class TrtllmAttention(AttentionBackend[TrtllmAttentionMetadata]):\n"
+            "    Metadata = TrtllmAttentionMetadata\n\n"
+            "    def forward(self, q, attn_metadata):\n"
+            '        layout = getattr(attn_metadata, "kv_layout", "NHD")\n'
+            '        if hasattr(attn_metadata, "page_size") and attn_metadata.page_size > 1:\n'
+            "            return attn_metadata.page_size\n"
+            "        return layout\n",
+            path="tensorrt_llm/_torch/attention_backend/trtllm.py",
+        ),
+    )
+    INVALID: ClassVar = (
+        Invalid(
+            _HEAD
+            + _TRTLLM_METADATA
+            + _FLASHINFER_METADATA
+            + "class FlashInferAttention(AttentionBackend[TrtllmAttentionMetadata]):\n"
+            "    Metadata = TrtllmAttentionMetadata\n\n"
+            "    def forward_impl(self, q, metadata):\n"
+            "        return metadata.kv_layout\n",
+            expect=((25, 15),),
+            message=(
+                "FlashInferAttention.forward_impl reads metadata.kv_layout, which its metadata class "
+                "TrtllmAttentionMetadata does not provide (AttributeError at the first forward); kv_layout "
+                "is provided by FlashInferAttentionMetadata, not by TrtllmAttentionMetadata"
+            ),
+            path="tensorrt_llm/_torch/attention_backend/flashinfer.py",
+        ),
+        Invalid(
+            _HEAD + _FLASHINFER_METADATA + "class FlashInferAttention(AttentionBackend[FlashInferAttentionMetadata]):\n"
+            "    Metadata = AttentionMetadata\n",
+            expect=((11, 6),),
+            message=(
+                "FlashInferAttention pairs two metadata classes: AttentionBackend[FlashInferAttentionMetadata] "
+                "but Metadata = AttentionMetadata; the engine builds Metadata, the type says otherwise"
+            ),
+            path="tensorrt_llm/_torch/attention_backend/flashinfer.py",
+        ),
+        Invalid(
+            _HEAD + _FLASHINFER_METADATA + "class FlashInferAttention(AttentionBackend[FlashInferAttentionMetadata]):\n"
+            "    Metadata = FlashInferAttentionMetadata\n\n"
+            "    def forward(self, q, metadata):\n"
+            "        metadata.plan()\n"
+            "        return metadata.kv_layout\n\n"
+            "class StarAttention(FlashInferAttention):\n"
+            "    Metadata = AttentionMetadata\n",
+            expect=((18, 6), (18, 6)),
+            message=(
+                "StarAttention inherits FlashInferAttention.forward, which reads metadata.kv_layout; its "
+                "metadata class AttentionMetadata does not provide it (AttributeError at the first forward); "
+                "kv_layout is provided by FlashInferAttentionMetadata"
+            ),
+            path="tensorrt_llm/_torch/attention_backend/flashinfer.py",
+        ),
+        Invalid(
+            _HEAD + _TRTLLM_METADATA + "class TrtllmAttention(AttentionBackend[TrtllmAttentionMetadata]):\n"
+            "    Metadata = TrtllmAttentionMetadata\n\n"
+            "    def plan(self, md: TrtllmAttentionMetadata):\n"
+            "        return md.page_size\n",
+            expect=((18, 15),),
+            message=(
+                "TrtllmAttention.plan reads md.page_size, which its metadata class TrtllmAttentionMetadata "
+                "does not provide (AttributeError at the first forward); no metadata class provides page_size"
+            ),
+            path="tensorrt_llm/_torch/attention_backend/trtllm.py",
+        ),
+    )
+
+    def check_facts(self, context: FileContext) -> list[Finding]:
+        findings: list[Finding] = []
+        for cls in context.facts.classes:
+            facts = context.index.classes.get(cls.qualname)
+            if facts == cls and context.index.is_backend(cls):
+                findings += self._check_backend(context, cls)
+        return findings
+
+    def _check_backend(self, context: FileContext, cls: ClassFacts) -> list[Finding]:
+        index = context.index
+        type_arg, attribute = index.metadata_pairing(cls)  # both inherited when not the class's own
+        findings = []
+        # Only a class that binds the generic type itself can contradict its own Metadata.
+        own_type_arg = index.backend_type_arg(cls)
+        if own_type_arg and attribute and own_type_arg != attribute:
+            findings.append(
+                self._at_class(
+                    context,
+                    cls,
+                    (
+                        f"{cls.name} pairs two metadata classes: {index.backend_base}[{_short(own_type_arg)}] but "
+                        f"Metadata = {_short(attribute)}; the engine builds Metadata, the type says otherwise"
+                    ),
+                )
+            )
+        metadata = index.classes.get(attribute or type_arg or "")
+        provided = index.provided(metadata) if metadata else None
+        if metadata is None or provided is None:
+            return findings
+        for read in cls.metadata_reads:
+            target = self._target_of(context, read, metadata)
+            if target is not None and read.attribute not in (index.provided(target) or {read.attribute}):
+                findings.append(self._at_read(context, cls, read, target))
+        return findings + self._inherited(context, cls, metadata, provided)
+
+    def _target_of(self, context: FileContext, read: MetadataRead, paired: ClassFacts) -> ClassFacts | None:
+        """The metadata class a read is checked against, or None when the read is not in scope."""
+        named = _METADATA_NAME.search(read.annotation)
+        if named is not None:
+            annotated = context.index.class_facts(_resolve_local(context, named.group(1)))
+            if annotated is not None and context.index.is_metadata_class(annotated):
+                return annotated
+        if _is_typevar(read) or (read.method.startswith("forward") and read.parameter in METADATA_PARAMETERS):
+            return paired
+        return None
+
+    def _inherited(
+        self, context: FileContext, cls: ClassFacts, metadata: ClassFacts, provided: frozenset[str]
+    ) -> list[Finding]:
+        findings = []
+        overridden = set(cls.methods)
+        for _, ancestor in context.index.ancestors(cls):
+            if ancestor is None:
+                continue
+            for read in ancestor.metadata_reads:
+                if read.method in overridden or not read.method.startswith("forward") or read.annotation:
+                    continue
+                if read.attribute not in provided:
+                    providers = _providers(context, read.attribute, metadata)
+                    findings.append(
+                        self._at_class(
+                            context,
+                            cls,
+                            (
+                                f"{cls.name} inherits {ancestor.name}.{read.method}, which reads "
+                                f"{read.parameter}.{read.attribute}; its metadata class {metadata.name} does not provide "
+                                f"it (AttributeError at the first forward); {providers}"
+                            ),
+                        )
+                    )
+            overridden.update(ancestor.methods)
+        return findings
+
+    def _at_read(self, context: FileContext, cls: ClassFacts, read: MetadataRead, target: ClassFacts) -> Finding:
+        span = Span(Position(read.line, read.column), Position(read.end_line, read.end_column))
+        providers = _providers(context, read.attribute, target)
+        message = (
+            f"{cls.name}.{read.method} reads {read.parameter}.{read.attribute}, which its metadata class "
+            f"{target.name} does not provide (AttributeError at the first forward); {providers}"
+        )
+        if "provided by" in providers:
+            message += f", not by {target.name}"
+        return self.finding(type(self), context, span, message, f"{cls.name}.{read.method}")
+
+    def _at_class(self, context: FileContext, cls: ClassFacts, message: str) -> Finding:
+        position = Position(cls.line, cls.name_column)
+        return self.finding(type(self), context, Span(position, position), message, cls.name)
+
+
+def _providers(context: FileContext, attribute: str, lacking: ClassFacts) -> str:
+    names = [name for name in context.index.providers(attribute) if name != lacking.name]
+    if not names:
+        return f"no metadata class provides {attribute}"
+    return f"{attribute} is provided by {', '.join(names)}"
+
+
+def _short(qualname: str) -> str:
+    return qualname.rpartition(".")[2]
+
+
+def _is_typevar(read: MetadataRead) -> bool:
+    return read.annotation.endswith("TMetadata")
+
+
+def _resolve_local(context: FileContext, annotation: str) -> str:
+    head, _, rest = annotation.strip("'\"").partition(".")
+    imports = dict(context.facts.imports)
+    local = {c.name: c.qualname for c in context.facts.classes}
+    base = imports.get(head) or local.get(head) or head
+    return f"{base}.{rest}" if rest else base

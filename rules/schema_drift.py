@@ -1,0 +1,213 @@
+"""DL108 schema-drift."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from declint.config import Config
+from declint.discovery import BUILTIN_EXCLUDES, display_path, glob_match
+from declint.index import ProjectIndex
+from declint.rule import Invalid, ProjectRule, Valid, name_matches_any
+from declint.types import Finding, Position, Span
+
+_PRUNED = frozenset(entry.rstrip("/") for entry in BUILTIN_EXCLUDES)
+# `[Tt]` spells one letter in either case; such a regex is a case-insensitive word.
+_EITHER_CASE = re.compile(r"\[([A-Za-z])([A-Za-z])\]")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+_SCHEMA = "docs/trtllm-serve-config.schema.json"
+
+
+@dataclass(frozen=True)
+class Constraint:
+    pointer: str
+    values: frozenset[str]  # as accepted (spelling kept)
+    kind: str  # "enum", "const" or "pattern"
+
+
+class SchemaDrift(ProjectRule):
+    """The serving JSON schemas' allowed backend values disagree with the shared Literal.
+
+    `trtllm-serve` validates its YAML config against generated JSON schemas
+    (`trtllm-serve-config.schema.json`, `trtllm-serve-disagg-config.schema.json`). They accept
+    backend names case-insensitively, through a regex pattern or an enum of both spellings. When
+    the Literal gains a member and the schemas are not regenerated, a valid config is rejected
+    at the door; when it loses one, the schema still advertises it.
+
+    For every property named like a backend (`backend-context-names`) in the schemas matched by
+    `serving-schemas`, the values its `enum` / `const` / `pattern` accepts (through `anyOf`,
+    `oneOf`, `allOf`, `items`, `additionalProperties`) are compared with the Literal's members,
+    case-insensitively; each missing or extra value is reported with the file and JSON pointer,
+    and so is an enum that lists only one spelling of a name while listing both for others.
+    """
+
+    CODE = "DL108"
+    NAME = "schema-drift"
+    SUMMARY = "the serving JSON schemas' allowed backend values disagree with the Literal"
+    OPTIONS = ("serving-schemas", "backend-context-names")
+
+    VALID: ClassVar = (
+        Valid(
+            '{\n  "properties": {\n    "attn_backend": {\n      "type": "string",\n'
+            '      "pattern": "^(?i:vanilla|trtllm|flashinfer)$"\n    }\n  }\n}\n',
+            path=_SCHEMA,
+        ),
+        Valid(
+            '{\n  "properties": {\n    "encoder_attention_backend": {\n      "type": "object",\n'
+            '      "additionalProperties": {"enum": ["VANILLA", "vanilla", "TRTLLM", "trtllm", "FLASHINFER", '
+            '"flashinfer"]}\n    }\n  }\n}\n',
+            path=_SCHEMA,
+        ),
+    )
+    INVALID: ClassVar = (
+        Invalid(
+            '{\n  "properties": {\n    "attn_backend": {\n      "type": "string",\n'
+            '      "enum": ["VANILLA", "vanilla", "TRTLLM", "trtllm", "FLASHINFER_STAR_ATTENTION"]\n    }\n  }\n}\n',
+            expect=((5, 0), (5, 0)),
+            message='/properties/attn_backend/enum: "FLASHINFER" is a member of EncoderAttentionBackend but the '
+            "schema rejects it",
+            path=_SCHEMA,
+        ),
+        Invalid(
+            '{\n  "properties": {\n    "attn_backend": {\n      "anyOf": [\n'
+            '        {"pattern": "^([Vv][Aa][Nn][Ii][Ll][Ll][Aa]|[Tt][Rr][Tt][Ll][Ll][Mm])$"},\n'
+            '        {"type": "null"}\n      ]\n    }\n  }\n}\n',
+            expect=((5, 0),),
+            message='/properties/attn_backend/anyOf/0/pattern: "FLASHINFER" is a member of EncoderAttentionBackend '
+            "but the schema rejects it",
+            path=_SCHEMA,
+        ),
+        Invalid(
+            '{\n  "properties": {\n    "attn_backend": {\n'
+            '      "enum": ["VANILLA", "vanilla", "TRTLLM", "FLASHINFER", "flashinfer"]\n    }\n  }\n}\n',
+            expect=((4, 0),),
+            message='/properties/attn_backend/enum: the schema accepts only one spelling of "TRTLLM" while it '
+            "accepts both cases of other names; the server upper-cases names, so accept both",
+            path=_SCHEMA,
+        ),
+    )
+
+    def check_project(self, index: ProjectIndex, config: Config) -> list[Finding]:
+        members = index.literal_members
+        if not members:
+            return []  # DL100 reports the missing Literal
+        findings: list[Finding] = []
+        for path in _schema_files(config):
+            findings += schema_drift(path, config, frozenset(members), index.literal_name)
+        return findings
+
+
+def _schema_files(config: Config) -> list[Path]:
+    patterns = config.str_list("serving-schemas")
+    found = []
+    for directory, subdirectories, files in os.walk(config.root):
+        subdirectories[:] = sorted(d for d in subdirectories if d not in _PRUNED)
+        for name in files:
+            path = Path(directory) / name
+            if name.endswith(".json") and glob_match(display_path(path, config.root), patterns):
+                found.append(path)
+    return sorted(found)
+
+
+def schema_drift(path: Path, config: Config, members: frozenset[str], literal: str) -> list[Finding]:
+    rel = display_path(path, config.root)
+    try:
+        text = path.read_text(encoding="utf-8")
+        document = json.loads(text)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        return [_finding(rel, 1, f"cannot read the schema: {error}")]
+    findings = []
+    for constraint in _constraints(document, "", config.str_list("backend-context-names")):
+        line = _pointer_line(text, constraint.pointer)
+        for message in _compare(constraint, members, literal):
+            findings.append(_finding(rel, line, f"{constraint.pointer}: {message}"))
+    return findings
+
+
+def _constraints(node: Any, pointer: str, patterns: tuple[str, ...]) -> Iterator[Constraint]:
+    if isinstance(node, dict):
+        for name, schema in sorted((node.get("properties") or {}).items()):
+            child = f"{pointer}/properties/{_escape(name)}"
+            if name_matches_any(name, patterns):
+                yield from _allowed(schema, child)
+            yield from _constraints(schema, child, patterns)
+        for key, value in sorted(node.items()):
+            if key != "properties" and isinstance(value, dict | list):
+                yield from _constraints(value, f"{pointer}/{_escape(key)}", patterns)
+    elif isinstance(node, list):
+        for position, item in enumerate(node):
+            yield from _constraints(item, f"{pointer}/{position}", patterns)
+
+
+def _allowed(schema: Any, pointer: str) -> Iterator[Constraint]:
+    if not isinstance(schema, dict):
+        return
+    if isinstance(schema.get("enum"), list):
+        yield Constraint(f"{pointer}/enum", frozenset(str(v) for v in schema["enum"] if isinstance(v, str)), "enum")
+    if isinstance(schema.get("const"), str):
+        yield Constraint(f"{pointer}/const", frozenset({schema["const"]}), "const")
+    if isinstance(schema.get("pattern"), str):
+        yield Constraint(f"{pointer}/pattern", _pattern_words(schema["pattern"]), "pattern")
+    for key in ("anyOf", "oneOf", "allOf"):
+        for position, option in enumerate(schema.get(key) or []):
+            yield from _allowed(option, f"{pointer}/{key}/{position}")
+    for key in ("items", "additionalProperties"):
+        yield from _allowed(schema.get(key), f"{pointer}/{key}")
+
+
+def _pattern_words(pattern: str) -> frozenset[str]:
+    """Upper-cased words a case-insensitive alternation accepts: `^(?i:vanilla|trtllm)$` -> both."""
+    flattened = _EITHER_CASE.sub(lambda m: m.group(1) if m.group(1).lower() == m.group(2).lower() else "", pattern)
+    flattened = re.sub(r"\(\?[a-zA-Z]+[:)]", "(", flattened)
+    return frozenset(word.upper() for word in _WORD.findall(flattened))
+
+
+def _compare(constraint: Constraint, members: frozenset[str], literal: str) -> list[str]:
+    accepted = {value.upper() for value in constraint.values}
+    messages = [f'"{name}" is a member of {literal} but the schema rejects it' for name in sorted(members - accepted)]
+    messages += [
+        f'the schema accepts "{name}", which is not a member of {literal}' for name in sorted(accepted - members)
+    ]
+    if constraint.kind == "enum":
+        both = {
+            v.upper() for v in constraint.values if v.lower() in constraint.values and v.upper() in constraint.values
+        }
+        if both:
+            for name in sorted((accepted & members) - both):
+                messages.append(
+                    f'the schema accepts only one spelling of "{name}" while it accepts both cases of '
+                    "other names; the server upper-cases names, so accept both"
+                )
+    return messages
+
+
+def _escape(segment: str) -> str:
+    return segment.replace("~", "~0").replace("/", "~1")
+
+
+def _pointer_line(text: str, pointer: str) -> int:
+    """Line of a JSON pointer's last key, found by searching each key in turn.
+
+    Hand-written because the standard json module keeps no positions; exact for the usual
+    pretty-printed schemas, and at worst points at an earlier line of the same file.
+    """
+    offset = 0
+    for segment in pointer.strip("/").split("/"):
+        if segment.isdigit():
+            continue
+        key = segment.replace("~1", "/").replace("~0", "~")
+        found = text.find(json.dumps(key), offset)
+        if found < 0:
+            break
+        offset = found
+    return text.count("\n", 0, offset) + 1
+
+
+def _finding(rel: str, line: int, message: str) -> Finding:
+    position = Position(line, 0)
+    return Finding(SchemaDrift.CODE, SchemaDrift.NAME, rel, Span(position, position), message)

@@ -1,0 +1,71 @@
+"""`declint table`: the declared matrix as Markdown/JSON, and --check against a docs page (DL107)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from click.testing import CliRunner
+
+from declint.cli import cli
+from tests.conftest import DEMO, REPO
+
+GOLDEN = REPO / "tests" / "fixtures" / "table_demo.md"
+DOCS = DEMO / "docs" / "encoder_attention_backends.md"
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["table", *args])
+    return result.exit_code, result.output
+
+
+def test_markdown_matches_the_golden_file() -> None:
+    code, output = invoke(str(DEMO))
+    if os.environ.get("DECLINT_REGENERATE"):
+        GOLDEN.write_text(output, encoding="utf-8")
+    assert code == 0
+    assert output == GOLDEN.read_text(encoding="utf-8")
+
+
+def test_json_rows() -> None:
+    code, output = invoke("--format", "json", str(DEMO))
+    rows = json.loads(output)
+    assert code == 0
+    assert {
+        "model": "Gemma4UnifiedModel",
+        "encoder": "(none)",
+        "backends": "not configurable",
+        "reason": "no attention encoder",
+        "default": "-",
+    } in rows
+    assert {
+        "model": "Mistral3VLM",
+        "encoder": "vision",
+        "backends": "VANILLA, TRTLLM, FLASHINFER",
+        "reason": "",
+        "default": "FLASHINFER",
+    } in rows
+
+
+def test_check_against_the_unchanged_golden_exits_0() -> None:
+    assert invoke("--check", str(GOLDEN), str(DEMO)) == (0, "All clear: 1 files checked.\n")
+
+
+def test_check_against_the_drifted_page_reports_each_drifted_row() -> None:
+    code, output = invoke("--check", str(DOCS), str(DEMO))
+    assert code == 1
+    lines = [line for line in output.splitlines() if " DL107 " in line]
+    sidecar = (DEMO / "expected-findings.txt").read_text().splitlines()
+    expected = [tuple(e.split(":")[:2]) for e in sidecar if e.endswith("DL107")]
+    assert [tuple(line.split(":")[:2]) for line in lines] == expected
+    assert len(lines) == 8
+    assert lines[1] == (
+        "docs/encoder_attention_backends.md:15:1: DL107 Glm5NextVModel / vision: backends is 'VANILLA, TRTLLM' "
+        "in the docs but 'TRTLLM' in the code"
+    )
+
+
+def test_page_without_a_table() -> None:
+    code, output = invoke("--check", str(REPO / "README.md"), str(DEMO))
+    assert code == 1
+    assert "DL107 no encoder support table found" in output
