@@ -86,3 +86,10 @@ def test_rule_command_explains_with_examples() -> None:
 def test_rules_command_lists_every_code() -> None:
     result = CliRunner().invoke(cli, ["rules", "--format", "json"])
     assert [row["code"] for row in json.loads(result.output)] == [rule.CODE for rule in ALL_RULES]
+
+
+def test_every_rule_explanation_shows_an_invalid_example() -> None:
+    for rule_class in ALL_RULES:
+        result = CliRunner().invoke(cli, ["rule", rule_class.CODE])
+        assert result.exit_code == 0
+        assert "Invalid example 1" in result.output, rule_class.CODE
