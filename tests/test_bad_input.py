@@ -1,0 +1,164 @@
+"""The bad-input matrix: every case gives findings or one DL000 for that file, and the run goes on.
+
+Each test also checks a good file beside the bad one still gets its finding, so a bad file can
+never hide the others.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from declint.cli import cli
+from tests.conftest import MakeTree
+
+MODELS = "tensorrt_llm/_torch/models/"
+GOOD = MODELS + "modeling_good.py"
+GOOD_SOURCE = 'def is_trtllm(config):\n    return config.attn_backend == "TRTLLM"\n'
+GOOD_LINE = "tensorrt_llm/_torch/models/modeling_good.py:2:35: DL103 "
+LITERAL_CHECK = "def f(attn_backend):\n    return attn_backend == 'TRTLLM'\n"
+
+
+def run(root: Path, *paths: str) -> tuple[int, list[str]]:
+    result = CliRunner().invoke(cli, ["check", *(str(root / p) for p in paths)])
+    return result.exit_code, [line for line in result.output.splitlines() if ": DL" in line]
+
+
+def bad_file(make_tree: MakeTree, name: str, data: bytes) -> tuple[int, list[str]]:
+    root = make_tree({GOOD: GOOD_SOURCE})
+    (root / MODELS / name).write_bytes(data)
+    code, lines = run(root, MODELS)
+    assert any(line.startswith(GOOD_LINE) for line in lines), lines
+    return code, [line for line in lines if not line.startswith(GOOD_LINE)]
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (b"def broken(:\n", ["modeling_bad.py:1:12: DL000 syntax error: invalid syntax"]),
+        (b"x = '\xc3\x28'\n", ["modeling_bad.py:1:1: DL000 cannot decode as utf-8: invalid byte 0xc3 at offset 5"]),
+        (b"x = 1\x00\n", ["modeling_bad.py:1:1: DL000 file contains null bytes (binary file?)"]),
+        (bytes(range(256)) * 4, ["modeling_bad.py:1:1: DL000 file contains null bytes (binary file?)"]),
+        (
+            b"# -*- coding: klingon -*-\n",
+            ["modeling_bad.py:1:1: DL000 bad encoding declaration: unknown encoding: klingon"],
+        ),
+        (
+            b"x = " + b"(" * 2000 + b"1" + b")" * 2000 + b"\n",
+            ["modeling_bad.py:1:205: DL000 syntax error: too many nested parentheses"],
+        ),
+    ],
+    ids=["syntax", "invalid-utf8", "null-bytes", "binary", "bad-cookie", "deep-nesting"],
+)
+def test_bad_bytes_give_one_dl000(make_tree: MakeTree, data: bytes, expected: list[str]) -> None:
+    code, lines = bad_file(make_tree, "modeling_bad.py", data)
+    assert code == 1
+    assert lines == ["tensorrt_llm/_torch/models/" + line for line in expected]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"\xef\xbb\xbf" + LITERAL_CHECK.encode(),
+        LITERAL_CHECK.replace("\n", "\r\n").encode(),
+        b"def f(attn_backend):\r\n    return attn_backend == 'TRTLLM'\n",
+        LITERAL_CHECK.replace("\n", "\r").encode(),
+        b"\x0c" + LITERAL_CHECK.encode(),
+        LITERAL_CHECK.replace("    ", "\t").encode(),
+        "# -*- coding: latin-1 -*-\n# caf\xe9\n".encode("latin-1") + LITERAL_CHECK.encode(),
+    ],
+    ids=["empty", "bom", "crlf", "mixed-endings", "lone-cr", "form-feed", "tabs", "latin-1-cookie"],
+)
+def test_odd_but_valid_files_are_checked(make_tree: MakeTree, data: bytes) -> None:
+    code, lines = bad_file(make_tree, "modeling_odd.py", data)
+    assert code == 1
+    if data:
+        line = 4 if b"latin-1" in data else 2
+        column = 25 if b"\t" in data else 28
+        assert lines == [
+            f'tensorrt_llm/_torch/models/modeling_odd.py:{line}:{column}: DL103 backend name "TRTLLM" retyped '
+            "as a string literal; read it from the shared Literal EncoderAttentionBackend "
+            "(tensorrt_llm.llmapi.llm_args) so it is type-checked and cannot drift"
+        ]
+    else:
+        assert lines == []
+
+
+def test_long_concatenation_is_dl000_not_a_crash(make_tree: MakeTree) -> None:
+    terms = " + ".join(['"a"'] * 10_000)
+    code, lines = bad_file(make_tree, "modeling_concat.py", f"attn_backend = {terms}\n".encode())
+    assert code == 1
+    assert len(lines) == 1
+    assert lines[0].startswith("tensorrt_llm/_torch/models/modeling_concat.py:1:1: DL000 ")
+    assert "RecursionError" in lines[0] or "too deep" in lines[0]
+
+
+def test_file_deleted_between_discovery_and_reading(make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch) -> None:
+    from declint import engine
+
+    root = make_tree({GOOD: GOOD_SOURCE, MODELS + "modeling_gone.py": "x = 1\n"})
+    original = engine.read_source
+
+    def vanish(path: Path, rel: str) -> object:
+        if path.name == "modeling_gone.py" and path.exists():
+            path.unlink()
+        return original(path, rel)
+
+    monkeypatch.setattr(engine, "read_source", vanish)
+    code, lines = run(root, MODELS)
+    assert code == 1
+    assert (
+        lines[0] == "tensorrt_llm/_torch/models/modeling_gone.py:1:1: DL000 cannot read file: No such file or directory"
+    )
+    assert lines[1].startswith(GOOD_LINE)
+
+
+def test_unreadable_file(make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Tests run as root in CI, where chmod 000 does not stop a read: the OS error is simulated.
+    root = make_tree({GOOD: GOOD_SOURCE, MODELS + "modeling_secret.py": "x = 1\n"})
+    original = Path.read_bytes
+
+    def deny(self: Path) -> bytes:
+        if self.name == "modeling_secret.py":
+            raise PermissionError(13, "Permission denied")
+        return original(self)
+
+    monkeypatch.setattr(Path, "read_bytes", deny)
+    code, lines = run(root, MODELS)
+    assert code == 1
+    assert lines[0] == "tensorrt_llm/_torch/models/modeling_good.py:2:35: DL103 " + lines[0].split(" DL103 ")[1]
+    assert lines[1] == "tensorrt_llm/_torch/models/modeling_secret.py:1:1: DL000 cannot read file: Permission denied"
+
+
+def test_symlink_loop_and_directory_named_like_a_module(make_tree: MakeTree) -> None:
+    root = make_tree({GOOD: GOOD_SOURCE, MODELS + "package.py/inner.py": LITERAL_CHECK})
+    os.symlink(root / MODELS / "loop_b.py", root / MODELS / "loop_a.py")
+    os.symlink(root / MODELS / "loop_a.py", root / MODELS / "loop_b.py")
+    code, lines = run(root, MODELS)
+    assert code == 1
+    assert lines[0] == "tensorrt_llm/_torch/models/loop_a.py:1:1: DL000 broken symlink or symlink loop; not followed"
+    assert lines[1] == "tensorrt_llm/_torch/models/loop_b.py:1:1: DL000 broken symlink or symlink loop; not followed"
+    assert lines[2].startswith(GOOD_LINE)
+    assert lines[3].startswith("tensorrt_llm/_torch/models/package.py/inner.py:2:28: DL103 ")
+
+
+@pytest.mark.parametrize(
+    ("pyproject", "message"),
+    [
+        ("[tool.declint]\nroots = [\n", "invalid TOML"),
+        ("[tool.declint]\nselct = []\n", 'pyproject.toml:2: unknown key "selct" (did you mean "select"?)'),
+        ("[tool.declint]\nroots = 3\n", 'pyproject.toml:2: "roots" must be list[str], got int'),
+        ("[tool.declint]\nper-path-ignores = {'x/**' = ['DL9999']}\n", 'unknown rule code "DL9999"'),
+    ],
+    ids=["toml-error", "unknown-key", "wrong-type", "unknown-code"],
+)
+def test_bad_config_exits_2_naming_file_and_line(make_tree: MakeTree, pyproject: str, message: str) -> None:
+    root = make_tree({"pyproject.toml": pyproject, GOOD: GOOD_SOURCE})
+    result = CliRunner().invoke(cli, ["check", str(root)])
+    assert result.exit_code == 2
+    assert result.output.startswith(f"declint: error: {root / 'pyproject.toml'}:")
+    assert message in result.output
