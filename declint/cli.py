@@ -18,7 +18,7 @@ from typing import ParamSpec
 import click
 
 from declint import __version__
-from declint.config import Config, find_config_file, load_config, parse_code_list, suggest
+from declint.config import Config, find_config_file, load_config, parse_code_list, project_root, suggest
 from declint.docs import explain_rule, rules_table
 from declint.engine import Engine, Selection
 from declint.errors import DeclintError, UsageError
@@ -51,7 +51,7 @@ def resolve_config(paths: Sequence[Path], config_file: Path | None) -> Config:
         return load_config(config_file, default_root=Path.cwd(), known_codes=known)
     start = Path(os.path.commonpath([os.path.abspath(p) for p in paths])) if paths else Path.cwd()
     found = find_config_file(start)
-    return load_config(found, default_root=found.parent if found else Path.cwd(), known_codes=known)
+    return load_config(found, default_root=found.parent if found else project_root(start), known_codes=known)
 
 
 def build_selection(config: Config, select: str | None, ignore: str | None) -> Selection:

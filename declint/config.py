@@ -193,6 +193,19 @@ def _has_declint_table(path: Path) -> bool:
     return re.search(r"^\s*\[+\s*tool\.declint\b", text, re.MULTILINE) is not None
 
 
+def project_root(start: Path) -> Path:
+    """Without a [tool.declint] table: the nearest directory holding a pyproject.toml or .git.
+
+    Falls back to `start` itself (its directory for a file), never to the working directory: the
+    index covers the root, and an unrelated working directory can be huge.
+    """
+    directory = start if start.is_dir() else start.parent
+    for candidate in (directory, *directory.parents):
+        if (candidate / "pyproject.toml").is_file() or (candidate / ".git").exists():
+            return candidate
+    return directory
+
+
 def load_config(path: Path | None, *, default_root: Path, known_codes: frozenset[str]) -> Config:
     """Read and validate `path`; no file means defaults rooted at `default_root`."""
     if path is None:

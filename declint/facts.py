@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 from dataclasses import dataclass
 
 from declint.members import MetadataRead, metadata_reads, method_names, model_default_backend, provided_members
@@ -102,7 +103,10 @@ def name_matches(dotted: str, configured: str) -> bool:
 
 def extract_facts(text: str, module: str, path: str, options: FactOptions, is_package: bool) -> ModuleFacts:
     try:
-        tree = ast.parse(text, filename=path)
+        with warnings.catch_warnings():
+            # The analysed code's invalid escapes and `1()` are not the user's run's business.
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text, filename=path)
     except SyntaxError as error:
         return ModuleFacts(
             module,
