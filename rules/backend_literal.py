@@ -7,7 +7,6 @@ from collections.abc import Iterator, Sequence
 from typing import ClassVar
 
 import libcst as cst
-import libcst.matchers as m
 
 from declint.config import Config
 from declint.index import ProjectIndex
@@ -209,9 +208,8 @@ class BackendLiteral(Rule):
         return name is not None and name_matches_any(name, self._patterns)
 
     def _typed_by_literal(self, annotation: cst.BaseExpression) -> bool:
-        return any(
-            m.matches(n, m.Name(self._literal) | m.Attribute(attr=m.Name(self._literal))) for n in _walk(annotation)
-        )
+        # libcst.matchers would cost 0.2 s of import time for this one comparison.
+        return any(_last_name(n) == self._literal for n in _walk(annotation) if isinstance(n, cst.Name | cst.Attribute))
 
     def _check_strings(self, node: cst.BaseExpression) -> None:
         if self._excluded:
