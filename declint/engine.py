@@ -80,7 +80,7 @@ class Engine:
             findings += self.check_one(sources[item.rel], facts[item.rel], index)
             if self.progress is not None:
                 self.progress(number, len(checked.files))
-        kept = [f for f in findings if self._reportable(f)]
+        kept = [f.printable() for f in findings if self._reportable(f)]
         ordered = tuple(sorted(set(kept), key=Finding.sort_key))
         return RunResult(
             ordered,

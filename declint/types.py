@@ -8,7 +8,7 @@ Everything here is a frozen, picklable dataclass so results can cross process bo
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 class Severity(enum.Enum):
@@ -76,6 +76,19 @@ class Finding:
     @property
     def column(self) -> int:
         return self.span.start.column
+
+    def printable(self) -> Finding:
+        """This finding with control characters in its message escaped (`\\n`, `\\x1b`).
+
+        Messages quote source text (encoder names, strings, schema values). A raw newline or
+        escape sequence there would break every line-based format and let an analysed file
+        forge CI annotations (`::error ...` on a line of its own); escaping once here covers
+        every rule and every output format.
+        """
+        if self.message.isprintable():
+            return self
+        escaped = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in self.message)
+        return replace(self, message=escaped)
 
     def sort_key(self) -> tuple[str, int, int, str, str, int, int]:
         # A total key: two findings that compare equal here are the same finding.
