@@ -21,10 +21,16 @@ class _Listing:
     """os.scandir's result with its entries reversed (the context-manager protocol kept)."""
 
     def __init__(self, entries: list[Any]) -> None:
-        self.entries = entries
+        self.entries = iter(entries)
 
     def __iter__(self) -> Iterator[Any]:
-        return iter(self.entries)
+        return self
+
+    def __next__(self) -> Any:
+        return next(self.entries)
+
+    def close(self) -> None:
+        return None
 
     def __enter__(self) -> _Listing:
         return self
