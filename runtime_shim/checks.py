@@ -199,8 +199,9 @@ def _children(module: Any) -> Any:
 def backend_layers(module: Any, base: type) -> list[tuple[str, Any]]:
     """(path, backend instance) of every attention layer under `module`.
 
-    Compares exact types against the backend classes (a set lookup): this walk is most of the
-    shim's construction cost, and isinstance on every attribute of every module doubles it.
+    This walk is most of the shim's construction cost, so each module is first screened with one
+    C-level `isdisjoint` over the types of its attributes; only the few modules that hold a
+    backend are looked at name by name, and paths are built only for what is descended into.
     """
     kinds = {base, *_all_subclasses(base)}
     found: list[tuple[str, Any]] = []
@@ -208,40 +209,18 @@ def backend_layers(module: Any, base: type) -> list[tuple[str, Any]]:
     while stack:
         path, child = stack.pop()
         attributes = vars(child)
-        # Most of a module's __dict__ is nn.Module bookkeeping; a C-level key difference leaves
-        # only the few attributes its own __init__ set, so the Python loop stays short.
-        for name in sorted(attributes.keys() - _MODULE_INTERNALS):
-            if type(attributes[name]) in kinds:
-                found.append((f"{path}.{name}" if path else name, attributes[name]))
-        children = attributes.get("_modules") or {}
-        stack.extend(
-            (f"{path}.{name}" if path else name, sub) for name, sub in reversed(children.items()) if sub is not None
-        )  # reversed: popped in order
+        if not kinds.isdisjoint(map(type, attributes.values())):
+            found += [
+                (f"{path}.{name}" if path else name, value)
+                for name, value in attributes.items()
+                if type(value) in kinds
+            ]
+        children = attributes.get("_modules")
+        if children:
+            prefix = f"{path}." if path else ""
+            # reversed: the stack pops them in declaration order
+            stack.extend((prefix + name, sub) for name, sub in reversed(children.items()) if sub is not None)
     return found
-
-
-# Attributes every nn.Module sets in its own __init__ (torch 2.x); none can be a backend.
-_MODULE_INTERNALS = frozenset(
-    {
-        "training",
-        "_parameters",
-        "_buffers",
-        "_non_persistent_buffers_set",
-        "_backward_pre_hooks",
-        "_backward_hooks",
-        "_is_full_backward_hook",
-        "_forward_hooks",
-        "_forward_hooks_with_kwargs",
-        "_forward_hooks_always_called",
-        "_forward_pre_hooks",
-        "_forward_pre_hooks_with_kwargs",
-        "_state_dict_hooks",
-        "_state_dict_pre_hooks",
-        "_load_state_dict_pre_hooks",
-        "_load_state_dict_post_hooks",
-        "_modules",
-    }
-)
 
 
 def _all_subclasses(cls: type) -> list[type]:
