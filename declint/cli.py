@@ -63,6 +63,15 @@ def build_selection(config: Config, select: str | None, ignore: str | None) -> S
     return Selection(tuple(chosen), tuple(ignored))
 
 
+def worker_count(config: Config, jobs: int | None) -> int:
+    """--jobs, else the `jobs` option; 0 means one worker per CPU core this process may use."""
+    wanted = jobs if jobs is not None else int(config.get("jobs"))
+    if wanted > 0:
+        return wanted
+    affinity = getattr(os, "sched_getaffinity", None)
+    return max(1, len(affinity(0)) if affinity is not None else (os.cpu_count() or 1))
+
+
 def _progress(done: int, total: int) -> None:
     if total >= _PROGRESS_MIN_FILES and (done % 50 == 0 or done == total):
         click.echo(f"\rdeclint: checked {done}/{total} files", err=True, nl=done == total)
@@ -86,12 +95,19 @@ def run_check(
     fix: bool = False,
     unsafe_fixes: bool = False,
     show_diff: bool = False,
+    jobs: int | None = None,
+    no_cache: bool = False,
 ) -> Exit:
     targets = report_outputs.targets(output_format, output, output_formats, stdout_taken=show_diff)
     config = resolve_config(paths, config_file)
     interactive = sys.stderr.isatty()
     engine = Engine(
-        config, ALL_RULES, build_selection(config, select, ignore), progress=_progress if interactive else None
+        config,
+        ALL_RULES,
+        build_selection(config, select, ignore),
+        progress=_progress if interactive else None,
+        jobs=worker_count(config, jobs),
+        cache=not no_cache,
     )
     request = CheckRequest(
         tuple(paths),
@@ -188,6 +204,13 @@ def cli() -> None:
 @click.option("--fix", is_flag=True, help="Apply safe fixes, then report what is left.")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff: also apply fixes that need review.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a diff instead of writing them.")
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=0),
+    help="Worker processes for parsing and rules [default: the jobs option; 0: one per CPU core].",
+)
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the cache (also: DECLINT_NO_CACHE=1).")
 @error_boundary
 def check(paths: tuple[Path, ...], **options: object) -> None:
     """Check PATHS (files or directories)."""

@@ -26,7 +26,7 @@ ATTENTION_BACKEND_PACKAGES = (
 @dataclass(frozen=True)
 class OptionSpec:
     key: str
-    kind: str  # "str", "list[str]", "dict[str,str]", "dict[str,list[str]]", "bool"
+    kind: str  # "str", "list[str]", "dict[str,str]", "dict[str,list[str]]", "bool", "int", "number"
     default: Any
     help: str
 
@@ -136,6 +136,38 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "list[str]",
         ["get_attention_backend", "create_attention"],
         "Functions whose first argument is a backend name (DL103).",
+    ),
+    OptionSpec(
+        "check-syntax",
+        "bool",
+        True,
+        "Parse every checked file, so a syntax error is DL000 even where no rule could fire "
+        "(false: such files are read, never parsed).",
+    ),
+    OptionSpec("jobs", "int", 0, "Worker processes for parsing and rules (0: one per CPU core; --jobs overrides)."),
+    OptionSpec(
+        "cache-dir",
+        "str",
+        ".declint_cache",
+        "Cache directory, relative to the project root (--no-cache or DECLINT_NO_CACHE=1 disable it).",
+    ),
+    OptionSpec(
+        "file-timeout",
+        "number",
+        60,
+        "Seconds one file may take in a worker before it is a DL000 and the worker is replaced (0: no limit).",
+    ),
+    OptionSpec(
+        "max-file-size",
+        "int",
+        4_000_000,
+        "Files larger than this many bytes are a DL000 instead of being parsed (0: no limit).",
+    ),
+    OptionSpec(
+        "worker-stack-mib",
+        "int",
+        512,
+        "Stack size (MiB) of the thread that parses in each worker, so deep nesting fails cleanly.",
     ),
 )
 
@@ -255,7 +287,9 @@ def _validate(key: str, value: Any, path: Path, text: str, known_codes: frozense
     if spec is None:
         raise ConfigError(f'unknown key "{key}"{suggest(key, OPTION_KEYS)}', path=str(path), line=line)
     if not _has_kind(value, spec.kind):
-        raise ConfigError(f'"{key}" must be {spec.kind}, got {type(value).__name__}', path=str(path), line=line)
+        got = value if spec.kind in ("int", "number") and isinstance(value, int | float) else type(value).__name__
+        wanted = f"a non-negative {spec.kind}" if spec.kind in ("int", "number") else spec.kind
+        raise ConfigError(f'"{key}" must be {wanted}, got {got}', path=str(path), line=line)
     for code in _codes_in(key, value):
         if not any(known.startswith(code) for known in known_codes):
             raise ConfigError(
@@ -277,6 +311,10 @@ def _has_kind(value: Any, kind: str) -> bool:
         return isinstance(value, str)
     if kind == "bool":
         return isinstance(value, bool)
+    if kind == "int":
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    if kind == "number":
+        return isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
     if kind == "list[str]":
         return isinstance(value, list) and all(isinstance(item, str) for item in value)
     if kind == "dict[str,str]":

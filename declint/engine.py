@@ -1,32 +1,76 @@
 """The two-phase engine.
 
-Phase 1 reads every file under the configured roots (plus the files to check) and extracts
-facts into the project index. Phase 2 checks the requested files: rules whose prefilter cannot
-match are skipped, the rest run in one batched libcst pass. Every failure on a file becomes a
-DL000 finding for that file; nothing here raises for bad input.
+Phase 1 reads every file under the configured roots (plus the files to check) once: its content
+hash, which rules' needles occur in it, whether an index needle does (`declint.prefilter`). The
+files the project index needs are parsed with `ast` and their facts extracted; every other file
+is a placeholder in the index. Phase 2 checks the requested files: rules whose prefilter cannot
+match are skipped, `TreeRule`s share one `ast` parse, the rest run in one batched libcst pass.
+
+Reading, parsing and rules run in supervised worker processes (`declint.workers`) when `jobs` is
+set: a file that crashes or hangs its worker costs one DL000 for that file. Results are cached
+(`declint.cache`) when `cache` is set. Every failure on a file becomes a DL000 finding for that
+file; nothing here raises for bad input. Whatever the job count, cache state or hash seed, a run
+gives the same findings in the same order.
 """
 
 from __future__ import annotations
 
+import ast
+import ctypes
+import functools
+import os
+import time
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import libcst as cst
-from libcst.metadata import MetadataWrapper
-
+from declint.cache import (
+    Cache,
+    CacheData,
+    CheckEntry,
+    Dep,
+    FileEntry,
+    Recorder,
+    content_digest,
+    disabled_by_env,
+    index_signature,
+    run_key,
+    settled,
+    stat_key,
+    still_valid,
+)
 from declint.config import Config
-from declint.discovery import SourcePath, discover, display_path, glob_match, module_name
+from declint.discovery import SourcePath, discover, display_path, glob_match
 from declint.errors import SourceError
 from declint.facts import FactOptions, ModuleFacts, extract_facts
 from declint.index import ProjectIndex
-from declint.rule import FactRule, FileContext, ProjectRule, Rule, RuleMeta
+from declint.prefilter import (
+    TRACKER,
+    Demand,
+    PlaceholderFacts,
+    ScanRecord,
+    build_index,
+    class_bases,
+    index_needles,
+    syntax_error,
+)
+from declint.rule import FactRule, FileContext, FileGate, ProjectRule, Rule, RuleMeta, TreeRule
 from declint.source import SourceFile, decode_source, read_source
 from declint.suppressions import MARKER, Suppression, apply_suppressions, parse_suppressions
 from declint.types import Finding, Position, RunResult, Span, SuppressedFinding
+from declint.workers import Failure, InlinePool, Limits, ProcessPool, in_worker
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 PARSE_ERROR = "DL000"
 PARSE_ERROR_NAME = "parse-error"
+# Test-only hooks (see docs/benchmarks.md, "Crash isolation"): inside a worker process, a file
+# whose bytes contain the value of one of these variables segfaults or hangs that worker.
+CRASH_HOOK_ENV = "DECLINT_TEST_CRASH_ON"
+HANG_HOOK_ENV = "DECLINT_TEST_HANG_ON"
 
 Progress = Callable[[int, int], None]
 
@@ -48,6 +92,20 @@ class Selection:
 
 
 @dataclass
+class RunStats:
+    """What a run had to do (tests and benchmarks read it; it never changes a finding)."""
+
+    files_read: int = 0
+    files_indexed: int = 0  # files whose facts the index holds (the rest are placeholders)
+    facts_extracted: int = 0
+    files_checked_fresh: int = 0  # files checked by running rules (not taken from the cache)
+    check_cache_hits: int = 0
+    worker_crashes: int = 0
+    worker_timeouts: int = 0
+    safety_rounds: int = 0
+
+
+@dataclass
 class Engine:
     config: Config
     rules: Sequence[type[RuleMeta]]
@@ -57,6 +115,11 @@ class Engine:
     overrides: Mapping[str, bytes] = field(default_factory=dict)
     # Keep what suppressions hid, with their reasons (SARIF suppressions, stable fingerprints).
     keep_suppressed: bool = False
+    # None: read, parse and check in this process (no isolation); N >= 1: N supervised workers.
+    jobs: int | None = None
+    # Read and write the cache under the project root (also off when DECLINT_NO_CACHE is set).
+    cache: bool = False
+    stats: RunStats = field(default_factory=RunStats, init=False, repr=False)
     _suppressed: list[SuppressedFinding] = field(default_factory=list, init=False, repr=False)
 
     @property
@@ -69,23 +132,20 @@ class Engine:
 
     def run(self, paths: Iterable[Path]) -> RunResult:
         self._suppressed = []
+        self.stats = RunStats()
         checked = discover(paths, self.config)
         roots = [self.config.root / root for root in self.config.str_list("roots")]
         indexed = discover([r for r in roots if r.exists()], self.config)
-        sources, facts = self._phase1(_union(checked.files, indexed.files))
-        index = ProjectIndex.build(facts.values(), self.config)
-        findings = [parse_error(s.rel, s.reason) for s in checked.skipped]
-        findings += self._project_findings(index, {f.rel for f in checked.files})
-        for number, item in enumerate(checked.files, 1):
-            findings += self.check_one(sources[item.rel], facts[item.rel], index)
-            if self.progress is not None:
-                self.progress(number, len(checked.files))
+        with _Run(self) as run:
+            findings, suppressed, total = run.check(checked.files, indexed.files)
+        findings += [parse_error(s.rel, s.reason) for s in checked.skipped]
+        self._suppressed = suppressed
         kept = [f.printable() for f in findings if self._reportable(f)]
         ordered = tuple(sorted(set(kept), key=Finding.sort_key))
         return RunResult(
             ordered,
             files_checked=len(checked.files),
-            files_indexed=len(facts),
+            files_indexed=total,
             rule_codes=tuple(sorted(self.enabled_codes)),
             suppressed=tuple(
                 sorted({s for s in self._suppressed if self._reportable(s.finding)}, key=lambda s: s.finding.sort_key())
@@ -93,103 +153,11 @@ class Engine:
         )
 
     def build_index(self, paths: Iterable[Path] = ()) -> ProjectIndex:
+        self.stats = RunStats()
         roots = [self.config.root / root for root in self.config.str_list("roots")]
         found = discover([*paths, *(r for r in roots if r.exists())], self.config)
-        _, facts = self._phase1(found.files)
-        return ProjectIndex.build(facts.values(), self.config)
-
-    # ---- phase 1 ------------------------------------------------------------------------
-    def _phase1(
-        self, files: Iterable[SourcePath]
-    ) -> tuple[dict[str, SourceFile | SourceError], dict[str, ModuleFacts]]:
-        options = FactOptions(
-            declaration_attribute=str(self.config.get("declaration-attribute")),
-            fixed_marker=str(self.config.get("fixed-marker")),
-            model_decorators=self.config.str_list("model-decorators"),
-        )
-        sources: dict[str, SourceFile | SourceError] = {}
-        facts: dict[str, ModuleFacts] = {}
-        for item in files:
-            module = module_name(item.path)
-            try:
-                override = self.overrides.get(item.rel)
-                source: SourceFile | SourceError = (
-                    read_source(item.path, item.rel) if override is None else decode_source(override, item.rel)
-                )
-            except SourceError as error:
-                source = error
-            sources[item.rel] = source
-            if isinstance(source, SourceError):
-                facts[item.rel] = ModuleFacts(module, item.rel, error=source.message, error_line=source.line or 1)
-            else:
-                is_package = item.path.name == "__init__.py"
-                facts[item.rel] = extract_facts(source.text, module, item.rel, options, is_package)
-        return sources, facts
-
-    # ---- phase 2 ------------------------------------------------------------------------
-    def _project_findings(self, index: ProjectIndex, checked: set[str]) -> list[Finding]:
-        config_rel = display_path(self.config.source, self.config.root) if self.config.source else None
-        findings: list[Finding] = []
-        for rule in self.rules:
-            if issubclass(rule, ProjectRule) and self.selection.enabled(rule.CODE):
-                for finding in rule().check_project(index, self.config):
-                    # Project findings about Python files outside this run (pre-commit) stay
-                    # quiet; those about the configuration, docs and schemas always count.
-                    if finding.path in checked or finding.path == config_rel or not finding.path.endswith(".py"):
-                        findings.append(finding)
-        return findings
-
-    def check_one(self, source: SourceFile | SourceError, facts: ModuleFacts, index: ProjectIndex) -> list[Finding]:
-        if isinstance(source, SourceError):
-            return [parse_error(facts.path, source.message, source.line or 1)]
-        if facts.error is not None:
-            return [parse_error(facts.path, facts.error, facts.error_line, facts.error_column)]
-        context = FileContext(source, facts, self.config, index)
-        rule_classes = [r for r in self._file_rules() if self._wants(r, context)]
-        has_marker = MARKER in source.data
-        findings = self._fact_findings(context)
-        if not rule_classes and not has_marker:
-            return findings
-        if rule_classes:
-            try:
-                findings += _run_rules(context, rule_classes)
-            except SourceError as error:
-                return [parse_error(facts.path, error.message, error.line or 1, error.column)]
-        if not has_marker:
-            return findings
-        suppressions = parse_suppressions(source.text)
-        kept, hygiene = apply_suppressions(
-            findings,
-            suppressions,
-            known_codes=self.known_codes,
-            enabled_codes=self.enabled_codes,
-            rules_ran=True,
-            rel=facts.path,
-        )
-        if self.keep_suppressed:
-            self._suppressed += _suppressed(findings, kept, suppressions)
-        return kept + hygiene
-
-    def _fact_findings(self, context: FileContext) -> list[Finding]:
-        findings: list[Finding] = []
-        for rule in self.rules:
-            if issubclass(rule, FactRule) and self.selection.enabled(rule.CODE):
-                try:
-                    findings += rule().check_facts(context)
-                except Exception as error:  # a rule bug must cost one file, never the run
-                    findings.append(
-                        parse_error(context.rel, f"rule {rule.CODE} crashed: {type(error).__name__}: {error}")
-                    )
-        return findings
-
-    def _file_rules(self) -> list[type[Rule]]:
-        return [r for r in self.rules if issubclass(r, Rule) and self.selection.enabled(r.CODE)]
-
-    def _wants(self, rule: type[Rule], context: FileContext) -> bool:
-        needles = rule.needles(self.config, context.index)
-        if needles and not any(needle in context.source.data for needle in needles):
-            return False
-        return rule.applies_to(context)
+        with _Run(self) as run:
+            return run.index_only(found.files)
 
     def _reportable(self, finding: Finding) -> bool:
         if not self.selection.enabled(finding.code):
@@ -200,7 +168,603 @@ class Engine:
         return True
 
 
+# ---- the state workers need (inherited on fork, pickled once otherwise) ---------------------------
+
+
+@dataclass(frozen=True)
+class _PrepareState:
+    config: Config
+    gates: tuple[tuple[str, tuple[bytes, ...]], ...]  # (code, needles) of the enabled per-file rules
+    seeds: tuple[bytes, ...]
+    options: FactOptions
+    check_syntax: bool
+    max_size: int
+    overrides: Mapping[str, bytes]
+
+
+@dataclass(frozen=True)
+class _ScanItem:
+    rel: str
+    path: str
+    module: str
+    checked: bool
+    want_facts: bool  # extract facts in the same pass (an index needle is likely)
+
+
+@dataclass(frozen=True)
+class _FactsItem:
+    rel: str
+    path: str
+    module: str
+
+
+@dataclass(frozen=True)
+class _Scanned:
+    record: ScanRecord
+    facts: ModuleFacts | None
+
+
+@dataclass(frozen=True)
+class _CheckState:
+    config: Config
+    file_rules: tuple[type[FileGate], ...]
+    fact_rules: tuple[type[FactRule], ...]
+    known_codes: frozenset[str]
+    enabled_codes: frozenset[str]
+    index: ProjectIndex
+    facts: Mapping[str, ModuleFacts]
+    overrides: Mapping[str, bytes]
+    check_syntax: bool
+    max_size: int
+
+
+@dataclass(frozen=True)
+class _CheckItem:
+    rel: str
+    path: str
+    syntax_checked: bool
+
+
+@dataclass(frozen=True)
+class _Checked:
+    digest: str
+    findings: tuple[Finding, ...]
+    suppressed: tuple[SuppressedFinding, ...]
+    deps: tuple[Dep, ...] | None  # None: not cacheable
+    touched: frozenset[str]  # placeholder modules the rules read
+    final: bool = False  # does not depend on the index (a read error, a crash, a timeout)
+
+
+# ---- one run -------------------------------------------------------------------------------------
+
+
+class _Run:
+    """One `Engine.run`: the pools, the cache data and the per-file state of the run."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.config = engine.config
+        self.stats = engine.stats
+        self.overrides = dict(engine.overrides)
+        self.check_syntax = bool(self.config.get("check-syntax"))
+        self.max_size = int(self.config.get("max-file-size"))
+        self.limits = Limits(float(self.config.get("file-timeout")), int(self.config.get("worker-stack-mib")))
+        self.file_rules = tuple(r for r in engine.rules if issubclass(r, FileGate) and engine.selection.enabled(r.CODE))
+        self.fact_rules = tuple(r for r in engine.rules if issubclass(r, FactRule) and engine.selection.enabled(r.CODE))
+        self.options = FactOptions(
+            declaration_attribute=str(self.config.get("declaration-attribute")),
+            fixed_marker=str(self.config.get("fixed-marker")),
+            model_decorators=self.config.str_list("model-decorators"),
+        )
+        empty = ProjectIndex.build([], self.config)
+        self.gates = tuple((r.CODE, tuple(r.needles(self.config, empty))) for r in self.file_rules)
+        self.key = run_key(
+            [
+                self.config.fingerprint(),
+                ",".join(sorted(engine.enabled_codes)),
+                ",".join(sorted(engine.known_codes)),
+            ]
+        )
+        self.store = self._open_cache()
+        self.data = self.store.load(self.key) if self.store is not None else CacheData(self.key)
+        self.dirty = False
+        self.records: dict[str, ScanRecord] = {}
+        self.facts: dict[str, ModuleFacts] = {}
+        self.modules: dict[str, str] = {}
+        self.demanded: set[str] = set()
+        self._demand: Demand | None = None
+        self.index_facts: dict[str, ModuleFacts] = {}
+        self._prepare_pool: InlinePool[Any, Any] | ProcessPool[Any, Any] | None = None
+
+    def __enter__(self) -> _Run:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._prepare_pool is not None:
+            self._collect_stats(self._prepare_pool)
+            self._prepare_pool.close()
+        if exc[0] is None and self.store is not None and self.dirty and not self.overrides:
+            self.store.save(self.data)
+
+    def _open_cache(self) -> Cache | None:
+        if not self.engine.cache or disabled_by_env():
+            return None
+        return Cache.open(self.config.root, str(self.config.get("cache-dir")))
+
+    # ---- pools ----------------------------------------------------------------------------------
+    def _pool(self, handler: Callable[[Any, Any], Any], state: object) -> InlinePool[Any, Any] | ProcessPool[Any, Any]:
+        if self.engine.jobs is None:
+            return InlinePool(handler, state)
+        return ProcessPool(handler, state, self.engine.jobs, self.limits)
+
+    def _prepare(self) -> InlinePool[Any, Any] | ProcessPool[Any, Any]:
+        if self._prepare_pool is None:
+            state = _PrepareState(
+                self.config, self.gates, index_needles(self.config), self.options,
+                self.check_syntax, self.max_size, self.overrides,
+            )  # fmt: skip
+            self._prepare_pool = self._pool(_prepare_handler, state)
+        return self._prepare_pool
+
+    def _collect_stats(self, pool: InlinePool[Any, Any] | ProcessPool[Any, Any]) -> None:
+        self.stats.worker_crashes += pool.stats.crashes
+        self.stats.worker_timeouts += pool.stats.timeouts
+
+    def _batch(self, count: int, most: int) -> int:
+        jobs = self.engine.jobs or 1
+        return max(1, min(most, count // (jobs * 4) or 1))
+
+    # ---- phase 1: scan ----------------------------------------------------------------------------
+    def _scan(self, files: Sequence[SourcePath], checked: set[str]) -> None:
+        literal_module = self.config.literal_module
+        todo: list[_ScanItem] = []
+        stats: dict[str, tuple[tuple[int, int, int], bool]] = {}
+        now = time.time()
+        for item in files:
+            module = self.modules[item.rel]
+            entry = self.data.files.get(item.rel)
+            is_checked = item.rel in checked
+            if item.rel not in self.overrides:
+                try:
+                    stat = os.stat(item.path)
+                except OSError:
+                    stat = None
+                if stat is not None:
+                    key = stat_key(stat)
+                    stats[item.rel] = (key, settled(stat, now))
+                    if (
+                        entry is not None
+                        and entry.settled
+                        and entry.stat == key
+                        and (entry.scan.syntax_checked or not is_checked or not self.check_syntax)
+                    ):
+                        self.records[item.rel] = entry.scan
+                        if entry.facts is not None and entry.facts.module == module:
+                            self.facts[item.rel] = entry.facts
+                        continue
+            todo.append(_ScanItem(item.rel, str(item.path), module, is_checked, module == literal_module))
+        if not todo:
+            return
+        self.stats.files_read += len(todo)
+        outcomes = self._prepare().map(todo, self._batch(len(todo), 64))
+        for scanned, outcome in zip(todo, outcomes, strict=True):
+            self._scanned(scanned, outcome, stats)
+
+    def _scanned(
+        self,
+        item: _ScanItem,
+        outcome: _Scanned | Failure,
+        stats: Mapping[str, tuple[tuple[int, int, int], bool]],
+    ) -> None:
+        facts: ModuleFacts | None
+        if isinstance(outcome, Failure):
+            record = ScanRecord(f"failed:{outcome.reason}", 0, (_failure_message(outcome), 1, 0))
+            facts = ModuleFacts(item.module, item.rel, error=_failure_message(outcome))
+        else:
+            record, facts = outcome.record, outcome.facts
+        self.records[item.rel] = record
+        if facts is not None:
+            self.facts[item.rel] = facts
+            self.stats.facts_extracted += 1
+        # A read that failed is never cached: a permission change moves no mtime.
+        if item.rel in stats and not record.digest.startswith(("failed:", "error:")):
+            key, is_settled = stats[item.rel]
+            old = self.data.files.get(item.rel)
+            same = old is not None and old.scan.digest == record.digest
+            self.data.files[item.rel] = FileEntry(
+                key,
+                is_settled,
+                record,
+                facts if facts is not None else (old.facts if same and old else None),
+                old.check if same and old else None,
+            )
+            self.dirty = True
+
+    # ---- phase 1: the index -----------------------------------------------------------------------
+    def _index(self, files: Sequence[SourcePath]) -> ProjectIndex:
+        """Index what the closure needs, starting from what `self.demanded` holds already."""
+        if self._demand is None:
+            self._demand = Demand(
+                self.config,
+                {item.rel: self.modules[item.rel] for item in files},
+                {rel: record.bases for rel, record in self.records.items()},
+                frozenset(rel for rel, record in self.records.items() if record.seeds),
+            )
+            self.demanded = set(self._demand.initial)
+        while True:
+            self._extract(files, self.demanded)
+            index = self._build(files)
+            more = self._demand.more(index, self.demanded)
+            if not more:
+                return index
+            self.demanded |= more
+
+    def _extract(self, files: Sequence[SourcePath], wanted: set[str]) -> None:
+        todo = [
+            _FactsItem(item.rel, str(item.path), self.modules[item.rel])
+            for item in files
+            if item.rel in wanted and item.rel not in self.facts
+        ]
+        for item in todo:  # facts of an unchanged file from the cache
+            entry = self.data.files.get(item.rel)
+            record = self.records[item.rel]
+            if (
+                entry is not None
+                and entry.facts is not None
+                and entry.scan.digest == record.digest
+                and entry.facts.module == item.module
+            ):
+                self.facts[item.rel] = entry.facts
+        todo = [item for item in todo if item.rel not in self.facts]
+        if not todo:
+            return
+        outcomes = self._prepare().map(todo, self._batch(len(todo), 8))
+        for item, outcome in zip(todo, outcomes, strict=True):
+            facts = (
+                outcome
+                if isinstance(outcome, ModuleFacts)
+                else ModuleFacts(item.module, item.rel, error=_failure_message(outcome))
+            )
+            self.facts[item.rel] = facts
+            self.stats.facts_extracted += 1
+            entry = self.data.files.get(item.rel)
+            if entry is not None and entry.scan.digest == self.records[item.rel].digest:
+                entry.facts = facts
+                self.dirty = True
+
+    def _build(self, files: Sequence[SourcePath]) -> ProjectIndex:
+        every: list[ModuleFacts] = []
+        for item in files:
+            facts = self.facts.get(item.rel) if item.rel in self.demanded else None
+            every.append(facts if facts is not None else PlaceholderFacts(self.modules[item.rel], item.rel))
+        self.stats.files_indexed = len(self.demanded)
+        self.index_facts = {facts.path: facts for facts in every}
+        return build_index(every, self.config)
+
+    def _signature(self, files: Sequence[SourcePath]) -> str:
+        return index_signature(
+            self.key, {item.rel: (self.modules[item.rel], self.records[item.rel].digest) for item in files}
+        )
+
+    def index_only(self, files: Sequence[SourcePath]) -> ProjectIndex:
+        self.modules = _module_names(files)
+        self._scan(files, set())
+        return self._index(files)
+
+    # ---- phase 2 ------------------------------------------------------------------------------------
+    def check(
+        self, checked: Sequence[SourcePath], indexed: Sequence[SourcePath]
+    ) -> tuple[list[Finding], list[SuppressedFinding], int]:
+        files = _union(checked, indexed)
+        checked_rels = {item.rel for item in checked}
+        self.modules = _module_names(files)
+        self._scan(files, checked_rels)
+        results: dict[str, _Checked] = {}
+        while True:
+            index = self._index(files)
+            signature = self._signature(files)
+            TRACKER.take()
+            project = self._project_findings(index, checked_rels)
+            touched = TRACKER.take()
+            results = self._check_files(checked, index, signature, results)
+            for result in results.values():
+                touched |= result.touched
+            assert self._demand is not None
+            missing = self._demand.rels_of(touched) - self.demanded
+            if not missing:
+                break
+            # A rule read a file the prefilter left out: index it and check again (the results
+            # whose recorded index answers still hold are kept).
+            self.stats.safety_rounds += 1
+            self.demanded |= missing
+        self.data.signature = signature
+        findings = list(project)
+        suppressed: list[SuppressedFinding] = []
+        for item in checked:
+            record = self.records[item.rel]
+            if item.rel in results:
+                findings += results[item.rel].findings
+                suppressed += results[item.rel].suppressed
+            elif record.error is not None:
+                message, line, column = record.error
+                findings.append(parse_error(item.rel, message, line, column))
+        return findings, suppressed, len(files)
+
+    def _project_findings(self, index: ProjectIndex, checked: set[str]) -> list[Finding]:
+        config_rel = display_path(self.config.source, self.config.root) if self.config.source else None
+        findings: list[Finding] = []
+        for rule in self.engine.rules:
+            if issubclass(rule, ProjectRule) and self.engine.selection.enabled(rule.CODE):
+                for finding in rule().check_project(index, self.config):
+                    # Project findings about Python files outside this run (pre-commit) stay
+                    # quiet; those about the configuration, docs and schemas always count.
+                    if finding.path in checked or finding.path == config_rel or not finding.path.endswith(".py"):
+                        findings.append(finding)
+        return findings
+
+    def _needs_check(self, rel: str, record: ScanRecord, unstable: bool) -> bool:
+        if record.error is not None and rel not in self.demanded:
+            return False  # unreadable, too large, or a syntax error found by the scan: its DL000
+        return bool(record.rules) or record.marker or rel in self.demanded or unstable
+
+    def _check_files(
+        self,
+        checked: Sequence[SourcePath],
+        index: ProjectIndex,
+        signature: str,
+        previous: Mapping[str, _Checked],
+    ) -> dict[str, _Checked]:
+        # Needles that depend on the index (none today) were computed on an empty one: recheck all.
+        unstable = any(tuple(r.needles(self.config, index)) != needles for r, (_, needles) in zip(
+            self.file_rules, self.gates, strict=True))  # fmt: skip
+        results: dict[str, _Checked] = {}
+        todo: list[_CheckItem] = []
+        for item in checked:
+            record = self.records[item.rel]
+            if not self._needs_check(item.rel, record, unstable):
+                continue
+            reused = self._reuse(item.rel, record, index, signature, previous.get(item.rel))
+            if reused is not None:
+                results[item.rel] = reused
+                continue
+            todo.append(_CheckItem(item.rel, str(item.path), record.syntax_checked))
+        if todo:
+            self.stats.files_checked_fresh += len(todo)
+            state = _CheckState(
+                self.config, self.file_rules, self.fact_rules, self.engine.known_codes, self.engine.enabled_codes,
+                index, self.index_facts, self.overrides, self.check_syntax, self.max_size,
+            )  # fmt: skip
+            if self._prepare_pool is not None:  # free its processes before forking a new pool
+                self._collect_stats(self._prepare_pool)
+                self._prepare_pool.close()
+                self._prepare_pool = None
+            pool = self._pool(_check_handler, state)
+            try:
+                outcomes = pool.map(todo, self._batch(len(todo), 4))
+            finally:
+                self._collect_stats(pool)
+                pool.close()
+            for checked_item, outcome in zip(todo, outcomes, strict=True):
+                results[checked_item.rel] = self._store(checked_item, outcome, signature)
+        if self.engine.progress is not None:
+            self.engine.progress(len(checked), len(checked))
+        return results
+
+    def _reuse(
+        self, rel: str, record: ScanRecord, index: ProjectIndex, signature: str, fresh: _Checked | None
+    ) -> _Checked | None:
+        """A result computed earlier (this run or a cached one) that the index still supports."""
+        if fresh is not None and (fresh.final or (fresh.deps is not None and still_valid(fresh.deps, index))):
+            return fresh
+        if rel in self.overrides:
+            return None
+        entry = self.data.files.get(rel)
+        check = entry.check if entry is not None else None
+        if check is None or check.digest != record.digest:
+            return None
+        if check.signature != signature:
+            if not still_valid(check.deps, index):
+                return None
+            entry.check = CheckEntry(check.digest, check.findings, check.suppressed, check.deps, signature)  # type: ignore[union-attr]
+            self.dirty = True
+        self.stats.check_cache_hits += 1
+        return _Checked(check.digest, check.findings, check.suppressed, check.deps, frozenset())
+
+    def _store(self, item: _CheckItem, outcome: _Checked | Failure, signature: str) -> _Checked:
+        if isinstance(outcome, Failure):
+            finding = parse_error(item.rel, _failure_message(outcome))
+            return _Checked("", (finding,), (), None, frozenset(), final=True)
+        entry = self.data.files.get(item.rel)
+        if (
+            entry is not None
+            and item.rel not in self.overrides
+            and outcome.deps is not None
+            and not outcome.touched
+            and entry.scan.digest == outcome.digest
+        ):
+            entry.check = CheckEntry(outcome.digest, outcome.findings, outcome.suppressed, outcome.deps, signature)
+            self.dirty = True
+        return outcome
+
+
+def _failure_message(failure: Failure) -> str:
+    if failure.kind == "crash":
+        return f"{failure.reason} while checking this file (nesting too deep for the parser?)"
+    return failure.reason
+
+
+def _module_names(files: Sequence[SourcePath]) -> dict[str, str]:
+    """Module names, asking the file system once per directory (not once per file and level)."""
+
+    @functools.cache
+    def package(directory: Path) -> tuple[str, ...] | None:
+        if not (directory / "__init__.py").is_file():
+            return None
+        parent = package(directory.parent) if directory.parent != directory else None
+        return (*(parent or ()), directory.name)
+
+    names: dict[str, str] = {}
+    for item in files:
+        prefix = package(item.path.parent) or ()
+        parts = [*prefix] if item.path.name == "__init__.py" else [*prefix, item.path.stem]
+        names[item.rel] = ".".join(parts) or item.path.stem
+    return names
+
+
+# ---- worker-side handlers (module functions: picklable, and `read_source` is looked up here) ------
+
+
+def _read(rel: str, path: str, overrides: Mapping[str, bytes], max_size: int) -> SourceFile:
+    override = overrides.get(rel)
+    if override is not None:
+        return decode_source(override, rel)
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        size = 0  # read_source reports why
+    if max_size and size > max_size:
+        raise SourceError(f"file too large to check ({size:,} bytes; max-file-size is {max_size:,})", path=rel)
+    return read_source(Path(path), rel)
+
+
+def _prepare_handler(state: _PrepareState, item: _ScanItem | _FactsItem) -> _Scanned | ModuleFacts:
+    if isinstance(item, _FactsItem):
+        try:
+            source = _read(item.rel, item.path, state.overrides, state.max_size)
+        except SourceError as error:
+            return ModuleFacts(item.module, item.rel, error=error.message, error_line=error.line or 1)
+        return extract_facts(source.text, item.module, item.rel, state.options, item.path.endswith("__init__.py"))
+    try:
+        source = _read(item.rel, item.path, state.overrides, state.max_size)
+    except SourceError as error:
+        record = ScanRecord(f"error:{error.message}", 0, (error.message, error.line or 1, error.column))
+        return _Scanned(record, ModuleFacts(item.module, item.rel, error=error.message, error_line=error.line or 1))
+    data = source.data
+    rules = frozenset(code for code, needles in state.gates if needles and any(n in data for n in needles))
+    seeds = any(needle in data for needle in state.seeds)
+    marker = MARKER in data
+    facts: ModuleFacts | None = None
+    if seeds or item.want_facts:
+        facts = extract_facts(source.text, item.module, item.rel, state.options, item.path.endswith("__init__.py"))
+    problem: tuple[str, int, int] | None = None
+    syntax_checked = False
+    if item.checked and state.check_syntax:
+        if facts is not None:
+            problem = (facts.error, facts.error_line, facts.error_column) if facts.error is not None else None
+            syntax_checked = True
+        elif not rules and not marker:  # otherwise the check parses it, or checks its syntax itself
+            problem = _syntax_error(source.text, item.rel)
+            syntax_checked = True
+    record = ScanRecord(
+        content_digest(data), len(data), problem, rules, seeds, marker, class_bases(data), syntax_checked
+    )
+    return _Scanned(record, facts)
+
+
+def _syntax_error(text: str, rel: str) -> tuple[str, int, int] | None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # SyntaxWarnings of the analysed code are not the user's
+        return syntax_error(text, rel)
+
+
+def _check_handler(state: _CheckState, item: _CheckItem) -> _Checked:
+    TRACKER.take()
+    try:
+        source = _read(item.rel, item.path, state.overrides, state.max_size)
+    except SourceError as error:
+        finding = parse_error(item.rel, error.message, error.line or 1, error.column)
+        return _Checked("", (finding,), (), None, frozenset(), final=True)
+    if in_worker():
+        _test_hooks(source.data)
+    digest = content_digest(source.data)
+    facts = state.facts[item.rel]
+    recorder = Recorder(state.index)
+    findings, suppressed = _check_source(state, source, facts, recorder, item.syntax_checked)
+    deps = recorder.collected()
+    return _Checked(digest, tuple(findings), tuple(suppressed), deps, frozenset(TRACKER.take()))
+
+
+def _test_hooks(data: bytes) -> None:
+    """Test-only: simulate a parser segfault or hang on a marked file (see CRASH_HOOK_ENV)."""
+    crash = os.environ.get(CRASH_HOOK_ENV)
+    if crash and crash.encode() in data:
+        ctypes.string_at(0)  # SIGSEGV, exactly like a native parser overflowing its stack
+    hang = os.environ.get(HANG_HOOK_ENV)
+    if hang and hang.encode() in data:
+        while True:
+            time.sleep(60)
+
+
+def _check_source(
+    state: _CheckState, source: SourceFile, facts: ModuleFacts, recorder: Recorder, syntax_checked: bool
+) -> tuple[list[Finding], list[SuppressedFinding]]:
+    rel = source.rel
+    real = not isinstance(facts, PlaceholderFacts)
+    if real and facts.error is not None:
+        return [parse_error(rel, facts.error, facts.error_line, facts.error_column)], []
+    context = FileContext(source, facts, state.config, recorder.proxy)
+    findings: list[Finding] = []
+    wanted: list[type[FileGate]] = []
+    for rule in state.file_rules:
+        try:
+            if rule.prefilter(source.data, state.config, context.index) and rule.applies_to(context):
+                wanted.append(rule)
+        except Exception as error:  # a rule bug must cost one file, never the run
+            findings.append(_crashed(rel, rule, error))
+    if real:
+        for fact_rule in state.fact_rules:
+            try:
+                findings += fact_rule().check_facts(context)
+            except Exception as error:  # a rule bug must cost one file, never the run
+                findings.append(_crashed(rel, fact_rule, error))
+    has_marker = MARKER in source.data
+    tree_rules = [r for r in wanted if issubclass(r, TreeRule)]
+    cst_rules = [r for r in wanted if issubclass(r, Rule)]
+    tree: ast.Module | None = None
+    if tree_rules or ((cst_rules or (state.check_syntax and not syntax_checked)) and not real):
+        # Not parsed yet (or a TreeRule needs the tree): a syntax error as phase 1 would word it.
+        tree, problem = _parse_tree(source)
+        if problem is not None:
+            return [parse_error(rel, *problem)], []
+    if tree_rules and tree is not None:
+        findings += _run_tree_rules(context, tree_rules, tree)
+    if cst_rules:
+        try:
+            findings += _run_rules(context, cst_rules)
+        except SourceError as error:
+            return [parse_error(rel, error.message, error.line or 1, error.column)], []
+    if not has_marker:
+        return findings, []
+    suppressions = parse_suppressions(source.text)
+    kept, hygiene = apply_suppressions(
+        findings,
+        suppressions,
+        known_codes=state.known_codes,
+        enabled_codes=state.enabled_codes,
+        rules_ran=True,
+        rel=rel,
+    )
+    return kept + hygiene, _suppressed(findings, kept, suppressions)
+
+
+def _parse_tree(source: SourceFile) -> tuple[ast.Module | None, tuple[str, int, int] | None]:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarnings of the analysed code are not the user's
+            return ast.parse(source.text, filename=source.rel), None
+    except SyntaxError as error:
+        return None, (f"syntax error: {error.msg}", error.lineno or 1, max((error.offset or 1) - 1, 0))
+    except (RecursionError, MemoryError, ValueError) as error:
+        return None, (f"cannot parse: {type(error).__name__}", 1, 0)
+
+
+def _crashed(rel: str, rule: type[RuleMeta], error: Exception) -> Finding:
+    return parse_error(rel, f"rule {rule.CODE} crashed: {type(error).__name__}: {error}")
+
+
 def parse_module(source: SourceFile) -> cst.Module:
+    import libcst as cst
+
     try:
         return cst.parse_module(source.text, config=cst.PartialParserConfig(encoding=source.encoding))
     except cst.ParserSyntaxError as error:
@@ -212,6 +776,8 @@ def parse_module(source: SourceFile) -> cst.Module:
 
 
 def _run_rules(context: FileContext, rule_classes: list[type[Rule]]) -> list[Finding]:
+    from libcst.metadata import MetadataWrapper
+
     module = parse_module(context.source)
     rules = [cls(context) for cls in rule_classes]
     try:
@@ -223,15 +789,29 @@ def _run_rules(context: FileContext, rule_classes: list[type[Rule]]) -> list[Fin
         return _run_rules_one_by_one(context, module, rule_classes)
 
 
+def _run_tree_rules(context: FileContext, rule_classes: list[type[TreeRule]], tree: ast.Module) -> list[Finding]:
+    findings: list[Finding] = []
+    for cls in rule_classes:
+        try:
+            findings += cls(context, tree).check()
+        except RecursionError:
+            findings.append(parse_error(context.rel, "nesting too deep for the parser"))
+        except Exception as error:  # a rule bug must cost one file, never the run
+            findings.append(_crashed(context.rel, cls, error))
+    return findings
+
+
 def _run_rules_one_by_one(context: FileContext, module: cst.Module, rule_classes: list[type[Rule]]) -> list[Finding]:
     """Slow path after a crash in the batch: attribute the crash, keep the other rules' findings."""
+    from libcst.metadata import MetadataWrapper
+
     findings: list[Finding] = []
     for cls in rule_classes:
         rule = cls(context)
         try:
             MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([rule])
-        except Exception as error:
-            findings.append(parse_error(context.rel, f"rule {cls.CODE} crashed: {type(error).__name__}: {error}"))
+        except Exception as error:  # a rule bug must cost one file, never the run
+            findings.append(_crashed(context.rel, cls, error))
             continue
         findings.extend(rule.findings)
     return findings

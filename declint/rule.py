@@ -4,8 +4,10 @@ A rule is one class in one module (Fixit's shape): its metadata (CODE, NAME, SUM
 docstring that explains *why* (it becomes `declint rule CODE`), the options it reads, and
 VALID/INVALID examples that are both its documentation and its tests.
 
-Four kinds:
+Five kinds:
 - `Rule`: a libcst visitor run on one file, batched with the others in one pass;
+- `TreeRule`: a per-file check over the standard library's `ast` tree (about 10x cheaper to
+  parse than libcst, and no position metadata to compute), for checks that need no CST;
 - `FactRule`: a per-file check computed from the project index, with no parse at all;
 - `ProjectRule`: runs once over the project index (e.g. DL100);
 - `EngineCode`: a code the engine itself reports (DL000, DL9xx); documentation only.
@@ -13,7 +15,9 @@ Four kinds:
 
 from __future__ import annotations
 
+import ast
 import fnmatch
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -105,7 +109,77 @@ class FactRule(RuleMeta):
         return Finding(rule.CODE, rule.NAME, context.rel, span, message, rule.SEVERITY, scope)
 
 
-class Rule(RuleMeta, cst.BatchableCSTVisitor):
+class FileGate(RuleMeta):
+    """The prefilter shared by the per-file rules (`Rule`, `TreeRule`)."""
+
+    @classmethod
+    def needles(cls, config: Config, index: ProjectIndex) -> tuple[bytes, ...]:
+        """Byte strings a file must contain (any of them) for this rule to possibly fire.
+
+        Files without any are never parsed for this rule. `()` means "no prefilter". Computed
+        from the configuration before the index exists: `index` may be an empty one.
+        """
+        return ()
+
+    @classmethod
+    def prefilter(cls, data: bytes, config: Config, index: ProjectIndex) -> bool:
+        """Can this rule fire on a file with these bytes? Default: one of `needles` occurs.
+
+        Must never say no to a file the rule would report on; saying yes costs only a parse.
+        """
+        needles = cls.needles(config, index)
+        return not needles or any(needle in data for needle in needles)
+
+    @classmethod
+    def applies_to(cls, context: FileContext) -> bool:
+        """A cheaper, fact-based gate after the byte prefilter (default: always)."""
+        return True
+
+
+class TreeRule(FileGate):
+    """A per-file rule over the file's `ast` tree. Subclasses implement `check` and call `report`.
+
+    Positions are converted to libcst's convention (1-based lines, 0-based columns counted in
+    characters, not in UTF-8 bytes as `ast` counts them), so a finding reads the same either way.
+    """
+
+    def __init__(self, context: FileContext, tree: ast.Module) -> None:
+        self.context = context
+        self.tree = tree
+        self.findings: list[Finding] = []
+        self._lines: list[bytes] | None = None
+
+    @property
+    def config(self) -> Config:
+        return self.context.config
+
+    @property
+    def index(self) -> ProjectIndex:
+        return self.context.index
+
+    def check(self) -> list[Finding]:
+        raise NotImplementedError
+
+    def report(self, node: ast.expr | ast.stmt, message: str, scope: str) -> None:
+        end_line = node.end_lineno or node.lineno
+        end_column = node.end_col_offset if node.end_col_offset is not None else node.col_offset
+        span = Span(
+            Position(node.lineno, self._column(node.lineno, node.col_offset)),
+            Position(end_line, self._column(end_line, end_column)),
+        )
+        self.findings.append(Finding(self.CODE, self.NAME, self.context.rel, span, message, self.SEVERITY, scope))
+
+    def _column(self, line: int, offset: int) -> int:
+        """`ast` counts UTF-8 bytes of the line; libcst (and declint) count characters."""
+        if self._lines is None:
+            # ast numbers lines on \n, \r\n and \r only, like libcst.
+            self._lines = re.split(rb"\r\n|\r|\n", self.context.source.text.encode("utf-8"))
+        text = self._lines[line - 1] if 0 < line <= len(self._lines) else b""
+        prefix = text[:offset]
+        return offset if prefix.isascii() else len(prefix.decode("utf-8", "replace"))
+
+
+class Rule(FileGate, cst.BatchableCSTVisitor):
     """A per-file rule. Subclasses define visit_/leave_ methods and call `self.report`."""
 
     METADATA_DEPENDENCIES: ClassVar[Sequence[ProviderT]] = (PositionProvider,)
@@ -115,19 +189,6 @@ class Rule(RuleMeta, cst.BatchableCSTVisitor):
         self.context = context
         self.findings: list[Finding] = []
         self._scope: list[str] = []
-
-    @classmethod
-    def needles(cls, config: Config, index: ProjectIndex) -> tuple[bytes, ...]:
-        """Byte strings a file must contain (any of them) for this rule to possibly fire.
-
-        Files without any are never parsed for this rule. `()` means "no prefilter".
-        """
-        return ()
-
-    @classmethod
-    def applies_to(cls, context: FileContext) -> bool:
-        """A cheaper, fact-based gate after the byte prefilter (default: always)."""
-        return True
 
     @property
     def config(self) -> Config:

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import ast
+import io
+import tokenize
 from dataclasses import dataclass
 from typing import ClassVar
-
-import libcst as cst
-from libcst.metadata import PositionProvider, QualifiedNameProvider
 
 from declint.config import Config
 from declint.discovery import glob_match
 from declint.index import ProjectIndex
-from declint.rule import FileContext, Invalid, Rule, Valid
+from declint.names import NameResolver
+from declint.rule import FileContext, Invalid, TreeRule, Valid
+from declint.types import Finding
 
 _HEADER = """\
 import functools
@@ -42,12 +44,12 @@ def _tower(body: str) -> str:
 
 @dataclass(frozen=True)
 class _Pending:
-    call: cst.Call
+    call: ast.Call
     scope: str
     top: str
 
 
-class DirectSdpa(Rule):
+class DirectSdpa(TreeRule):
     """An encoder calls scaled-dot-product attention directly.
 
     A user picks an encoder's attention backend with
@@ -65,11 +67,13 @@ class DirectSdpa(Rule):
     encoder configurable (the override is bypassed) or nobody declares it.
     """
 
+    # Names are resolved by declint's light resolver (`declint.names`: Python's scoping rules
+    # over the `ast` tree) rather than libcst's scope analysis, which costs about 15x the parse.
+
     CODE = "DL101"
     NAME = "direct-sdpa"
     SUMMARY = "encoder code calls scaled-dot-product attention directly"
     OPTIONS = ("sdpa-names", "sdpa-allowed-paths", "encoder-name-hints")
-    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider)
 
     _BYPASS = (
         "{what} calls {sdpa} directly, but {model} declares its {encoder} encoder configurable "
@@ -167,13 +171,15 @@ class DirectSdpa(Rule):
         ),
     )
 
-    def __init__(self, context: FileContext) -> None:
-        super().__init__(context)
+    def __init__(self, context: FileContext, tree: ast.Module) -> None:
+        super().__init__(context, tree)
         self._sdpa_names = frozenset(self.config.str_list("sdpa-names"))
         self._sdpa_modules = {name.rpartition(".")[0]: name.rpartition(".")[2] for name in self._sdpa_names}
+        self._names = NameResolver(tree, context.module, context.source.rel.endswith("__init__.py"))
         self._aliases: set[str] = set()
         self._bound: set[int] = set()
         self._pending: list[_Pending] = []
+        self._scope: list[str] = []
 
     @classmethod
     def needles(cls, config: Config, index: ProjectIndex) -> tuple[bytes, ...]:
@@ -183,17 +189,40 @@ class DirectSdpa(Rule):
     def applies_to(cls, context: FileContext) -> bool:
         return not glob_match(context.rel, context.config.str_list("sdpa-allowed-paths"))
 
+    def check(self) -> list[Finding]:
+        # Source order, parents before children (as a libcst visitor sees them); an explicit
+        # stack so that deeply nested code cannot exhaust Python's recursion limit.
+        stack: list[ast.AST | str] = [self.tree]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                self._scope.pop()  # leaving a class or function
+                continue
+            if isinstance(item, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+                self._scope.append(item.name)
+                stack.append("leave")
+            elif isinstance(item, ast.Assign):
+                self._visit_assign(item)
+            elif isinstance(item, ast.Call):
+                self._visit_call(item)
+            stack.extend(reversed(_children(item)))
+        # Aliases may be bound after their use in source order (`__init__` below `forward`).
+        for pending in self._pending:
+            if self._key(pending.call.func, pending.top) in self._aliases:
+                self._report(pending.call, pending.scope, top=pending.top)
+        return self.findings
+
     # ---- collecting -----------------------------------------------------------------------
-    def visit_Assign(self, node: cst.Assign) -> None:
+    def _visit_assign(self, node: ast.Assign) -> None:
         if not self._produces_sdpa(node.value):
             return
         self._bound.add(id(node.value))
         for target in node.targets:
-            key = self._key(target.target, self._top)
+            key = self._key(target, self._top)
             if key is not None:
                 self._aliases.add(key)
 
-    def visit_Call(self, node: cst.Call) -> None:
+    def _visit_call(self, node: ast.Call) -> None:
         if id(node) in self._bound:
             return
         if self._produces_sdpa(node.func):
@@ -204,59 +233,65 @@ class DirectSdpa(Rule):
         elif self._key(node.func, self._top) is not None:
             self._pending.append(_Pending(node, self.scope_name, self._top))
 
-    def leave_Module(self, original_node: cst.Module) -> None:
-        # Aliases may be bound after their use in source order (`__init__` below `forward`).
-        for pending in self._pending:
-            if self._key(pending.call.func, pending.top) in self._aliases:
-                self._report(pending.call, pending.scope, top=pending.top)
+    @property
+    def scope_name(self) -> str:
+        return ".".join(self._scope)
 
     @property
     def _top(self) -> str:
         return self._scope[0] if self._scope else ""
 
     @staticmethod
-    def _key(node: cst.BaseExpression, top: str) -> str | None:
+    def _key(node: ast.expr, top: str) -> str | None:
         """`name` for a plain name, `Class:self.attr` for an attribute of self; else None."""
-        if isinstance(node, cst.Name):
-            return node.value
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
-            return f"{top}:self.{node.attr.value}"
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            return f"{top}:self.{node.attr}"
         return None
 
     # ---- resolution -----------------------------------------------------------------------
-    def _qualified(self, node: cst.CSTNode) -> set[str]:
-        return {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())}
-
-    def _produces_sdpa(self, node: cst.BaseExpression) -> bool:
+    def _produces_sdpa(self, node: ast.expr) -> bool:
         """Does `node` evaluate to the SDPA function itself (not to the result of calling it)?"""
-        if isinstance(node, cst.Call):
-            # QualifiedNameProvider names a call after its callee; a call's *result* is no alias.
-            return self._is_partial_or_getattr(node)
-        if self._qualified(node) & self._sdpa_names:
+        if isinstance(node, ast.Call):
+            return self._is_partial_or_getattr(node)  # a call's *result* is no alias
+        if self._names.qualified(node) & self._sdpa_names:
             return True
         return self._key(node, self._top) in self._aliases
 
-    def _is_partial_or_getattr(self, call: cst.Call) -> bool:
-        if not call.args:
+    def _is_partial_or_getattr(self, call: ast.Call) -> bool:
+        arguments = _arguments(call)
+        if not arguments:
             return False
-        callee = self._qualified(call.func)
+        callee = self._names.qualified(call.func)
         if "functools.partial" in callee:
-            return self._produces_sdpa(call.args[0].value)
-        if "builtins.getattr" in callee and len(call.args) >= 2:
-            attribute = call.args[1].value
-            if isinstance(attribute, cst.SimpleString):
-                wanted = attribute.evaluated_value
-                return any(self._sdpa_modules.get(module) == wanted for module in self._qualified(call.args[0].value))
+            return self._produces_sdpa(arguments[0])
+        if "builtins.getattr" in callee and len(arguments) >= 2:
+            attribute = arguments[1]
+            if (
+                isinstance(attribute, ast.Constant)
+                and isinstance(attribute.value, str)
+                and self._one_literal(attribute)
+            ):
+                wanted = attribute.value
+                return any(self._sdpa_modules.get(module) == wanted for module in self._names.qualified(arguments[0]))
         return False
 
+    def _one_literal(self, node: ast.Constant) -> bool:
+        """One string literal, not an implicit concatenation `"a" "b"` (ast merges those)."""
+        segment = ast.get_source_segment(self.context.source.text, node) or ""
+        try:
+            tokens = list(tokenize.generate_tokens(io.StringIO(f"({segment})").readline))
+        except (tokenize.TokenError, SyntaxError):
+            return False
+        return sum(token.type == tokenize.STRING for token in tokens) == 1
+
     # ---- reporting ------------------------------------------------------------------------
-    def _report(self, node: cst.Call, scope: str, *, top: str | None = None) -> None:
+    def _report(self, node: ast.Call, scope: str, *, top: str | None = None) -> None:
         top = self._top if top is None else top
         message = self._message(scope, top)
         if message is not None:
-            saved, self._scope = self._scope, scope.split(".") if scope else []
-            self.report(node, message)
-            self._scope = saved
+            self.report(node, message, scope)
 
     def _message(self, scope: str, top: str) -> str | None:
         what = f"`{scope}`" if scope else "module-level code"
@@ -282,3 +317,14 @@ class DirectSdpa(Rule):
         if verdicts and all(e is not None and e.kind == "fixed" for _, e in verdicts):
             return None
         return self._UNDECLARED.format(what=what, sdpa=sdpa)
+
+
+def _arguments(call: ast.Call) -> list[ast.expr]:
+    """Positional and keyword argument values in source order, like libcst's `Call.args`."""
+    values = [arg.value if isinstance(arg, ast.Starred) else arg for arg in call.args]
+    values += [keyword.value for keyword in call.keywords]
+    return sorted(values, key=lambda value: (value.lineno, value.col_offset))
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    return list(ast.iter_child_nodes(node))

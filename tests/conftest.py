@@ -1,11 +1,16 @@
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from declint.testing import PRELUDE, write_tree
+
+# The CLI caches under the project root; tests that check examples/ must leave nothing behind
+# (subprocesses inherit this too). Cache tests opt back in with monkeypatch.delenv.
+os.environ["DECLINT_NO_CACHE"] = "1"
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "examples" / "mini_trtllm"

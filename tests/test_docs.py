@@ -33,6 +33,12 @@ ENGINE_KEYS = {
     "fixed-marker",
     "metadata-base",
     "backend-base",
+    "check-syntax",
+    "jobs",
+    "cache-dir",
+    "file-timeout",
+    "max-file-size",
+    "worker-stack-mib",
 }
 
 

@@ -1,0 +1,419 @@
+"""The cache: per-file scan records, index facts and findings, kept between runs.
+
+Keys, so that a cached result is used only where recomputing it would give the same one:
+
+- one cache file per *run key*: declint's version and the fingerprint of its own source files
+  (a rule edited in a checkout invalidates everything), the effective configuration, the
+  enabled rules and the cache format;
+- per file, the content hash (BLAKE2b of the bytes). Reading every file to hash it would cost
+  more than the rest of a warm run, so a file whose size, mtime and inode are what they were
+  when it was hashed is not read again; a file modified within two seconds of being hashed is
+  always read again next time (its mtime cannot be trusted to have moved: git's "racily clean");
+- per file's findings, the *index facts it depends on*: while rules run on a file they see the
+  project index through `IndexProxy`, which records every question asked (`owners(X)`,
+  `classes.get(Y)`, `literal_members`...) with a digest of the answer. When any indexed file
+  changed since, the questions are asked again of the new index, and the findings are reused
+  only if every answer is the same. A change to the shared Literal or to a base class in
+  another file thereby invalidates exactly the files whose rules read it.
+
+The cache lives under `<project root>/.declint_cache/` (option `cache-dir`), is disabled by
+`--no-cache` or `DECLINT_NO_CACHE=1`, and is written atomically (temporary file and rename).
+It is pickled, and read back with an unpickler that only constructs declint's own data classes
+and a few builtins: a cache file planted in a repository cannot run code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import enum
+import functools
+import hashlib
+import io
+import os
+import pickle
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from declint import __version__
+from declint.facts import ModuleFacts
+from declint.index import ProjectIndex
+from declint.prefilter import ScanRecord
+from declint.types import Finding, SuppressedFinding
+
+FORMAT = 1
+NO_CACHE_ENV = "DECLINT_NO_CACHE"
+_KEEP_FILES = 8  # cache files of other run keys (other selections, configs) kept around
+_RACY_SECONDS = 2.0
+_ALLOWED_MODULES = frozenset(
+    {
+        "declint.types",
+        "declint.facts",
+        "declint.members",
+        "declint.index",
+        "declint.prefilter",
+        "declint.cache",
+    }
+)
+_ALLOWED_BUILTINS = frozenset({"frozenset", "set", "slice"})
+
+
+def disabled_by_env() -> bool:
+    return os.environ.get(NO_CACHE_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def content_digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """declint's version plus the size and mtime of every source file of its packages."""
+    parts = [__version__, sys.version]
+    for name in ("declint", "declint.rules", "declint.reporting"):
+        module = sys.modules.get(name)
+        for directory in getattr(module, "__path__", ()):
+            for entry in sorted(os.scandir(directory), key=lambda e: e.name):
+                if entry.name.endswith(".py"):
+                    stat = entry.stat()
+                    parts.append(f"{entry.path}:{stat.st_size}:{stat.st_mtime_ns}")
+    return hashlib.blake2b("\n".join(parts).encode(), digest_size=16).hexdigest()
+
+
+# ---- stable digests of index answers ------------------------------------------------------------
+
+
+class Uncacheable(Exception):
+    """A value that has no stable digest (a rule passed something that is not plain data)."""
+
+
+def digest_of(value: object) -> str:
+    return hashlib.blake2b(repr(_canonical(value)).encode(), digest_size=16).hexdigest()
+
+
+@functools.cache
+def _fields(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+def _canonical(value: object) -> object:
+    """Plain nested tuples with sets sorted, so equal values have equal reprs whatever the hash seed."""
+    if value is None or isinstance(value, bool | int | float | str | bytes):
+        return value
+    if isinstance(value, tuple | list):
+        return ("T", tuple(_canonical(item) for item in value))
+    if isinstance(value, set | frozenset):
+        return ("S", tuple(sorted((_canonical(item) for item in value), key=repr)))
+    if isinstance(value, dict):
+        items = ((_canonical(k), _canonical(v)) for k, v in value.items())
+        return ("M", tuple(sorted(items, key=repr)))
+    if isinstance(value, enum.Enum):
+        return ("E", type(value).__qualname__, value.value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        cls = type(value)
+        return ("D", cls.__qualname__, tuple(_canonical(getattr(value, name)) for name in _fields(cls)))
+    raise Uncacheable(type(value).__name__)
+
+
+# ---- recording what rules ask the index ---------------------------------------------------------
+
+_RAISED = "<raised>"
+
+
+@dataclass(frozen=True)
+class Dep:
+    """One question to the index and the digest of its answer.
+
+    `kind`: "attr" (a plain attribute), "call" (a method), or "map" (a dict or set attribute,
+    `op` one of get/getitem/contains/keys/values/items/len).
+    """
+
+    kind: str
+    name: str
+    op: str = ""
+    args: tuple[Any, ...] = ()
+    answer: str = ""
+
+
+class Recorder:
+    """Hands out an index proxy and collects the questions asked through it."""
+
+    def __init__(self, index: ProjectIndex) -> None:
+        self.index = index
+        self.deps: dict[tuple[Any, ...], Dep] = {}
+        self.cacheable = True
+
+    @property
+    def proxy(self) -> ProjectIndex:
+        return _IndexProxy(self)  # type: ignore[return-value]  # duck-typed stand-in
+
+    def record(self, kind: str, name: str, op: str, args: tuple[Any, ...], answer: object) -> None:
+        try:
+            key = (kind, name, op, _canonical(args))
+            if key not in self.deps:
+                self.deps[key] = Dep(kind, name, op, args, answer if isinstance(answer, str) else digest_of(answer))
+        except Uncacheable:
+            self.cacheable = False
+
+    def collected(self) -> tuple[Dep, ...] | None:
+        """The questions asked, in a stable order; None when one of them cannot be replayed."""
+        if not self.cacheable:
+            return None
+        return tuple(self.deps[key] for key in sorted(self.deps, key=repr))
+
+
+class _IndexProxy:
+    def __init__(self, recorder: Recorder) -> None:
+        self._recorder = recorder
+
+    def __getattr__(self, name: str) -> Any:
+        recorder = self._recorder
+        value = getattr(recorder.index, name)
+        if name.startswith("_"):
+            recorder.cacheable = False
+            return value
+        if callable(value):
+            return functools.partial(_call, recorder, name)
+        if isinstance(value, dict | set | frozenset):
+            return _MapProxy(recorder, name, value)
+        recorder.record("attr", name, "", (), value)
+        return value
+
+
+def _call(recorder: Recorder, name: str, *args: Any, **kwargs: Any) -> Any:
+    if kwargs:
+        recorder.cacheable = False
+        return getattr(recorder.index, name)(*args, **kwargs)
+    try:
+        result = getattr(recorder.index, name)(*args)
+    except Exception:
+        recorder.record("call", name, "", args, _RAISED)
+        raise
+    if isinstance(result, Iterator):
+        materialized = list(result)
+        recorder.record("call", name, "", args, materialized)
+        return iter(materialized)
+    recorder.record("call", name, "", args, result)
+    return result
+
+
+class _MapProxy:
+    """A dict or set attribute of the index, recording each read."""
+
+    def __init__(self, recorder: Recorder, name: str, value: Any) -> None:
+        self._recorder = recorder
+        self._name = name
+        self._value = value
+
+    def _read(self, op: str, args: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
+        try:
+            result = compute()
+        except KeyError:
+            self._recorder.record("map", self._name, op, args, _RAISED)
+            raise
+        self._recorder.record("map", self._name, op, args, result)
+        return result
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self._read("get", (key, default), lambda: self._value.get(key, default))
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._read("getitem", (key,), lambda: self._value[key])
+
+    def __contains__(self, key: object) -> bool:
+        return bool(self._read("contains", (key,), lambda: key in self._value))
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._read("keys", (), lambda: list(self._value)))
+
+    def keys(self) -> list[Any]:
+        return list(self._read("keys", (), lambda: list(self._value)))
+
+    def values(self) -> list[Any]:
+        return list(self._read("values", (), lambda: list(self._value.values())))
+
+    def items(self) -> list[tuple[Any, Any]]:
+        return list(self._read("items", (), lambda: list(self._value.items())))
+
+    def __len__(self) -> int:
+        return int(self._read("len", (), lambda: len(self._value)))
+
+
+def still_valid(deps: Iterable[Dep], index: ProjectIndex) -> bool:
+    """Would every recorded question get the same answer from `index`?"""
+    for dep in deps:
+        try:
+            answer = digest_of(_replay(dep, index))
+        except Exception:  # a question that now raises
+            answer = _RAISED
+        if answer != dep.answer:
+            return False
+    return True
+
+
+def _replay(dep: Dep, index: ProjectIndex) -> object:
+    value = getattr(index, dep.name)
+    if dep.kind == "attr":
+        return value
+    if dep.kind == "call":
+        result = value(*dep.args)
+        return list(result) if isinstance(result, Iterator) else result
+    if dep.op == "get":
+        return value.get(*dep.args)
+    if dep.op == "getitem":
+        return value[dep.args[0]]
+    if dep.op == "contains":
+        return dep.args[0] in value
+    if dep.op == "keys":
+        return list(value)
+    if dep.op == "values":
+        return list(value.values())
+    if dep.op == "items":
+        return list(value.items())
+    if dep.op == "len":
+        return len(value)
+    raise ValueError(dep.op)
+
+
+# ---- what is stored --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CheckEntry:
+    """The result of checking one file's content, valid while `deps` get the same answers."""
+
+    digest: str
+    findings: tuple[Finding, ...]
+    suppressed: tuple[SuppressedFinding, ...]
+    deps: tuple[Dep, ...]
+    signature: str  # the index signature the deps were last confirmed against
+
+
+@dataclass
+class FileEntry:
+    stat: tuple[int, int, int]  # size, mtime_ns, inode
+    settled: bool  # mtime old enough at hashing time to trust it next time
+    scan: ScanRecord
+    facts: ModuleFacts | None = None
+    check: CheckEntry | None = None
+
+
+@dataclass
+class CacheData:
+    key: str
+    files: dict[str, FileEntry] = field(default_factory=dict)
+    signature: str = ""  # index signature of the last run
+    demanded: frozenset[str] = frozenset()  # files the last run indexed in full
+    relevant: frozenset[str] = frozenset()  # class names the last closure found relevant
+
+
+def stat_key(stat: os.stat_result) -> tuple[int, int, int]:
+    return (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+
+
+def settled(stat: os.stat_result, now: float | None = None) -> bool:
+    return ((now if now is not None else time.time()) - stat.st_mtime) > _RACY_SECONDS
+
+
+class _SafeUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "builtins" and name in _ALLOWED_BUILTINS:
+            return super().find_class(module, name)
+        if module in _ALLOWED_MODULES:
+            found = super().find_class(module, name)
+            if isinstance(found, type) and (dataclasses.is_dataclass(found) or issubclass(found, enum.Enum)):
+                return found
+        raise pickle.UnpicklingError(f"refusing to load {module}.{name} from the cache")
+
+
+class Cache:
+    """One project's cache directory; `load` and `save` one run key's data."""
+
+    def __init__(self, directory: Path, root: Path) -> None:
+        self.directory = directory
+        self.root = root
+
+    @classmethod
+    def open(cls, root: Path, relative: str) -> Cache | None:
+        """The cache under `root`, or None when it may not be used (a link, outside the root)."""
+        directory = (root / relative) if not os.path.isabs(relative) else Path(relative)
+        for probe in (directory, *directory.parents):
+            if probe == root or root not in probe.parents:
+                break
+            if probe.is_symlink():
+                return None  # a planted link must not make declint write elsewhere
+        resolved = Path(os.path.abspath(directory))
+        if resolved != root and root not in resolved.parents:
+            return None
+        return cls(resolved, root)
+
+    def path_for(self, key: str) -> Path:
+        return self.directory / f"v{FORMAT}" / f"{key}.pickle"
+
+    def load(self, key: str) -> CacheData:
+        path = self.path_for(key)
+        try:
+            with open(path, "rb") as handle:
+                data = _SafeUnpickler(handle).load()
+        except FileNotFoundError:
+            return CacheData(key)
+        except Exception:  # a damaged or foreign cache file is simply a cold cache
+            return CacheData(key)
+        if not isinstance(data, CacheData) or data.key != key:
+            return CacheData(key)
+        return data
+
+    def save(self, data: CacheData) -> None:
+        """Write atomically; a cache that cannot be written costs speed, never the run."""
+        path = self.path_for(data.key)
+        with contextlib.suppress(OSError):
+            self._prepare()
+            buffer = io.BytesIO()
+            pickle.dump(data, buffer, protocol=pickle.HIGHEST_PROTOCOL)
+            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".pickle")
+            try:
+                with os.fdopen(handle, "wb") as out:
+                    out.write(buffer.getvalue())
+                os.replace(temporary, path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary)
+                raise
+            self._prune(path)
+
+    def _prepare(self) -> None:
+        (self.directory / f"v{FORMAT}").mkdir(parents=True, exist_ok=True)
+        tag = self.directory / "CACHEDIR.TAG"
+        if not tag.exists():
+            tag.write_text(
+                "Signature: 8a477f597d28d172789f06886806bc55\n# declint's cache; see https://bford.info/cachedir/\n",
+                encoding="utf-8",
+            )
+        ignore = self.directory / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# created by declint\n*\n", encoding="utf-8")
+
+    def _prune(self, keep: Path) -> None:
+        files = sorted(keep.parent.glob("*.pickle"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in files[_KEEP_FILES:]:
+            if old != keep:
+                with contextlib.suppress(OSError):
+                    old.unlink()
+
+
+def run_key(parts: Iterable[str]) -> str:
+    return hashlib.blake2b("\x00".join([str(FORMAT), code_fingerprint(), *parts]).encode(), digest_size=16).hexdigest()
+
+
+def index_signature(key: str, files: Mapping[str, tuple[str, str]]) -> str:
+    """Digest of every indexed file's (module, content digest): equal signatures, equal index."""
+    hasher = hashlib.blake2b(key.encode(), digest_size=16)
+    for rel in sorted(files):
+        module, digest = files[rel]
+        hasher.update(f"{rel}\x00{module}\x00{digest}\n".encode())
+    return hasher.hexdigest()

@@ -1,0 +1,231 @@
+"""A light name resolver over the standard library's `ast`: what a name or attribute chain refers to.
+
+libcst's `QualifiedNameProvider` answers the same question, but it needs a libcst tree and its
+scope analysis, which together cost about 15x an `ast.parse` of the same file (measured in
+docs/benchmarks.md). DL101 only needs to know which names are bound to imports, so this module
+does just that, with Python's scoping rules:
+
+- a name resolves in the innermost function, lambda or comprehension scope that binds it, then in
+  enclosing function scopes (class bodies are skipped from nested scopes, as Python does), then
+  in the module, then among the builtins (`builtins.getattr`);
+- every binding of the name in that scope counts, wherever it is (like libcst, this is not flow
+  sensitive): `import torch.nn.functional as F` anywhere in the module makes `F.x` resolve to
+  `torch.nn.functional.x`, even if `F` is also assigned something else;
+- a binding that is not an import (assignment, parameter, def, loop target...) resolves to no
+  qualified name, so a parameter `F` shadows a module-level `import ... as F`;
+- `global` and `nonlocal` declarations send the name to the module or the enclosing function;
+- relative imports are made absolute with the module's own dotted name when it is known (libcst
+  keeps them relative, so they never matched an absolute configured name).
+
+`Call`, `Subscript` and other expressions have no qualified name (`qualified()` returns an empty
+set); callers decide what a call evaluates to.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+_BUILTINS = frozenset(dir(builtins))
+_FUNCTION_LIKE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+@dataclass
+class Scope:
+    """One scope; `imports[name]` holds the dotted names `name` is imported as in this scope."""
+
+    kind: str  # "module" | "class" | "function" | "comprehension"
+    parent: Scope | None
+    bound: set[str] = field(default_factory=set)
+    imports: dict[str, set[str]] = field(default_factory=dict)
+    global_names: set[str] = field(default_factory=set)
+    nonlocal_names: set[str] = field(default_factory=set)
+
+    def bind(self, name: str) -> None:
+        self.bound.add(name)
+
+    def bind_import(self, name: str, dotted: str) -> None:
+        self.bound.add(name)
+        self.imports.setdefault(name, set()).add(dotted)
+
+
+class NameResolver:
+    """Qualified names of `Name` / `Attribute` nodes of one module's tree.
+
+    `module` is the module's dotted name and `is_package` whether it is a package's
+    `__init__.py` (both only used to make relative imports absolute).
+    """
+
+    def __init__(self, tree: ast.Module, module: str = "", is_package: bool = False) -> None:
+        self._package = module if is_package else module.rpartition(".")[0]
+        self._known_module = bool(module)
+        self.module_scope = Scope("module", None)
+        self._scope_of: dict[int, Scope] = {}  # id(scope-creating node) -> its scope
+        self._where: dict[int, Scope] = {}  # id(Name node) -> the scope it is evaluated in
+        _Binder(self).run(tree)
+
+    # ---- queries ------------------------------------------------------------------------
+    def qualified(self, node: ast.AST) -> frozenset[str]:
+        """Every qualified name `node` may refer to; empty for anything but a name chain."""
+        if isinstance(node, ast.Name):
+            return self._name(node)
+        if isinstance(node, ast.Attribute):
+            return frozenset(f"{head}.{node.attr}" for head in self.qualified(node.value))
+        return frozenset()
+
+    def _name(self, node: ast.Name) -> frozenset[str]:
+        scope = self._where.get(id(node), self.module_scope)
+        found = self._lookup(node.id, scope)
+        if found is None:
+            return frozenset({f"builtins.{node.id}"}) if node.id in _BUILTINS else frozenset()
+        return frozenset(found.imports.get(node.id, ()))
+
+    def _lookup(self, name: str, scope: Scope) -> Scope | None:
+        current: Scope | None = scope
+        first = True
+        while current is not None:
+            if name in current.global_names:
+                return self.module_scope if name in self.module_scope.bound else None
+            if name in current.nonlocal_names:
+                current = current.parent
+                first = False
+                continue
+            # A class body is visible only to code directly in it, never to nested scopes.
+            if (first or current.kind != "class") and name in current.bound:
+                return current
+            current = current.parent
+            first = False
+        return None
+
+    # ---- relative imports -------------------------------------------------------------------
+    def absolute(self, module: str | None, level: int) -> str:
+        if level == 0:
+            return module or ""
+        if not self._known_module:
+            return "." * level + (module or "")
+        parts = self._package.split(".") if self._package else []
+        if level > 1:
+            parts = parts[: len(parts) - (level - 1)]
+        return ".".join([*parts, *([module] if module else [])])
+
+
+class _Binder:
+    """One walk over the tree: creates scopes, records bindings and where each name is read."""
+
+    def __init__(self, resolver: NameResolver) -> None:
+        self.resolver = resolver
+
+    def run(self, tree: ast.Module) -> None:
+        # An explicit stack instead of recursion: deeply nested expressions must not overflow.
+        stack: list[tuple[ast.AST, Scope]] = [(tree, self.resolver.module_scope)]
+        while stack:
+            node, scope = stack.pop()
+            children = list(self._enter(node, scope))
+            stack.extend(reversed(children))
+
+    def _enter(self, node: ast.AST, scope: Scope) -> Iterator[tuple[ast.AST, Scope]]:
+        if isinstance(node, ast.Name):
+            self.resolver._where[id(node)] = scope
+            if isinstance(node.ctx, ast.Store | ast.Del):
+                scope.bind(node.id)
+            return
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            yield from self._definition(node, scope)
+            return
+        if isinstance(node, ast.Lambda):
+            inner = self._new_scope(node, "function", scope)
+            yield from self._arguments(node.args, scope, inner)
+            yield node.body, inner
+            return
+        if isinstance(node, _COMPREHENSIONS):
+            yield from self._comprehension(node, scope)
+            return
+        if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+            # A walrus in a comprehension binds in the enclosing non-comprehension scope.
+            target = scope
+            while target.kind == "comprehension" and target.parent is not None:
+                target = target.parent
+            target.bind(node.target.id)
+            self.resolver._where[id(node.target)] = scope
+            yield node.value, scope
+            return
+        self._bind_statement(node, scope)
+        for child in ast.iter_child_nodes(node):
+            yield child, scope
+
+    def _definition(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, scope: Scope
+    ) -> Iterator[tuple[ast.AST, Scope]]:
+        scope.bind(node.name)
+        for decorator in node.decorator_list:
+            yield decorator, scope
+        if isinstance(node, ast.ClassDef):
+            inner = self._new_scope(node, "class", scope)
+            for base in node.bases:
+                yield base, scope
+            for keyword in node.keywords:
+                yield keyword.value, scope
+        else:
+            inner = self._new_scope(node, "function", scope)
+            yield from self._arguments(node.args, scope, inner)
+            if node.returns is not None:
+                yield node.returns, scope
+        for statement in node.body:
+            yield statement, inner
+
+    def _arguments(self, args: ast.arguments, outer: Scope, inner: Scope) -> Iterator[tuple[ast.AST, Scope]]:
+        every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+        every += [a for a in (args.vararg, args.kwarg) if a is not None]
+        for argument in every:
+            inner.bind(argument.arg)
+            if argument.annotation is not None:
+                yield argument.annotation, outer
+        for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
+            yield default, outer
+
+    def _comprehension(
+        self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp, scope: Scope
+    ) -> Iterator[tuple[ast.AST, Scope]]:
+        inner = self._new_scope(node, "comprehension", scope)
+        for position, generator in enumerate(node.generators):
+            # The first iterable is evaluated in the enclosing scope, the rest inside.
+            yield generator.iter, scope if position == 0 else inner
+            yield generator.target, inner
+            for condition in generator.ifs:
+                yield condition, inner
+        if isinstance(node, ast.DictComp):
+            yield node.key, inner
+            yield node.value, inner
+        else:
+            yield node.elt, inner
+
+    def _new_scope(self, node: ast.AST, kind: str, parent: Scope) -> Scope:
+        scope = Scope(kind, parent)
+        self.resolver._scope_of[id(node)] = scope
+        return scope
+
+    def _bind_statement(self, node: ast.AST, scope: Scope) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    scope.bind_import(alias.asname, alias.name)
+                else:
+                    head = alias.name.partition(".")[0]
+                    scope.bind_import(head, head)
+        elif isinstance(node, ast.ImportFrom):
+            base = self.resolver.absolute(node.module, node.level)
+            for alias in node.names:
+                if alias.name != "*":
+                    dotted = f"{base}.{alias.name}" if base and not base.endswith(".") else f"{base}{alias.name}"
+                    scope.bind_import(alias.asname or alias.name, dotted)
+        elif isinstance(node, ast.Global):
+            scope.global_names.update(node.names)
+        elif isinstance(node, ast.Nonlocal):
+            scope.nonlocal_names.update(node.names)
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            scope.bind(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            scope.bind(node.rest)

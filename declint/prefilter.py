@@ -1,0 +1,378 @@
+"""What a file's bytes say before anything parses it, and which files the project index needs.
+
+Parsing is the cost of a run, so declint decides from bytes which files to parse at all:
+
+- each per-file rule declares `needles` (and may refine them with `prefilter`): a file none of
+  whose rules can fire is never parsed for rules;
+- the index declares its own needles, the last part of every name the index looks for (the
+  model mixins and decorators, the declaration attribute, the fixed marker, the metadata and
+  backend base classes, the shared Literal) and `Literal` itself. Files with one of them are indexed in full; every
+  other file of the roots gets a placeholder in the index (its module exists, nothing is known
+  about its contents).
+
+The needles alone would miss a class that inherits a model, a metadata class or a backend
+through a class defined elsewhere (`class Cosmos(Qwen3VLModel)` in a file that names no mixin),
+and a module the index reads through a re-export or a reference. `Demand` closes over both:
+backwards, a file whose class statements name the base of a relevant class is indexed too (the
+scan records the identifiers in every class statement's bases); forwards, the index is probed
+with the questions rules ask, and every placeholder the answers touch is indexed. As a last line
+of defence the engine tracks placeholder reads while rules run (`Tracker`), indexes what they
+touched and checks again, so the prefilter can make a run faster but never change its findings.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import functools
+import re
+import symtable
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from declint.config import Config
+from declint.facts import ClassFacts, ModuleFacts, name_matches
+from declint.index import ProjectIndex
+
+# ---- per-file byte facts ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScanRecord:
+    """What one read of a file found, before any parse.
+
+    `error` is the DL000 a checked file gets without being parsed for rules (unreadable,
+    undecodable, too large, or a syntax error found by the syntax check); `rules` the codes of
+    the enabled per-file rules whose needles occur; `seeds` whether an index needle occurs;
+    `marker` whether a suppression comment may; `bases` see `class_bases`.
+    """
+
+    digest: str
+    size: int
+    error: tuple[str, int, int] | None = None
+    rules: frozenset[str] = frozenset()
+    seeds: bool = False
+    marker: bool = False
+    bases: frozenset[str] = frozenset()
+    syntax_checked: bool = False
+
+
+_HEADER = re.compile(rb"class[ \t]+[A-Za-z_\x80-\xff][\w\x80-\xff]*[ \t]*(?:\[[^\]\n]*\][ \t]*)?\(")
+_BASES = re.compile(rb"(?:[^()]|\((?:[^()]|\([^()]*\))*\))*")
+_IDENT = re.compile(rb"[A-Za-z_\x80-\xff][\w\x80-\xff]*")
+_ALIASED = re.compile(rb"([A-Za-z_\x80-\xff][\w\x80-\xff]*)[ \t]+as[ \t]+$")
+
+
+def class_bases(data: bytes) -> frozenset[str]:
+    """Identifiers written in the bases of the file's class statements, plus what they alias.
+
+    An over-approximation by design (it also sees class statements in strings): it decides which
+    files to index, and indexing one file too many only costs a parse.
+    """
+    names: set[bytes] = set()
+    position = data.find(b"class")
+    while position >= 0:
+        line_start = max(data.rfind(b"\n", 0, position), data.rfind(b"\r", 0, position)) + 1
+        if not data[line_start:position].strip(b" \t\f"):
+            header = _HEADER.match(data, position)
+            if header is not None:
+                bases = _BASES.match(data, header.end())  # always matches (it may match nothing)
+                end = bases.end() if bases is not None else header.end()
+                if data[end : end + 1] != b")":  # deeper nesting than the pattern follows
+                    end = min(len(data), header.end() + 2000)
+                names.update(_IDENT.findall(data, header.end(), end))
+        position = data.find(b"class", position + 5)
+    for name in list(names):  # `from m import Base as B` ... `class X(B)`: Base counts too
+        needle = b" as " + name
+        found = data.find(needle)
+        while found >= 0:
+            after = found + len(needle)
+            if after >= len(data) or not (data[after : after + 1].isalnum() or data[after : after + 1] == b"_"):
+                before = _ALIASED.search(data, max(0, found - 200), found + 4)
+                if before is not None:
+                    names.add(before.group(1))
+            found = data.find(needle, found + 1)
+    return frozenset(name.decode("utf-8", "replace") for name in names)
+
+
+def syntax_error(text: str, path: str) -> tuple[str, int, int] | None:
+    """(message, line, column) of the file's syntax error as `ast` reports it, or None.
+
+    `symtable` parses with CPython's parser without building Python AST objects (about 1.7x
+    cheaper than `ast.parse`); it also rejects a few valid parses (`nonlocal` at module level),
+    so any error it raises is confirmed, and worded, by `ast.parse` itself.
+    """
+    try:
+        symtable.symtable(text, path, "exec")
+        return None
+    except (SyntaxError, RecursionError, MemoryError, ValueError):
+        pass
+    try:
+        ast.parse(text, filename=path)
+    except SyntaxError as error:
+        return f"syntax error: {error.msg}", error.lineno or 1, max((error.offset or 1) - 1, 0)
+    except (RecursionError, MemoryError, ValueError) as error:
+        return f"cannot parse: {type(error).__name__}", 1, 0
+    return None
+
+
+# ---- string literals close to a name (DL103's refined prefilter) ------------------------------
+
+_PIECES = re.compile(rb"([\"'\r\n])")
+_MAX_PIECE = 48
+
+
+def strings_close_to(data: bytes, names: Iterable[str], cutoff: float) -> bool:
+    """Could a string literal in `data` be, case-insensitively, one of `names` or a near miss?
+
+    A literal's value is the text between two quote characters: every run of text between quote
+    or line-break characters is a candidate, with up to two such characters inside it (a value
+    with three or more quote or line-break characters is not seen, and no backend name comes
+    close to one). Escapes are decoded. Matches as `difflib.get_close_matches` with `cutoff`.
+    """
+    wanted = tuple(sorted({name.upper() for name in names}))
+    if not wanted:
+        return False
+    parts = _PIECES.split(data)
+    # parts alternates text, separator, text, ...: candidates join up to three texts.
+    for start in range(0, len(parts), 2):
+        candidate = b""
+        for end in range(start, min(start + 5, len(parts)), 2):
+            candidate = parts[start] if end == start else candidate + parts[end - 1] + parts[end]
+            if len(candidate) > _MAX_PIECE * 4:
+                break
+            if candidate and _close(candidate, wanted, cutoff):
+                return True
+    return False
+
+
+@functools.lru_cache(maxsize=65536)
+def _close(piece: bytes, wanted: tuple[str, ...], cutoff: float) -> bool:
+    try:
+        value = piece.decode("utf-8")
+    except UnicodeDecodeError:
+        return True  # undecodable here (another encoding): let the rule decide
+    values = {value}
+    if "\\" in value:
+        try:
+            values.add(value.encode("latin-1", "backslashreplace").decode("unicode_escape"))
+        except UnicodeError:
+            return True
+    for text in values:
+        if len(text) > _MAX_PIECE:
+            continue
+        upper = text.upper()
+        if upper in wanted or difflib.get_close_matches(upper, wanted, n=1, cutoff=cutoff):
+            return True
+    return False
+
+
+# ---- the index's needles ------------------------------------------------------------------------
+
+
+def index_needles(config: Config) -> tuple[bytes, ...]:
+    """Bytes a file must contain for its facts to matter to the index by themselves."""
+    names = [
+        *config.str_list("model-mixins"),
+        *config.str_list("model-decorators"),
+        str(config.get("declaration-attribute")),
+        str(config.get("fixed-marker")),
+        str(config.get("metadata-base")),
+        str(config.get("backend-base")),
+        str(config.get("shared-literal")),
+    ]
+    # Every `typing.Literal` counts: DL100 looks for copies of the shared one anywhere.
+    return tuple(sorted({b"Literal", *(name.rpartition(".")[2].encode() for name in names if name)}))
+
+
+def root_names(config: Config) -> frozenset[str]:
+    """Short names whose subclasses are relevant: the mixins and the two base classes."""
+    names = [*config.str_list("model-mixins"), str(config.get("metadata-base")), str(config.get("backend-base"))]
+    return frozenset(name.rpartition(".")[2] for name in names if name)
+
+
+# ---- placeholders and tracking ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlaceholderFacts(ModuleFacts):
+    """A module the prefilter did not index: it exists, nothing else is known about it."""
+
+
+class Tracker:
+    """Collects the placeholder modules read while the index answers a question."""
+
+    def __init__(self) -> None:
+        self.touched: set[str] = set()
+        self.enabled = True
+
+    def take(self) -> set[str]:
+        touched, self.touched = self.touched, set()
+        return touched
+
+
+TRACKER = Tracker()
+
+
+class _TrackedModules(dict[str, ModuleFacts]):
+    def get(self, key: str, default: Any = None) -> Any:
+        value = super().get(key, default)
+        if isinstance(value, PlaceholderFacts) and TRACKER.enabled:
+            TRACKER.touched.add(key)
+        return value
+
+    def __getitem__(self, key: str) -> ModuleFacts:
+        value = super().__getitem__(key)
+        if isinstance(value, PlaceholderFacts) and TRACKER.enabled:
+            TRACKER.touched.add(key)
+        return value
+
+
+class _TrackedNames(dict[str, Any]):
+    """`classes` (or another name-keyed dict): a miss inside a placeholder module is a read of it."""
+
+    def __init__(self, items: Mapping[str, Any], modules: Mapping[str, ModuleFacts]) -> None:
+        super().__init__(items)
+        self._modules = modules
+
+    def _miss(self, key: str) -> None:
+        _touch_owner(key, self._modules)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if not dict.__contains__(self, key):
+            self._miss(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        if not dict.__contains__(self, key):
+            self._miss(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        found = dict.__contains__(self, key)
+        if not found and isinstance(key, str):
+            self._miss(key)
+        return found
+
+
+class _TrackedSet(set[str]):
+    def __init__(self, items: Iterable[str], modules: Mapping[str, ModuleFacts]) -> None:
+        super().__init__(items)
+        self._modules = modules
+
+    def __contains__(self, key: object) -> bool:
+        found = set.__contains__(self, key)
+        if not found and isinstance(key, str):
+            _touch_owner(key, self._modules)
+        return found
+
+
+def _touch_owner(name: str, modules: Mapping[str, ModuleFacts]) -> None:
+    """A lookup of `name` failed: if the module that would define it is a placeholder, it was read."""
+    if not TRACKER.enabled or dict.__contains__(modules, name):
+        return  # a module's own name is answered by its presence, not by its contents
+    module = name.rpartition(".")[0]
+    while module:
+        found = modules.get(module) if not isinstance(modules, dict) else dict.get(modules, module)
+        if found is not None:
+            if isinstance(found, PlaceholderFacts):
+                TRACKER.touched.add(module)
+            return
+        module = module.rpartition(".")[0]
+
+
+def build_index(facts: Iterable[ModuleFacts], config: Config) -> ProjectIndex:
+    """The project index, with reads of placeholder modules tracked."""
+    index = ProjectIndex.build(facts, config)
+    modules = _TrackedModules(index.modules)
+    index.modules = modules
+    index.classes = _TrackedNames(index.classes, modules)
+    index.functions = _TrackedSet(index.functions, modules)
+    index.module_of_path = _TrackedModules(index.module_of_path)
+    return index
+
+
+# ---- the closure --------------------------------------------------------------------------------
+
+
+@dataclass
+class Demand:
+    """Which files the index needs in full: seeds, then the closure described in the module doc.
+
+    `modules` maps every indexed file to its module name; `bases` to the identifiers in its
+    class statements; `seeds` are the files whose bytes hold an index needle.
+    """
+
+    config: Config
+    modules: Mapping[str, str]
+    bases: Mapping[str, frozenset[str]]
+    seeds: frozenset[str]
+
+    def __post_init__(self) -> None:
+        self._by_module: dict[str, list[str]] = {}
+        for rel, module in sorted(self.modules.items()):
+            self._by_module.setdefault(module, []).append(rel)
+        self._roots = root_names(self.config)
+        literal_module = self.config.literal_module
+        self.initial = set(self.seeds) | set(self._by_module.get(literal_module, ()))
+        self.relevant: set[str] = set(self._roots)
+
+    def rels_of(self, modules: Iterable[str]) -> set[str]:
+        return {rel for module in modules for rel in self._by_module.get(module, ())}
+
+    def more(self, index: ProjectIndex, indexed: set[str]) -> set[str]:
+        """Files to index next, given an index built from `indexed` (and placeholders)."""
+        touched = probe(index)
+        self.relevant = set(self._roots)
+        for cls in list(index.classes.values()):
+            if _relevant(index, cls, self._roots):
+                self.relevant.add(cls.name)
+        wanted = self.rels_of(touched | TRACKER.take())
+        for rel, names in self.bases.items():
+            if rel not in indexed and not names.isdisjoint(self.relevant):
+                wanted.add(rel)
+        return wanted - indexed
+
+
+def _relevant(index: ProjectIndex, cls: ClassFacts, roots: frozenset[str]) -> bool:
+    if index.is_model(cls):
+        return True
+    return any(any(name_matches(name, root) for root in roots) for name, _ in index.ancestors(cls))
+
+
+def probe(index: ProjectIndex) -> set[str]:
+    """Ask the index what rules ask, and return the placeholder modules the answers read."""
+    TRACKER.take()
+    project: list[Callable[[], object]] = [
+        index.models,
+        index.metadata_classes,
+        index.literal_definitions,
+        lambda: index.owners(""),
+    ]
+    per_class: list[Callable[[ClassFacts], object]] = [
+        lambda c: list(index.ancestors(c)),
+        index.is_model,
+        index.effective_declaration,
+        index.required_encoders,
+        index.metadata_pairing,
+        index.provided,
+        lambda c: index.constant(c.default_backend),
+    ]
+    for question in project:
+        _ask(question, None)
+    for cls in list(index.classes.values()):
+        for ask in per_class:
+            _ask(ask, cls)
+    return TRACKER.take()
+
+
+def _ask(question: Callable[..., object], cls: ClassFacts | None) -> None:
+    try:
+        question() if cls is None else question(cls)
+    except Exception:  # a probe only looks for reads; rules report errors
+        return
+
+
+def iter_placeholders(facts: Mapping[str, ModuleFacts]) -> Iterator[str]:
+    return (rel for rel, fact in facts.items() if isinstance(fact, PlaceholderFacts))
