@@ -45,16 +45,12 @@ class Valid:
     config: str = ""
 
 
-@dataclass(frozen=True)
-class Invalid:
+@dataclass(frozen=True, kw_only=True)
+class Invalid(Valid):
     """`expect` lists (line, column) of each finding, 1-based lines, 0-based columns."""
 
-    code: str
     expect: tuple[tuple[int, int], ...]
     message: str | None = None  # the exact message of the first finding, when pinned
-    path: str = EXAMPLE_PATH
-    files: tuple[tuple[str, str], ...] = ()
-    config: str = ""
 
 
 @dataclass(frozen=True)
@@ -147,7 +143,8 @@ class TreeRule(FileGate):
         self.context = context
         self.tree = tree
         self.findings: list[Finding] = []
-        self._lines: list[bytes] | None = None
+        self._data: bytes | None = None
+        self._starts: list[int] | None = None
 
     @property
     def config(self) -> Config:
@@ -169,14 +166,37 @@ class TreeRule(FileGate):
         )
         self.findings.append(Finding(self.CODE, self.NAME, self.context.rel, span, message, self.SEVERITY, scope))
 
+    def segment(self, node: ast.expr | ast.stmt) -> str:
+        """The source text of `node` (like `ast.get_source_segment`, without re-splitting the file)."""
+        if node.end_lineno is None or node.end_col_offset is None:
+            return ""
+        starts = self._line_starts()
+        if node.end_lineno >= len(starts):
+            return ""
+        data = self._encoded()
+        return data[
+            starts[node.lineno - 1] + node.col_offset : starts[node.end_lineno - 1] + node.end_col_offset
+        ].decode("utf-8", "replace")
+
     def _column(self, line: int, offset: int) -> int:
         """`ast` counts UTF-8 bytes of the line; libcst (and declint) count characters."""
-        if self._lines is None:
-            # ast numbers lines on \n, \r\n and \r only, like libcst.
-            self._lines = re.split(rb"\r\n|\r|\n", self.context.source.text.encode("utf-8"))
-        text = self._lines[line - 1] if 0 < line <= len(self._lines) else b""
-        prefix = text[:offset]
+        starts = self._line_starts()
+        begin = starts[line - 1] if 0 < line < len(starts) else 0
+        prefix = self._encoded()[begin : begin + offset]
         return offset if prefix.isascii() else len(prefix.decode("utf-8", "replace"))
+
+    def _encoded(self) -> bytes:
+        if self._data is None:
+            self._data = self.context.source.text.encode("utf-8")
+        return self._data
+
+    def _line_starts(self) -> list[int]:
+        """Byte offset of each line's start; ast numbers lines on \\n, \\r\\n and \\r only, like libcst."""
+        if self._starts is None:
+            data = self._encoded()
+            self._starts = [0, *(match.end() for match in re.finditer(rb"\r\n|\r|\n", data))]
+            self._starts.append(len(data) + 1)  # a sentinel: lines are 1..len(starts) - 1
+        return self._starts
 
 
 class Rule(FileGate, cst.BatchableCSTVisitor):
