@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import os
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,38 +71,53 @@ def display_path(path: Path, root: Path) -> str:
 class _Filter:
     def __init__(self, config: Config) -> None:
         self.root = config.root
+        self._root_str = str(config.root)
+        self._root_prefix = self._root_str if self._root_str.endswith(os.sep) else self._root_str + os.sep
         self.include = config.str_list("include")
-        self.exclude = pathspec.GitIgnoreSpec.from_lines([*BUILTIN_EXCLUDES, *config.str_list("exclude")])
+        excludes = [*BUILTIN_EXCLUDES, *config.str_list("exclude")]
+        self.exclude = pathspec.GitIgnoreSpec.from_lines(excludes)
+        # Patterns ending in "/" only match directories (and what is below them): a file reached
+        # by walking directories that were not excluded cannot match them, so it needs no probe.
+        self._file_patterns = any(
+            line.strip() and not line.strip().startswith("#") and not line.rstrip().endswith("/") for line in excludes
+        )
+        self._included = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in self.include) or r"(?!)")
         self.respect_gitignore = bool(config.get("respect-gitignore"))
-        self._gitignores: dict[Path, pathspec.GitIgnoreSpec | None] = {}
+        self._gitignores: dict[str, pathspec.GitIgnoreSpec | None] = {}
 
     def included(self, rel: str) -> bool:
         name = rel.rsplit("/", 1)[-1]
-        return any(fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(rel, pattern) for pattern in self.include)
+        return self._included.match(name) is not None or self._included.match(rel) is not None
 
-    def excluded(self, path: Path, rel: str, is_dir: bool) -> bool:
-        probe = rel + "/" if is_dir else rel
-        if self.exclude.match_file(probe):
-            return True
-        return self.respect_gitignore and self._gitignored(path, is_dir)
+    def excluded(self, path: Path | str, rel: str, is_dir: bool, *, walked: bool = False) -> bool:
+        """`walked`: a file found inside a directory the walk did not exclude."""
+        if not (walked and not is_dir and not self._file_patterns):
+            probe = rel + "/" if is_dir else rel
+            if self.exclude.match_file(probe):
+                return True
+        return self.respect_gitignore and self._gitignored(str(path), is_dir)
 
-    def _gitignored(self, path: Path, is_dir: bool) -> bool:
-        for directory in path.parents:
+    def _gitignored(self, path: str, is_dir: bool) -> bool:
+        directory = path
+        while True:
+            parent = os.path.dirname(directory)
+            if parent == directory:
+                return False
+            directory = parent
             spec = self._gitignore_of(directory)
             if spec is not None:
-                relative = path.relative_to(directory).as_posix() + ("/" if is_dir else "")
+                relative = path[len(directory) :].lstrip(os.sep).replace(os.sep, "/") + ("/" if is_dir else "")
                 if spec.match_file(relative):
                     return True
-            if directory == self.root or self.root not in directory.parents:
-                break
-        return False
+            if not directory.startswith(self._root_prefix):
+                return False  # the root itself, or a directory outside it, was the last to apply
 
-    def _gitignore_of(self, directory: Path) -> pathspec.GitIgnoreSpec | None:
+    def _gitignore_of(self, directory: str) -> pathspec.GitIgnoreSpec | None:
         if directory not in self._gitignores:
             spec = None
             try:
-                lines = (directory / ".gitignore").read_text(encoding="utf-8").splitlines()
-                spec = pathspec.GitIgnoreSpec.from_lines(lines)
+                with open(os.path.join(directory, ".gitignore"), encoding="utf-8") as handle:
+                    spec = pathspec.GitIgnoreSpec.from_lines(handle.read().splitlines())
             except (OSError, UnicodeDecodeError):
                 pass
             self._gitignores[directory] = spec
@@ -146,8 +162,20 @@ def _walk_dir(directory: Path, flt: _Filter) -> Iterator[SourcePath | SkippedPat
     except OSError as error:
         yield SkippedPath(display_path(directory, flt.root), f"cannot list directory: {error.strerror}")
         return
+    base = display_path(directory, flt.root)
+    inside = base != directory.as_posix() or directory == flt.root
     for entry in entries:
-        yield from _walk(Path(entry.path), flt, explicit=False)
+        # What `_walk` does for one entry, with strings and the entry's cached type (the hot path).
+        rel = entry.name if base == "." else f"{base}/{entry.name}"
+        if not inside:
+            rel = display_path(Path(entry.path), flt.root)
+        if entry.is_symlink():
+            yield from _symlink(Path(entry.path), rel, flt)
+        elif entry.is_dir(follow_symlinks=False):
+            if not (inside and flt.excluded(entry.path, rel, True)):
+                yield from _walk_dir(Path(entry.path), flt)
+        elif flt.included(rel) and not (inside and flt.excluded(entry.path, rel, False, walked=True)):
+            yield SourcePath(rel, Path(entry.path))
 
 
 def _symlink(path: Path, rel: str, flt: _Filter) -> Iterator[SourcePath | SkippedPath]:

@@ -16,12 +16,13 @@ gives the same findings in the same order.
 from __future__ import annotations
 
 import ast
+import contextlib
 import ctypes
 import functools
 import os
 import time
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,8 +48,10 @@ from declint.errors import SourceError
 from declint.facts import FactOptions, ModuleFacts, extract_facts
 from declint.index import ProjectIndex
 from declint.prefilter import (
+    LITERAL_NEEDLE,
     TRACKER,
     Demand,
+    PartialFacts,
     PlaceholderFacts,
     ScanRecord,
     build_index,
@@ -103,6 +106,15 @@ class RunStats:
     worker_crashes: int = 0
     worker_timeouts: int = 0
     safety_rounds: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)  # wall time per phase
+
+    @contextlib.contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
 
 
 @dataclass
@@ -133,9 +145,14 @@ class Engine:
     def run(self, paths: Iterable[Path]) -> RunResult:
         self._suppressed = []
         self.stats = RunStats()
-        checked = discover(paths, self.config)
-        roots = [self.config.root / root for root in self.config.str_list("roots")]
-        indexed = discover([r for r in roots if r.exists()], self.config)
+        paths = list(paths)
+        with self.stats.phase("discover"):
+            checked = discover(paths, self.config)
+            roots = [self.config.root / root for root in self.config.str_list("roots")]
+            existing = [r for r in roots if r.exists()]
+            # `declint check ROOT` (CI): the same walk twice would give the same files.
+            same = sorted(map(os.path.abspath, paths)) == sorted(map(os.path.abspath, existing))
+            indexed = checked if same else discover(existing, self.config)
         with _Run(self) as run:
             findings, suppressed, total = run.check(checked.files, indexed.files)
         findings += [parse_error(s.rel, s.reason) for s in checked.skipped]
@@ -266,7 +283,8 @@ class _Run:
             ]
         )
         self.store = self._open_cache()
-        self.data = self.store.load(self.key) if self.store is not None else CacheData(self.key)
+        with self.stats.phase("cache load"):
+            self.data = self.store.load(self.key) if self.store is not None else CacheData(self.key)
         self.dirty = False
         self.records: dict[str, ScanRecord] = {}
         self.facts: dict[str, ModuleFacts] = {}
@@ -284,7 +302,8 @@ class _Run:
             self._collect_stats(self._prepare_pool)
             self._prepare_pool.close()
         if exc[0] is None and self.store is not None and self.dirty and not self.overrides:
-            self.store.save(self.data)
+            with self.stats.phase("cache save"):
+                self.store.save(self.data)
 
     def _open_cache(self) -> Cache | None:
         if not self.engine.cache or disabled_by_env():
@@ -336,7 +355,7 @@ class _Run:
                         entry is not None
                         and entry.settled
                         and entry.stat == key
-                        and (entry.scan.syntax_checked or not is_checked or not self.check_syntax)
+                        and self._complete(entry.scan, is_checked)
                     ):
                         self.records[item.rel] = entry.scan
                         if entry.facts is not None and entry.facts.module == module:
@@ -380,6 +399,12 @@ class _Run:
             )
             self.dirty = True
 
+    def _complete(self, record: ScanRecord, checked: bool) -> bool:
+        """Does a cached scan hold all this run needs (it was maybe scanned as index-only)?"""
+        if not (checked and self.check_syntax) or record.syntax_checked or record.error is not None:
+            return True
+        return bool(record.rules) or record.marker  # the check itself looks at the syntax then
+
     # ---- phase 1: the index -----------------------------------------------------------------------
     def _index(self, files: Sequence[SourcePath]) -> ProjectIndex:
         """Index what the closure needs, starting from what `self.demanded` holds already."""
@@ -391,8 +416,9 @@ class _Run:
                 frozenset(rel for rel, record in self.records.items() if record.seeds),
             )
             self.demanded = set(self._demand.initial)
+        literals = {rel for rel, record in self.records.items() if record.literal}
         while True:
-            self._extract(files, self.demanded)
+            self._extract(files, self.demanded | literals)
             index = self._build(files)
             more = self._demand.more(index, self.demanded)
             if not more:
@@ -435,8 +461,13 @@ class _Run:
     def _build(self, files: Sequence[SourcePath]) -> ProjectIndex:
         every: list[ModuleFacts] = []
         for item in files:
-            facts = self.facts.get(item.rel) if item.rel in self.demanded else None
-            every.append(facts if facts is not None else PlaceholderFacts(self.modules[item.rel], item.rel))
+            facts = self.facts.get(item.rel)
+            if facts is None:
+                facts = PlaceholderFacts(self.modules[item.rel], item.rel)
+            elif item.rel not in self.demanded:
+                literal = self.records[item.rel].literal
+                facts = PartialFacts.of(facts) if literal else PlaceholderFacts(facts.module, facts.path)
+            every.append(facts)
         self.stats.files_indexed = len(self.demanded)
         self.index_facts = {facts.path: facts for facts in every}
         return build_index(every, self.config)
@@ -457,16 +488,20 @@ class _Run:
     ) -> tuple[list[Finding], list[SuppressedFinding], int]:
         files = _union(checked, indexed)
         checked_rels = {item.rel for item in checked}
-        self.modules = _module_names(files)
-        self._scan(files, checked_rels)
+        with self.stats.phase("scan"):
+            self.modules = _module_names(files)
+            self._scan(files, checked_rels)
         results: dict[str, _Checked] = {}
         while True:
-            index = self._index(files)
-            signature = self._signature(files)
-            TRACKER.take()
-            project = self._project_findings(index, checked_rels)
-            touched = TRACKER.take()
-            results = self._check_files(checked, index, signature, results)
+            with self.stats.phase("index"):
+                index = self._index(files)
+                signature = self._signature(files)
+            with self.stats.phase("project rules"):
+                TRACKER.take()
+                project = self._project_findings(index, checked_rels)
+                touched = TRACKER.take()
+            with self.stats.phase("check"):
+                results = self._check_files(checked, index, signature, results)
             for result in results.values():
                 touched |= result.touched
             assert self._demand is not None
@@ -642,9 +677,10 @@ def _prepare_handler(state: _PrepareState, item: _ScanItem | _FactsItem) -> _Sca
     data = source.data
     rules = frozenset(code for code, needles in state.gates if needles and any(n in data for n in needles))
     seeds = any(needle in data for needle in state.seeds)
+    literal = LITERAL_NEEDLE in data
     marker = MARKER in data
     facts: ModuleFacts | None = None
-    if seeds or item.want_facts:
+    if seeds or literal or item.want_facts:
         facts = extract_facts(source.text, item.module, item.rel, state.options, item.path.endswith("__init__.py"))
     problem: tuple[str, int, int] | None = None
     syntax_checked = False
@@ -656,7 +692,7 @@ def _prepare_handler(state: _PrepareState, item: _ScanItem | _FactsItem) -> _Sca
             problem = _syntax_error(source.text, item.rel)
             syntax_checked = True
     record = ScanRecord(
-        content_digest(data), len(data), problem, rules, seeds, marker, class_bases(data), syntax_checked
+        content_digest(data), len(data), problem, rules, seeds, literal, marker, class_bases(data), syntax_checked
     )
     return _Scanned(record, facts)
 
@@ -720,14 +756,16 @@ def _check_source(
     has_marker = MARKER in source.data
     tree_rules = [r for r in wanted if issubclass(r, TreeRule)]
     cst_rules = [r for r in wanted if issubclass(r, Rule)]
-    tree: ast.Module | None = None
-    if tree_rules or ((cst_rules or (state.check_syntax and not syntax_checked)) and not real):
-        # Not parsed yet (or a TreeRule needs the tree): a syntax error as phase 1 would word it.
+    # A file the index did not parse: its syntax error, if any, as phase 1 would word it.
+    if tree_rules:
         tree, problem = _parse_tree(source)
+        if problem is not None or tree is None:
+            return [parse_error(rel, *(problem or ("cannot parse", 1, 0)))], []
+        findings += _run_tree_rules(context, tree_rules, tree)
+    elif not real and (cst_rules or (state.check_syntax and not syntax_checked)):
+        problem = _syntax_error(source.text, rel)
         if problem is not None:
             return [parse_error(rel, *problem)], []
-    if tree_rules and tree is not None:
-        findings += _run_tree_rules(context, tree_rules, tree)
     if cst_rules:
         try:
             findings += _run_rules(context, cst_rules)

@@ -6,9 +6,10 @@ Parsing is the cost of a run, so declint decides from bytes which files to parse
   whose rules can fire is never parsed for rules;
 - the index declares its own needles, the last part of every name the index looks for (the
   model mixins and decorators, the declaration attribute, the fixed marker, the metadata and
-  backend base classes, the shared Literal) and `Literal` itself. Files with one of them are indexed in full; every
-  other file of the roots gets a placeholder in the index (its module exists, nothing is known
-  about its contents).
+  backend base classes, the shared Literal). Files with one of them are indexed in full; a file
+  with `Literal` is indexed for its Literals only (DL100 looks for copies of the shared one
+  anywhere); every other file of the roots gets a placeholder in the index (its module exists,
+  nothing is known about its contents).
 
 The needles alone would miss a class that inherits a model, a metadata class or a backend
 through a class defined elsewhere (`class Cosmos(Qwen3VLModel)` in a file that names no mixin),
@@ -27,12 +28,13 @@ import difflib
 import functools
 import re
 import symtable
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from declint.config import Config
-from declint.facts import ClassFacts, ModuleFacts, name_matches
+from declint.facts import ClassFacts, FunctionFacts, ModuleFacts, name_matches
 from declint.index import ProjectIndex
 
 # ---- per-file byte facts ----------------------------------------------------------------------
@@ -53,6 +55,7 @@ class ScanRecord:
     error: tuple[str, int, int] | None = None
     rules: frozenset[str] = frozenset()
     seeds: bool = False
+    literal: bool = False  # contains LITERAL_NEEDLE
     marker: bool = False
     bases: frozenset[str] = frozenset()
     syntax_checked: bool = False
@@ -119,60 +122,111 @@ def syntax_error(text: str, path: str) -> tuple[str, int, int] | None:
 
 # ---- string literals close to a name (DL103's refined prefilter) ------------------------------
 
-_PIECES = re.compile(rb"([\"'\r\n])")
-_MAX_PIECE = 48
+_QUOTES = re.compile(rb"([\"'])")
 
 
 def strings_close_to(data: bytes, names: Iterable[str], cutoff: float) -> bool:
     """Could a string literal in `data` be, case-insensitively, one of `names` or a near miss?
 
-    A literal's value is the text between two quote characters: every run of text between quote
-    or line-break characters is a candidate, with up to two such characters inside it (a value
-    with three or more quote or line-break characters is not seen, and no backend name comes
-    close to one). Escapes are decoded. Matches as `difflib.get_close_matches` with `cutoff`.
+    A literal's value is the text between two quote characters, so every run of text between
+    quote characters is a candidate, also joined with its next one or two runs (a value with a
+    quote character of the other kind inside). Escapes are decoded. A candidate matches as
+    `difflib.get_close_matches(value.upper(), names, cutoff=cutoff)` would; lengths that cannot
+    reach `cutoff` are skipped first. (A value with three or more quote characters inside is not
+    seen; no backend name comes close to one.)
     """
     wanted = tuple(sorted({name.upper() for name in names}))
     if not wanted:
         return False
-    parts = _PIECES.split(data)
-    # parts alternates text, separator, text, ...: candidates join up to three texts.
+    check = _checker(wanted, cutoff)
+    longest = check.high * 4  # escapes: raw text up to four bytes per character
+    parts = _QUOTES.split(data)
     for start in range(0, len(parts), 2):
-        candidate = b""
+        candidate = parts[start]
         for end in range(start, min(start + 5, len(parts)), 2):
-            candidate = parts[start] if end == start else candidate + parts[end - 1] + parts[end]
-            if len(candidate) > _MAX_PIECE * 4:
+            if end > start:
+                candidate = candidate + parts[end - 1] + parts[end]
+            if len(candidate) > longest or (len(candidate) > check.high and b"\\" not in candidate):
                 break
-            if candidate and _close(candidate, wanted, cutoff):
+            if check(candidate):
                 return True
     return False
 
 
-@functools.lru_cache(maxsize=65536)
-def _close(piece: bytes, wanted: tuple[str, ...], cutoff: float) -> bool:
-    try:
-        value = piece.decode("utf-8")
-    except UnicodeDecodeError:
-        return True  # undecodable here (another encoding): let the rule decide
-    values = {value}
-    if "\\" in value:
+class _Checker:
+    """`(piece) -> could be a name`, memoized: the same strings recur across a project's files."""
+
+    def __init__(self, wanted: tuple[str, ...], cutoff: float) -> None:
+        self.wanted = wanted
+        self.exact = frozenset(wanted)
+        self.cutoff = cutoff
+        # 2 * M / (a + b) >= cutoff with M <= min(a, b) bounds a candidate's length.
+        self.low = max(1, int(min(map(len, wanted)) * cutoff / (2 - cutoff)))
+        self.high = int(max(map(len, wanted)) * (2 - cutoff) / cutoff) + 1
+        self.seen: dict[bytes, bool] = {}
+
+    def __call__(self, piece: bytes) -> bool:
+        found = self.seen.get(piece)
+        if found is None:
+            found = self.seen[piece] = self._compute(piece)
+            if len(self.seen) > 200_000:
+                self.seen.clear()
+        return found
+
+    def _compute(self, piece: bytes) -> bool:
         try:
-            values.add(value.encode("latin-1", "backslashreplace").decode("unicode_escape"))
-        except UnicodeError:
-            return True
-    for text in values:
-        if len(text) > _MAX_PIECE:
-            continue
-        upper = text.upper()
-        if upper in wanted or difflib.get_close_matches(upper, wanted, n=1, cutoff=cutoff):
-            return True
-    return False
+            value = piece.decode("utf-8")
+        except UnicodeDecodeError:
+            return True  # another encoding: let the rule decide
+        values = [value, _unescape(value)] if "\\" in value else [value]
+        for text in values:
+            upper = text.upper()
+            if self.low <= len(upper) <= self.high and (
+                upper in self.exact or difflib.get_close_matches(upper, self.wanted, n=1, cutoff=self.cutoff)
+            ):
+                return True
+        return False
+
+
+_ESCAPE = re.compile(r"\\(N\{[^}]*\}|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|.)", re.S)
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v", "\n": ""}
+
+
+def _unescape(text: str) -> str:
+    """Python's string escapes decoded; an invalid one is kept as written (as Python does)."""
+
+    def one(match: re.Match[str]) -> str:
+        code = match.group(1)
+        if code[0] in "xuU" and len(code) > 1:
+            return chr(int(code[1:], 16)) if int(code[1:], 16) <= 0x10FFFF else match.group(0)
+        if code[0] == "N" and len(code) > 1:
+            try:
+                return unicodedata.lookup(code[2:-1])
+            except KeyError:
+                return match.group(0)
+        if code[0] in "01234567":
+            return chr(int(code, 8))
+        return _SIMPLE_ESCAPES.get(code, code if code in "\\'\"" else match.group(0))
+
+    return _ESCAPE.sub(one, text)
+
+
+@functools.lru_cache(maxsize=8)
+def _checker(wanted: tuple[str, ...], cutoff: float) -> _Checker:
+    return _Checker(wanted, cutoff)
 
 
 # ---- the index's needles ------------------------------------------------------------------------
 
 
+LITERAL_NEEDLE = b"Literal"
+
+
 def index_needles(config: Config) -> tuple[bytes, ...]:
-    """Bytes a file must contain for its facts to matter to the index by themselves."""
+    """Bytes a file must contain for its facts to matter to the index by themselves.
+
+    Besides, every file with `LITERAL_NEEDLE` is indexed for its Literals (`PartialFacts`).
+    """
     names = [
         *config.str_list("model-mixins"),
         *config.str_list("model-decorators"),
@@ -182,8 +236,7 @@ def index_needles(config: Config) -> tuple[bytes, ...]:
         str(config.get("backend-base")),
         str(config.get("shared-literal")),
     ]
-    # Every `typing.Literal` counts: DL100 looks for copies of the shared one anywhere.
-    return tuple(sorted({b"Literal", *(name.rpartition(".")[2].encode() for name in names if name)}))
+    return tuple(sorted({name.rpartition(".")[2].encode() for name in names if name}))
 
 
 def root_names(config: Config) -> frozenset[str]:
@@ -198,6 +251,27 @@ def root_names(config: Config) -> frozenset[str]:
 @dataclass(frozen=True)
 class PlaceholderFacts(ModuleFacts):
     """A module the prefilter did not index: it exists, nothing else is known about it."""
+
+
+@dataclass(frozen=True)
+class PartialFacts(PlaceholderFacts):
+    """A module indexed only for its `typing.Literal`s (DL100 looks for copies of the shared one
+    everywhere): its imports, module-level assignments and Literals are real, its classes and
+    functions unknown, so a lookup of one of those still counts as a read of a placeholder."""
+
+    @classmethod
+    def of(cls, facts: ModuleFacts) -> PartialFacts:
+        return cls(
+            facts.module,
+            facts.path,
+            imports=facts.imports,
+            literals=facts.literals,
+            assignments=facts.assignments,
+            constants=facts.constants,
+            error=facts.error,
+            error_line=facts.error_line,
+            error_column=facts.error_column,
+        )
 
 
 class Tracker:
@@ -215,16 +289,21 @@ class Tracker:
 TRACKER = Tracker()
 
 
+def _unknown(value: object) -> bool:
+    """A placeholder whose module-level facts (imports, Literals, constants) are unknown."""
+    return isinstance(value, PlaceholderFacts) and not isinstance(value, PartialFacts)
+
+
 class _TrackedModules(dict[str, ModuleFacts]):
     def get(self, key: str, default: Any = None) -> Any:
         value = super().get(key, default)
-        if isinstance(value, PlaceholderFacts) and TRACKER.enabled:
+        if _unknown(value) and TRACKER.enabled:
             TRACKER.touched.add(key)
         return value
 
     def __getitem__(self, key: str) -> ModuleFacts:
         value = super().__getitem__(key)
-        if isinstance(value, PlaceholderFacts) and TRACKER.enabled:
+        if _unknown(value) and TRACKER.enabled:
             TRACKER.touched.add(key)
         return value
 
@@ -290,6 +369,18 @@ def build_index(facts: Iterable[ModuleFacts], config: Config) -> ProjectIndex:
     index.classes = _TrackedNames(index.classes, modules)
     index.functions = _TrackedSet(index.functions, modules)
     index.module_of_path = _TrackedModules(index.module_of_path)
+    # The reference graph resolves every reference in the project, though only those reachable
+    # from a model matter; `ownership_reads` follows (and tracks) exactly those.
+    whole_graph = index._reference_graph
+
+    def reference_graph() -> dict[str, tuple[str, ...]]:
+        enabled, TRACKER.enabled = TRACKER.enabled, False
+        try:
+            return whole_graph()
+        finally:
+            TRACKER.enabled = enabled
+
+    index._reference_graph = reference_graph  # type: ignore[method-assign]
     return index
 
 
@@ -317,22 +408,55 @@ class Demand:
         literal_module = self.config.literal_module
         self.initial = set(self.seeds) | set(self._by_module.get(literal_module, ()))
         self.relevant: set[str] = set(self._roots)
+        self._stable: set[str] = set()
+        self._irrelevant: set[str] = set()
 
     def rels_of(self, modules: Iterable[str]) -> set[str]:
         return {rel for module in modules for rel in self._by_module.get(module, ())}
 
     def more(self, index: ProjectIndex, indexed: set[str]) -> set[str]:
         """Files to index next, given an index built from `indexed` (and placeholders)."""
-        touched = probe(index)
+        touched = self._probe(index)
         self.relevant = set(self._roots)
         for cls in list(index.classes.values()):
+            if cls.qualname in self._irrelevant:
+                continue
+            TRACKER.take()
             if _relevant(index, cls, self._roots):
                 self.relevant.add(cls.name)
-        wanted = self.rels_of(touched | TRACKER.take())
+            elif not TRACKER.touched:  # the answer cannot change as more files are indexed
+                self._irrelevant.add(cls.qualname)
+            touched |= TRACKER.take()
+        wanted = self.rels_of(touched)
         for rel, names in self.bases.items():
             if rel not in indexed and not names.isdisjoint(self.relevant):
                 wanted.add(rel)
         return wanted - indexed
+
+    def _probe(self, index: ProjectIndex) -> set[str]:
+        """Ask the index what rules ask; return the placeholder modules the answers read.
+
+        A class whose answers read no placeholder gets the same answers however many more files
+        are indexed (a lookup that found a real module, or none, finds the same), so it is asked
+        only once.
+        """
+        TRACKER.take()
+        touched: set[str] = set()
+        for question in (index.models, index.metadata_classes, index.literal_definitions):
+            _ask(question, None)
+        touched |= TRACKER.take()
+        touched |= ownership_reads(index)
+        for cls in list(index.classes.values()):
+            if cls.qualname in self._stable:
+                continue
+            for ask in _PER_CLASS:
+                _ask(lambda c, a=ask: a(index, c), cls)
+            found = TRACKER.take()
+            if found:
+                touched |= found
+            else:
+                self._stable.add(cls.qualname)
+        return touched
 
 
 def _relevant(index: ProjectIndex, cls: ClassFacts, roots: frozenset[str]) -> bool:
@@ -341,30 +465,15 @@ def _relevant(index: ProjectIndex, cls: ClassFacts, roots: frozenset[str]) -> bo
     return any(any(name_matches(name, root) for root in roots) for name, _ in index.ancestors(cls))
 
 
-def probe(index: ProjectIndex) -> set[str]:
-    """Ask the index what rules ask, and return the placeholder modules the answers read."""
-    TRACKER.take()
-    project: list[Callable[[], object]] = [
-        index.models,
-        index.metadata_classes,
-        index.literal_definitions,
-        lambda: index.owners(""),
-    ]
-    per_class: list[Callable[[ClassFacts], object]] = [
-        lambda c: list(index.ancestors(c)),
-        index.is_model,
-        index.effective_declaration,
-        index.required_encoders,
-        index.metadata_pairing,
-        index.provided,
-        lambda c: index.constant(c.default_backend),
-    ]
-    for question in project:
-        _ask(question, None)
-    for cls in list(index.classes.values()):
-        for ask in per_class:
-            _ask(ask, cls)
-    return TRACKER.take()
+_PER_CLASS: tuple[Callable[[ProjectIndex, ClassFacts], object], ...] = (
+    lambda index, c: list(index.ancestors(c)),
+    lambda index, c: index.is_model(c),
+    lambda index, c: index.effective_declaration(c),
+    lambda index, c: index.required_encoders(c),
+    lambda index, c: index.metadata_pairing(c),
+    lambda index, c: index.provided(c),
+    lambda index, c: index.constant(c.default_backend),
+)
 
 
 def _ask(question: Callable[..., object], cls: ClassFacts | None) -> None:
@@ -372,6 +481,42 @@ def _ask(question: Callable[..., object], cls: ClassFacts | None) -> None:
         question() if cls is None else question(cls)
     except Exception:  # a probe only looks for reads; rules report errors
         return
+
+
+def ownership_reads(index: ProjectIndex, depth: int = 10) -> set[str]:
+    """The placeholder modules read when following references from every model, as ownership does.
+
+    `ProjectIndex.owners` resolves the references of every class and function in the project
+    (untracked here, see `build_index`), but only those reachable from a model within a few
+    hops decide an owner; those are the ones followed here, with reads tracked.
+    """
+    TRACKER.take()
+    items: dict[str, ClassFacts | FunctionFacts] = {}
+    for module in dict.values(index.modules):
+        for cls in module.classes:
+            items[cls.qualname] = cls
+        for function in module.functions:
+            items[function.qualname] = function
+    try:
+        models = index.models()
+    except Exception:  # rules report errors; a probe only looks for reads
+        return TRACKER.take()
+    frontier = [(model.qualname, 1) for model in models]
+    seen: set[str] = set()
+    while frontier:
+        node, hops = frontier.pop()
+        if node in seen or hops > depth:
+            continue
+        seen.add(node)
+        item = items.get(node)
+        for reference in item.references if item is not None else ():
+            try:
+                target = index.resolve(reference)
+            except Exception:  # as above
+                continue
+            if target in index.classes or target in index.functions:
+                frontier.append((target, hops + 1))
+    return TRACKER.take()
 
 
 def iter_placeholders(facts: Mapping[str, ModuleFacts]) -> Iterator[str]:

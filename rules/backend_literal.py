@@ -10,10 +10,12 @@ import libcst as cst
 
 from declint.config import Config
 from declint.index import ProjectIndex
+from declint.prefilter import strings_close_to
 from declint.rule import FileContext, Invalid, Rule, Valid, name_matches_any
 
 _COMPARISONS = (cst.Equal, cst.NotEqual, cst.In, cst.NotIn, cst.Is, cst.IsNot)
 _CASE_METHODS = frozenset({"upper", "lower", "casefold", "strip"})
+_CUTOFF = 0.8  # how close a string must come to a backend name to be taken for a typo of it
 
 
 class BackendLiteral(Rule):
@@ -118,6 +120,15 @@ class BackendLiteral(Rule):
         parts = [p.strip("*") for p in config.str_list("backend-context-names")]
         words = [w for p in (*parts, *config.str_list("backend-functions")) if p for w in (p, p.upper())]
         return tuple(sorted({w.encode() for w in words}))
+
+    @classmethod
+    def prefilter(cls, data: bytes, config: Config, index: ProjectIndex) -> bool:
+        # A context name alone is common (`_supports_attention_backend = True` in every
+        # transformers model): also require a string that is, or nearly is, a backend name.
+        if not super().prefilter(data, config, index):
+            return False
+        names = (*(index.literal_members or ()), *config.str_list("extra-backend-names"))
+        return strings_close_to(data, names, cutoff=_CUTOFF)
 
     # ---- contexts -------------------------------------------------------------------------
     def visit_Comparison(self, node: cst.Comparison) -> None:
@@ -231,7 +242,7 @@ class BackendLiteral(Rule):
             )
         canonical = self._names.get(value.upper())
         if canonical is None:
-            close = difflib.get_close_matches(value.upper(), sorted(self._names), n=1, cutoff=0.8)
+            close = difflib.get_close_matches(value.upper(), sorted(self._names), n=1, cutoff=_CUTOFF)
             canonical = self._names[close[0]] if close else None
         if canonical is None:
             return None

@@ -268,18 +268,16 @@ class DirectSdpa(TreeRule):
             return self._produces_sdpa(arguments[0])
         if "builtins.getattr" in callee and len(arguments) >= 2:
             attribute = arguments[1]
-            if (
-                isinstance(attribute, ast.Constant)
-                and isinstance(attribute.value, str)
-                and self._one_literal(attribute)
-            ):
+            if isinstance(attribute, ast.Constant) and isinstance(attribute.value, str):
                 wanted = attribute.value
-                return any(self._sdpa_modules.get(module) == wanted for module in self._names.qualified(arguments[0]))
+                modules = self._names.qualified(arguments[0])
+                if any(self._sdpa_modules.get(module) == wanted for module in modules):
+                    return self._one_literal(attribute)
         return False
 
     def _one_literal(self, node: ast.Constant) -> bool:
         """One string literal, not an implicit concatenation `"a" "b"` (ast merges those)."""
-        segment = ast.get_source_segment(self.context.source.text, node) or ""
+        segment = self.segment(node)
         try:
             tokens = list(tokenize.generate_tokens(io.StringIO(f"({segment})").readline))
         except (tokenize.TokenError, SyntaxError):
