@@ -122,7 +122,16 @@ def _canonical(value: object) -> object:
 
 # ---- recording what rules ask the index ---------------------------------------------------------
 
-_RAISED = "<raised>"
+
+class _Raised:
+    """The answer "this question raised" (a KeyError from `classes[...]`, say)."""
+
+    def __repr__(self) -> str:
+        return "<raised>"
+
+
+_RAISED = _Raised()
+_RAISED_DIGEST = "raised"
 
 
 @dataclass(frozen=True)
@@ -156,7 +165,7 @@ class Recorder:
         try:
             key = (kind, name, op, _canonical(args))
             if key not in self.deps:
-                self.deps[key] = Dep(kind, name, op, args, answer if isinstance(answer, str) else digest_of(answer))
+                self.deps[key] = Dep(kind, name, op, args, _answer_digest(answer))
         except Uncacheable:
             self.cacheable = False
 
@@ -244,13 +253,19 @@ class _MapProxy:
         return int(self._read("len", (), lambda: len(self._value)))
 
 
+def _answer_digest(answer: object) -> str:
+    return _RAISED_DIGEST if answer is _RAISED else digest_of(answer)
+
+
 def still_valid(deps: Iterable[Dep], index: ProjectIndex) -> bool:
     """Would every recorded question get the same answer from `index`?"""
     for dep in deps:
         try:
             answer = digest_of(_replay(dep, index))
+        except Uncacheable:
+            return False
         except Exception:  # a question that now raises
-            answer = _RAISED
+            answer = _RAISED_DIGEST
         if answer != dep.answer:
             return False
     return True

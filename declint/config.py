@@ -169,6 +169,12 @@ OPTIONS: tuple[OptionSpec, ...] = (
         512,
         "Stack size (MiB) of the thread that parses in each worker, so deep nesting fails cleanly.",
     ),
+    OptionSpec(
+        "worker-memory-mib",
+        "int",
+        8192,
+        "Address-space limit (MiB) of each worker: a file that makes the parser balloon is a DL000 (0: none).",
+    ),
 )
 
 OPTION_KEYS = tuple(spec.key for spec in OPTIONS)

@@ -131,6 +131,8 @@ class Engine:
     jobs: int | None = None
     # Read and write the cache under the project root (also off when DECLINT_NO_CACHE is set).
     cache: bool = False
+    # Index every file in full, without the index prefilter (slower; the tests compare the two).
+    full_index: bool = False
     stats: RunStats = field(default_factory=RunStats, init=False, repr=False)
     _suppressed: list[SuppressedFinding] = field(default_factory=list, init=False, repr=False)
 
@@ -265,7 +267,11 @@ class _Run:
         self.overrides = dict(engine.overrides)
         self.check_syntax = bool(self.config.get("check-syntax"))
         self.max_size = int(self.config.get("max-file-size"))
-        self.limits = Limits(float(self.config.get("file-timeout")), int(self.config.get("worker-stack-mib")))
+        self.limits = Limits(
+            float(self.config.get("file-timeout")),
+            int(self.config.get("worker-stack-mib")),
+            int(self.config.get("worker-memory-mib")),
+        )
         self.file_rules = tuple(r for r in engine.rules if issubclass(r, FileGate) and engine.selection.enabled(r.CODE))
         self.fact_rules = tuple(r for r in engine.rules if issubclass(r, FactRule) and engine.selection.enabled(r.CODE))
         self.options = FactOptions(
@@ -416,6 +422,8 @@ class _Run:
                 frozenset(rel for rel, record in self.records.items() if record.seeds),
             )
             self.demanded = set(self._demand.initial)
+            if self.engine.full_index:
+                self.demanded = {item.rel for item in files}
         literals = {rel for rel, record in self.records.items() if record.literal}
         while True:
             self._extract(files, self.demanded | literals)

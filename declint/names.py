@@ -43,9 +43,12 @@ class Scope:
     imports: dict[str, set[str]] = field(default_factory=dict)
     global_names: set[str] = field(default_factory=set)
     nonlocal_names: set[str] = field(default_factory=set)
+    first_line: dict[str, int] = field(default_factory=dict)  # first line binding each name
 
-    def bind(self, name: str) -> None:
+    def bind(self, name: str, line: int = 0) -> None:
         self.bound.add(name)
+        if line and line < self.first_line.get(name, line + 1):
+            self.first_line[name] = line
 
     def bind_import(self, name: str, dotted: str) -> None:
         self.bound.add(name)
@@ -81,7 +84,12 @@ class NameResolver:
         found = self._lookup(node.id, scope)
         if found is None:
             return frozenset({f"builtins.{node.id}"}) if node.id in _BUILTINS else frozenset()
-        return frozenset(found.imports.get(node.id, ()))
+        names = frozenset(found.imports.get(node.id, ()))
+        if found is scope and scope.kind == "module" and node.id in _BUILTINS:
+            # Module code runs top to bottom: before its first rebinding, a builtin is the builtin.
+            if node.lineno < found.first_line.get(node.id, 0):
+                names |= {f"builtins.{node.id}"}
+        return names
 
     def _lookup(self, name: str, scope: Scope) -> Scope | None:
         current: Scope | None = scope
@@ -130,7 +138,7 @@ class _Binder:
         if isinstance(node, ast.Name):
             self.resolver._where[id(node)] = scope
             if isinstance(node.ctx, ast.Store | ast.Del):
-                scope.bind(node.id)
+                scope.bind(node.id, node.lineno)
             return
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             yield from self._definition(node, scope)

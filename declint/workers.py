@@ -23,6 +23,7 @@ and tests that want no subprocesses.
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -51,10 +52,12 @@ def in_worker() -> bool:
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-item time limit (seconds, 0: none) and the worker thread's stack size (MiB)."""
+    """Per-item time limit (seconds), the worker thread's stack and the worker's address space
+    (MiB); 0: no limit."""
 
     timeout: float = 0.0
     stack_mib: int = 512
+    memory_mib: int = 0
 
 
 @dataclass(frozen=True)
@@ -174,7 +177,7 @@ class ProcessPool(Generic[Item, Result]):
         slot[0] = -1.0
         process = self._context.Process(
             target=_worker_main,
-            args=(child_end, self.handler, self.state, slot, self.limits.stack_mib),
+            args=(child_end, self.handler, self.state, slot, self.limits),
             daemon=True,
             name="declint-worker",
         )
@@ -286,15 +289,28 @@ def _death_reason(exitcode: int | None) -> str:
 
 # ---- the worker side ----------------------------------------------------------------------------
 def _worker_main(
-    conn: multiprocessing.connection.Connection, handler: Handler, state: object, slot: Any, stack_mib: int
+    conn: multiprocessing.connection.Connection, handler: Handler, state: object, slot: Any, limits: Limits
 ) -> None:
     global _IN_WORKER
     _IN_WORKER = True
     # The parent handles Ctrl-C and shuts workers down; a worker must not die half-way on it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The parent reports a crash as the file's DL000; a traceback dump of a worker is only noise.
+    faulthandler.disable()
     # A platform or rlimit refusing the size leaves the default stack.
     with contextlib.suppress(ValueError, RuntimeError):
-        threading.stack_size(max(stack_mib, 1) * _MIB)
+        threading.stack_size(max(limits.stack_mib, 1) * _MIB)
+    if limits.memory_mib > 0:
+        # A runaway parse then fails (MemoryError, or an abort in native code) instead of
+        # taking the machine's memory; either way it costs this one file.
+        with contextlib.suppress(ImportError, ValueError, OSError):
+            import resource
+
+            wanted = (limits.memory_mib + limits.stack_mib) * _MIB
+            _, hard = resource.getrlimit(resource.RLIMIT_AS)
+            resource.setrlimit(
+                resource.RLIMIT_AS, (wanted if hard == resource.RLIM_INFINITY else min(wanted, hard), hard)
+            )
     thread = threading.Thread(target=_serve, args=(conn, handler, state, slot), name="declint-work")
     thread.start()
     thread.join()

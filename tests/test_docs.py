@@ -39,6 +39,7 @@ ENGINE_KEYS = {
     "file-timeout",
     "max-file-size",
     "worker-stack-mib",
+    "worker-memory-mib",
 }
 
 

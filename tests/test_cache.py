@@ -1,0 +1,278 @@
+"""The cache: same findings as without it, reused only while every input is unchanged.
+
+Inputs of a file's findings: declint itself, the configuration and rule selection, the file's
+bytes, and the answers the project index gave its rules (recorded, then asked again when any
+indexed file changed). The tests edit one input at a time and compare with a cold run.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from declint.cache import FORMAT, NO_CACHE_ENV
+from declint.config import find_config_file, load_config
+from declint.engine import Engine, Selection
+from declint.rules import ALL_RULES, RULES_BY_CODE
+from declint.testing import PRELUDE, write_tree
+from declint.types import RunResult
+from tests.conftest import DEMO
+
+MODELS = "tensorrt_llm/_torch/models/"
+LITERAL = "tensorrt_llm/llmapi/llm_args.py"
+
+
+@pytest.fixture(autouse=True)
+def cache_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(NO_CACHE_ENV, raising=False)
+
+
+def engine(root: Path, *, cache: bool = True, select: tuple[str, ...] = ("DL",)) -> Engine:
+    config = load_config(find_config_file(root), default_root=root, known_codes=frozenset(RULES_BY_CODE))
+    return Engine(config, ALL_RULES, Selection(select, ()), cache=cache)
+
+
+def lines(result: RunResult) -> list[str]:
+    return [f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}" for f in result.findings]
+
+
+def settle(root: Path) -> None:
+    """Age the mtime of files written in the last seconds past the racy window (the others keep
+    theirs, so their cached stat still holds)."""
+    now = time.time()
+    for path in root.rglob("*"):
+        if path.is_file() and ".declint_cache" not in path.parts and path.stat().st_mtime > now - 30:
+            os.utime(path, (now - 60, now - 60))
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Path:
+    root = tmp_path / "demo"
+    shutil.copytree(DEMO, root)
+    settle(root)
+    return root
+
+
+def test_warm_run_equals_cold_and_reads_nothing(demo: Path) -> None:
+    cold_engine = engine(demo)
+    cold = cold_engine.run([demo])
+    assert cold_engine.stats.files_read == 37 and cold_engine.stats.check_cache_hits == 0
+    warm_engine = engine(demo)
+    warm = warm_engine.run([demo])
+    assert lines(warm) == lines(cold)
+    assert warm == cold
+    assert warm_engine.stats.files_read == 0
+    assert warm_engine.stats.files_checked_fresh == 0
+    assert warm_engine.stats.check_cache_hits == cold_engine.stats.files_checked_fresh > 0
+    assert lines(engine(demo, cache=False).run([demo])) == lines(cold)
+
+
+def test_cache_directory_layout(demo: Path) -> None:
+    engine(demo).run([demo])
+    directory = demo / ".declint_cache"
+    assert (directory / ".gitignore").read_text(encoding="utf-8") == "# created by declint\n*\n"
+    assert (
+        (directory / "CACHEDIR.TAG")
+        .read_text(encoding="utf-8")
+        .startswith("Signature: 8a477f597d28d172789f06886806bc55\n")
+    )
+    assert len(list((directory / f"v{FORMAT}").glob("*.pickle"))) == 1
+
+
+def test_an_edited_file_alone_is_checked_again(demo: Path) -> None:
+    engine(demo).run([demo])
+    target = demo / MODELS / "modeling_radio.py"
+    edit(target, "out = torch.nn.functional", "out  = torch.nn.functional")
+    settle(demo)
+    warm_engine = engine(demo)
+    warm = warm_engine.run([demo])
+    assert warm_engine.stats.files_read == 1
+    assert warm_engine.stats.files_checked_fresh == 1
+    assert lines(warm) == lines(engine(demo, cache=False).run([demo]))
+    assert any(line.startswith(f"{MODELS}modeling_radio.py:21:15: DL101 ") for line in lines(warm))
+
+
+def _literal_project(root: Path) -> Path:
+    write_tree(
+        root,
+        {
+            **PRELUDE,
+            MODELS + "modeling_route.py": 'def route(config):\n    return config.attn_backend == "CUTLASS"\n',
+        },
+    )
+    settle(root)
+    return root
+
+
+def test_a_change_to_the_literal_invalidates_the_files_that_read_it(tmp_path: Path) -> None:
+    root = _literal_project(tmp_path)
+    assert lines(engine(root).run([root])) == []
+    # The file itself is unchanged: only its recorded question (the Literal's members) is.
+    edit(root / LITERAL, '"FLASHINFER"]', '"FLASHINFER", "CUTLASS"]')
+    settle(root)
+    warm_engine = engine(root)
+    warm = warm_engine.run([root])
+    assert lines(warm) == lines(engine(root, cache=False).run([root]))
+    assert lines(warm) == [
+        f'{MODELS}modeling_route.py:2:34: DL103 backend name "CUTLASS" retyped as a string literal; read it '
+        "from the shared Literal EncoderAttentionBackend (tensorrt_llm.llmapi.llm_args) so it is type-checked "
+        "and cannot drift"
+    ]
+    assert warm_engine.stats.files_read == 1  # the Literal's file; the checked file was not read again
+
+
+def test_an_unrelated_edit_keeps_the_other_results(tmp_path: Path) -> None:
+    root = _literal_project(tmp_path)
+    (root / "tensorrt_llm/_torch/other.py").write_text("x = 1\n", encoding="utf-8")
+    settle(root)
+    engine(root).run([root])
+    (root / "tensorrt_llm/_torch/other.py").write_text("x = 2\n", encoding="utf-8")
+    settle(root)
+    warm_engine = engine(root)
+    warm_engine.run([root])
+    # The index changed (a file did), so recorded answers were asked again, and still hold.
+    assert warm_engine.stats.files_checked_fresh == 0
+    assert warm_engine.stats.check_cache_hits > 0
+
+
+BASE = """\
+from tensorrt_llm._torch.models.modeling_multimodal_mixin import MultimodalModelMixin
+from tensorrt_llm._torch.models.modeling_utils import register_input_processor
+
+
+@register_input_processor(object, model_type="b", placeholder_metadata=dict(placeholder_map={"image": "<i>"}))
+class BaseVL(MultimodalModelMixin):
+    encoder_attention_backends = {"vision": ("VANILLA", "TRTLLM", "FLASHINFER")}
+
+    def __init__(self):
+        self.tower = Tower()
+
+
+class Tower:
+    pass
+"""
+
+CHILD = """\
+import torch.nn.functional as F
+
+from tensorrt_llm._torch.models.modeling_base import BaseVL
+
+
+class ChildVL(BaseVL):
+    def __init__(self):
+        self.tower = ChildTower()
+
+
+class ChildTower:
+    def forward(self, q, k, v):
+        return F.scaled_dot_product_attention(q, k, v)
+"""
+
+
+def test_a_change_to_a_base_class_in_another_file_reaches_the_subclass(tmp_path: Path) -> None:
+    write_tree(tmp_path, {**PRELUDE, MODELS + "modeling_base.py": BASE, MODELS + "modeling_child.py": CHILD})
+    settle(tmp_path)
+    first = lines(engine(tmp_path).run([tmp_path / MODELS / "modeling_child.py"]))
+    assert [line.split(": DL101 ")[1].split(" declares ")[0] for line in first] == [
+        "`ChildTower.forward` calls torch.nn.functional.scaled_dot_product_attention directly, but ChildVL"
+    ]
+    # The base now declares the vision encoder fixed: the child's file is unchanged, its finding goes.
+    edit(
+        tmp_path / MODELS / "modeling_base.py",
+        '("VANILLA", "TRTLLM", "FLASHINFER")',
+        'FixedEncoderAttention("a tower on SDPA")',
+    )
+    edit(
+        tmp_path / MODELS / "modeling_base.py",
+        "import MultimodalModelMixin",
+        "import MultimodalModelMixin, FixedEncoderAttention",
+    )
+    settle(tmp_path)
+    warm_engine = engine(tmp_path)
+    warm = lines(warm_engine.run([tmp_path / MODELS / "modeling_child.py"]))
+    assert warm == lines(engine(tmp_path, cache=False).run([tmp_path / MODELS / "modeling_child.py"])) == []
+    assert warm_engine.stats.files_checked_fresh == 1
+
+
+def test_a_configuration_change_is_a_cold_run(demo: Path) -> None:
+    engine(demo).run([demo])
+    edit(demo / "pyproject.toml", "[tool.declint]\n", '[tool.declint]\nextra-backend-names = ["OLD_BACKEND"]\n')
+    warm_engine = engine(demo)
+    warm_engine.run([demo])
+    assert warm_engine.stats.files_read == 37
+    assert warm_engine.stats.check_cache_hits == 0
+
+
+def test_another_selection_has_its_own_cache(demo: Path) -> None:
+    everything = lines(engine(demo).run([demo]))
+    only = engine(demo, select=("DL101",))
+    assert lines(only.run([demo])) == [line for line in everything if ": DL101 " in line]
+    assert only.stats.check_cache_hits == 0
+    again = engine(demo)
+    assert lines(again.run([demo])) == everything
+    assert again.stats.files_checked_fresh == 0
+
+
+def test_an_edit_within_the_racy_window_is_seen(tmp_path: Path) -> None:
+    root = _literal_project(tmp_path)
+    target = root / MODELS / "modeling_route.py"
+    target.write_text('def route(config):\n    return config.attn_backend == "CUTLAS"\n', encoding="utf-8")
+    before = target.stat()
+    assert lines(engine(root).run([root])) == []  # "CUTLAS" is no backend name, nor close to one
+    # Same size, same mtime, same inode: only the content moved, right after it was hashed.
+    target.write_text('def route(config):\n    return config.attn_backend == "TRTLLX"\n', encoding="utf-8")
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert lines(engine(root).run([root])) == [
+        f'{MODELS}modeling_route.py:2:34: DL103 "TRTLLX" is not a member of EncoderAttentionBackend '
+        '(did you mean "TRTLLM"?)'
+    ]
+
+
+def test_no_cache_and_the_environment_variable_write_nothing(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    engine(demo, cache=False).run([demo])
+    assert not (demo / ".declint_cache").exists()
+    monkeypatch.setenv(NO_CACHE_ENV, "1")
+    engine(demo).run([demo])
+    assert not (demo / ".declint_cache").exists()
+
+
+def test_a_damaged_cache_file_is_a_cold_cache(demo: Path) -> None:
+    cold = lines(engine(demo).run([demo]))
+    (path,) = (demo / ".declint_cache" / f"v{FORMAT}").glob("*.pickle")
+    path.write_bytes(path.read_bytes()[:100])
+    again = engine(demo)
+    assert lines(again.run([demo])) == cold
+    assert again.stats.files_read == 37
+
+
+class _Planted:
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return (os.system, ("touch planted-by-cache",))
+
+
+def test_a_planted_cache_file_cannot_run_code(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cold = lines(engine(demo).run([demo]))
+    (path,) = (demo / ".declint_cache" / f"v{FORMAT}").glob("*.pickle")
+    path.write_bytes(pickle.dumps(_Planted()))
+    monkeypatch.chdir(demo)
+    assert lines(engine(demo).run([demo])) == cold
+    assert not (demo / "planted-by-cache").exists()
+
+
+def test_a_symlinked_cache_directory_is_not_used(demo: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (demo / ".declint_cache").symlink_to(elsewhere, target_is_directory=True)
+    engine(demo).run([demo])
+    assert list(elsewhere.iterdir()) == []

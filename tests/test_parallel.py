@@ -1,0 +1,216 @@
+"""Workers and the prefilter change how much work a run does, never what it reports.
+
+Same findings, byte for byte, with the work in this process or in 1, 2 or 3 worker processes,
+whatever the hash seed, and with the index prefilter or with every file indexed in full.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from declint.cli import cli
+from declint.config import find_config_file, load_config
+from declint.engine import Engine, Selection
+from declint.rule import Invalid, Valid
+from declint.rules import ALL_RULES, RULES_BY_CODE
+from declint.testing import PRELUDE, write_tree
+from declint.workers import Failure, InlinePool, Limits, ProcessPool
+from tests.conftest import DEMO, REPO
+
+
+def engine(root: Path, **options: object) -> Engine:
+    config = load_config(find_config_file(root), default_root=root, known_codes=frozenset(RULES_BY_CODE))
+    return Engine(config, ALL_RULES, Selection(("DL",), ()), **options)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("parallel") / "demo"
+    shutil.copytree(DEMO, root)
+    return root
+
+
+def test_the_job_count_changes_nothing(demo: Path) -> None:
+    inline = engine(demo).run([demo])
+    assert len(inline.findings) == 24
+    for jobs in (1, 2, 3):
+        assert engine(demo, jobs=jobs).run([demo]) == inline, f"--jobs {jobs}"
+
+
+def test_cli_output_is_byte_identical_across_jobs(demo: Path) -> None:
+    outputs = {
+        jobs: CliRunner().invoke(cli, ["check", "--no-cache", "--format", "json", "--jobs", jobs, str(demo)]).output
+        for jobs in ("1", "2", "3")
+    }
+    assert outputs["1"] == outputs["2"] == outputs["3"]
+    assert '"code": "DL101"' in outputs["1"]
+
+
+def test_identical_across_hash_seeds_with_workers(demo: Path) -> None:
+    outputs = set()
+    for seed in ("0", "1", "4242"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "DECLINT_NO_CACHE": "1"}
+        done = subprocess.run(
+            [sys.executable, "-m", "declint", "check", "--jobs", "2", str(demo)],
+            capture_output=True,
+            env=env,
+            check=False,
+        )
+        assert done.returncode == 1
+        outputs.add(done.stdout)
+    assert len(outputs) == 1
+
+
+def test_warm_and_cold_give_the_same_bytes(demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DECLINT_NO_CACHE", raising=False)
+    root = tmp_path / "demo"
+    shutil.copytree(demo, root)
+    runs = [CliRunner().invoke(cli, ["check", "--jobs", "2", str(root)]).output for _ in range(3)]
+    assert runs[0] == runs[1] == runs[2]
+    assert (root / ".declint_cache").is_dir()
+
+
+# ---- the index prefilter -----------------------------------------------------------------------
+
+
+def _example_trees() -> list[tuple[str, dict[str, str], str]]:
+    trees = []
+    for rule in ALL_RULES:
+        if getattr(rule, "example_findings", None) is not None:
+            continue  # checked outside the engine
+        for kind, examples in (("valid", rule.VALID), ("invalid", rule.INVALID)):
+            for number, example in enumerate(examples):
+                trees.append((f"{rule.CODE}-{kind}-{number}", _files(example), example.path))
+    return trees
+
+
+def _files(example: Valid | Invalid) -> dict[str, str]:
+    pyproject = PRELUDE["pyproject.toml"] + example.config
+    return {**PRELUDE, "pyproject.toml": pyproject, **dict(example.files), example.path: example.code}
+
+
+def test_the_index_prefilter_changes_no_finding_in_any_rule_example() -> None:
+    compared = 0
+    for name, files, checked in _example_trees():
+        with tempfile.TemporaryDirectory() as directory:
+            root = Path(directory)
+            write_tree(root, files)
+            prefiltered = engine(root).run([root / checked])
+            full = engine(root, full_index=True).run([root / checked])
+            assert prefiltered == full, name
+            whole = engine(root).run([root])
+            assert whole == engine(root, full_index=True).run([root]), name
+            compared += 1
+    assert compared > 80
+
+
+@pytest.mark.parametrize(
+    "tree",
+    [DEMO, *sorted(p for p in (REPO / "tests" / "fixtures").iterdir() if (p / "pyproject.toml").is_file())],
+    ids=lambda p: p.name,
+)
+def test_the_index_prefilter_changes_no_finding_in_the_fixture_trees(tree: Path, tmp_path: Path) -> None:
+    root = tmp_path / tree.name
+    shutil.copytree(tree, root)
+    prefiltered = engine(root)
+    result = prefiltered.run([root])
+    assert result == engine(root, full_index=True).run([root])
+    assert prefiltered.stats.safety_rounds == 0  # the closure found every file the rules read
+
+
+def test_a_subclass_in_a_file_without_index_needles_is_still_indexed(tmp_path: Path) -> None:
+    # `modeling_child.py` names no mixin, decorator or declaration: only its base class ties it
+    # to a model, in another file, through an aliased import.
+    write_tree(
+        tmp_path,
+        {
+            **PRELUDE,
+            "tensorrt_llm/_torch/models/modeling_base.py": (
+                "from tensorrt_llm._torch.models.modeling_multimodal_mixin import MultimodalModelMixin\n\n"
+                "class BaseVL(MultimodalModelMixin):\n"
+                '    encoder_attention_backends = {"vision": ("VANILLA", "TRTLLM", "FLASHINFER")}\n'
+            ),
+            "tensorrt_llm/_torch/models/modeling_child.py": (
+                "import torch.nn.functional as F\n"
+                "from tensorrt_llm._torch.models.modeling_base import BaseVL as Base\n\n"
+                "class ChildVL(Base):\n    def __init__(self):\n        self.tower = Tower()\n\n"
+                "class Tower:\n    def forward(self, q, k, v):\n"
+                "        return F.scaled_dot_product_attention(q, k, v)\n"
+            ),
+        },
+    )
+    run = engine(tmp_path)
+    findings = run.run([tmp_path])
+    assert [f.message.split(" declares ")[0] for f in findings.findings if f.code == "DL101"] == [
+        "`Tower.forward` calls torch.nn.functional.scaled_dot_product_attention directly, but ChildVL"
+    ]
+    assert findings == engine(tmp_path, full_index=True).run([tmp_path])
+
+
+def test_check_syntax_off_reads_but_never_parses_files_no_rule_needs(tmp_path: Path) -> None:
+    write_tree(
+        tmp_path,
+        {
+            **PRELUDE,
+            "pyproject.toml": PRELUDE["pyproject.toml"] + "check-syntax = false\n",
+            "tensorrt_llm/_torch/models/modeling_plain.py": "def broken(:\n",
+            # A needle whose rule then declines the file (no string close to a backend name).
+            "tensorrt_llm/_torch/models/modeling_declined.py": "def broken(attn_backend:\n",
+            # A needle of a rule that parses the file.
+            "tensorrt_llm/_torch/models/modeling_needle.py": "def f(q):\n    F.scaled_dot_product_attention(q\n",
+        },
+    )
+    lines = [f"{f.path}:{f.line}: {f.code} {f.message}" for f in engine(tmp_path).run([tmp_path]).findings]
+    assert lines == ["tensorrt_llm/_torch/models/modeling_needle.py:2: DL000 syntax error: '(' was never closed"]
+    everything = engine(tmp_path, full_index=True).run([tmp_path]).findings  # parses every file
+    assert sorted(f.path.rpartition("/")[2] for f in everything) == [
+        "modeling_declined.py",
+        "modeling_needle.py",
+        "modeling_plain.py",
+    ]
+
+
+# ---- the pool itself ----------------------------------------------------------------------------
+
+
+def _square_slowly(state: object, item: int) -> int:
+    time.sleep((item % 3) / 200)
+    if item == 13:
+        raise ValueError("thirteen")
+    return item * item
+
+
+def test_process_pool_keeps_input_order_and_isolates_exceptions() -> None:
+    items = list(range(40))
+    expected = [Failure("internal error: ValueError: thirteen", "error") if i == 13 else i * i for i in items]
+    with ProcessPool(_square_slowly, None, 3, Limits(timeout=30)) as pool:
+        assert pool.map(items, batch=4) == expected
+        assert pool.stats.workers_started == 3
+    inline = InlinePool(_square_slowly, None)
+    with pytest.raises(ValueError, match="thirteen"):
+        inline.map(items)
+    assert inline.map([2, 3]) == [4, 9]
+
+
+def _explode_on_seven(state: object, item: int) -> int:
+    if item == 7:
+        os.kill(os.getpid(), 9)
+    return item
+
+
+def test_a_killed_worker_costs_its_item_and_is_replaced() -> None:
+    with ProcessPool(_explode_on_seven, None, 1, Limits(timeout=30)) as pool:
+        results = pool.map(list(range(20)), batch=5)
+        assert results[7] == Failure("worker process killed by SIGKILL", "crash")
+        assert [r for i, r in enumerate(results) if i != 7] == [i for i in range(20) if i != 7]
+        assert pool.stats.crashes == 1
+        assert pool.stats.workers_started == 2  # the one worker, then its replacement
