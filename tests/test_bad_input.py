@@ -162,3 +162,13 @@ def test_bad_config_exits_2_naming_file_and_line(make_tree: MakeTree, pyproject:
     assert result.exit_code == 2
     assert result.output.startswith(f"declint: error: {root / 'pyproject.toml'}:")
     assert message in result.output
+
+
+def test_a_5_mb_file_is_one_dl000_under_the_default_size_cap(make_tree: MakeTree) -> None:
+    data = LITERAL_CHECK.encode() * (5_000_000 // len(LITERAL_CHECK) + 1)
+    code, lines = bad_file(make_tree, "modeling_huge.py", data)
+    assert code == 1
+    assert lines == [
+        f"tensorrt_llm/_torch/models/modeling_huge.py:1:1: DL000 file too large to check ({len(data):,} bytes; "
+        "max-file-size is 4,000,000)"
+    ]
