@@ -327,6 +327,67 @@ class CacheData:
     relevant: frozenset[str] = frozenset()  # class names the last closure found relevant
 
 
+@dataclass
+class Snapshot:
+    """The last run's outcome, small enough to load in milliseconds: when nothing changed, a run
+    is a stat per file and directory and this (no walk, no scan record, fact or index).
+
+    `files` holds (size, mtime_ns, inode) of every file of the last run (all settled), `results`
+    each checked file's findings and suppressed findings, `project` the project rules' findings
+    before the per-run filter, `inputs` the stat of every directory the walk listed and every
+    other file it or the project rules read (.gitignore files, the docs table, the serving
+    schemas, package markers), None for a path that did not exist. A directory's mtime moves
+    when an entry is added, removed or renamed, so unchanged inputs mean the same files.
+    """
+
+    key: str
+    files: dict[str, tuple[str, tuple[int, int, int]]]  # rel -> (path, stat key)
+    results: dict[str, tuple[tuple[Finding, ...], tuple[SuppressedFinding, ...]]]
+    project: tuple[Finding, ...]
+    inputs: tuple[tuple[str, tuple[int, int, int] | None], ...]
+    roots: tuple[str, ...] = ()  # the indexed roots that existed
+    request: tuple[str, ...] = ()  # the paths asked for (absolute, sorted)
+    checked: tuple[str, ...] = ()  # what they expanded to
+    skipped: tuple[tuple[str, str], ...] = ()  # (rel, reason) of paths not followed
+
+
+def path_key(path: str) -> tuple[int, int, int] | None:
+    try:
+        return stat_key(os.stat(path))
+    except OSError:
+        return None
+
+
+class InputRecorder:
+    """Records the files opened and directories listed while active (a process audit hook).
+
+    The project rules read files the index does not cover (the docs table, the serving schemas
+    they find by walking the root); their findings are reused only while those are unchanged.
+    """
+
+    _installed = False
+    _active: set[str] | None = None
+
+    @classmethod
+    def _hook(cls, event: str, args: tuple[Any, ...]) -> None:
+        if cls._active is not None and event in ("open", "os.scandir", "os.listdir") and args:
+            path = args[0]
+            if isinstance(path, str | bytes | os.PathLike):
+                cls._active.add(os.path.abspath(os.fsdecode(path)))
+
+    @classmethod
+    @contextlib.contextmanager
+    def recording(cls) -> Iterator[set[str]]:
+        if not cls._installed:
+            sys.addaudithook(cls._hook)
+            cls._installed = True
+        previous, cls._active = cls._active, set()
+        try:
+            yield cls._active
+        finally:
+            cls._active = previous
+
+
 def stat_key(stat: os.stat_result) -> tuple[int, int, int]:
     return (stat.st_size, stat.st_mtime_ns, stat.st_ino)
 
@@ -367,8 +428,23 @@ class Cache:
             return None
         return cls(resolved, root)
 
-    def path_for(self, key: str) -> Path:
-        return self.directory / f"v{FORMAT}" / f"{key}.pickle"
+    def path_for(self, key: str, suffix: str = ".pickle") -> Path:
+        return self.directory / f"v{FORMAT}" / f"{key}{suffix}"
+
+    def load_snapshot(self, key: str) -> Snapshot | None:
+        try:
+            with open(self.path_for(key, ".snapshot"), "rb") as handle:
+                snapshot = _SafeUnpickler(handle).load()
+        except Exception:  # missing, damaged or foreign: the full path decides
+            return None
+        return snapshot if isinstance(snapshot, Snapshot) and snapshot.key == key else None
+
+    def save_snapshot(self, snapshot: Snapshot) -> None:
+        self._write(self.path_for(snapshot.key, ".snapshot"), snapshot)
+
+    def drop_snapshot(self, key: str) -> None:
+        with contextlib.suppress(OSError):
+            os.unlink(self.path_for(key, ".snapshot"))
 
     def load(self, key: str) -> CacheData:
         path = self.path_for(key)
@@ -386,11 +462,16 @@ class Cache:
     def save(self, data: CacheData) -> None:
         """Write atomically; a cache that cannot be written costs speed, never the run."""
         path = self.path_for(data.key)
+        self._write(path, data)
+        with contextlib.suppress(OSError):
+            self._prune(path)
+
+    def _write(self, path: Path, value: object) -> None:
         with contextlib.suppress(OSError):
             self._prepare()
             buffer = io.BytesIO()
-            pickle.dump(data, buffer, protocol=pickle.HIGHEST_PROTOCOL)
-            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".pickle")
+            pickle.dump(value, buffer, protocol=pickle.HIGHEST_PROTOCOL)
+            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
             try:
                 with os.fdopen(handle, "wb") as out:
                     out.write(buffer.getvalue())
@@ -399,7 +480,10 @@ class Cache:
                 with contextlib.suppress(OSError):
                     os.unlink(temporary)
                 raise
-            self._prune(path)
+
+    def ensure(self) -> None:
+        with contextlib.suppress(OSError):
+            self._prepare()
 
     def _prepare(self) -> None:
         (self.directory / f"v{FORMAT}").mkdir(parents=True, exist_ok=True)
@@ -419,6 +503,8 @@ class Cache:
             if old != keep:
                 with contextlib.suppress(OSError):
                     old.unlink()
+                with contextlib.suppress(OSError):
+                    old.with_suffix(".snapshot").unlink()
 
 
 def run_key(parts: Iterable[str]) -> str:

@@ -98,19 +98,22 @@ class _Filter:
         return self.respect_gitignore and self._gitignored(str(path), is_dir)
 
     def _gitignored(self, path: str, is_dir: bool) -> bool:
-        directory = path
-        while True:
-            parent = os.path.dirname(directory)
-            if parent == directory:
-                return False
-            directory = parent
-            spec = self._gitignore_of(directory)
-            if spec is not None:
-                relative = path[len(directory) :].lstrip(os.sep).replace(os.sep, "/") + ("/" if is_dir else "")
-                if spec.match_file(relative):
-                    return True
-            if not directory.startswith(self._root_prefix):
-                return False  # the root itself, or a directory outside it, was the last to apply
+        for directory, spec in self._applicable(os.path.dirname(path)):
+            relative = path[len(directory) :].lstrip(os.sep).replace(os.sep, "/") + ("/" if is_dir else "")
+            if spec.match_file(relative):
+                return True
+        return False
+
+    @functools.cache  # noqa: B019 - one filter per discovery; the cache dies with it
+    def _applicable(self, directory: str) -> tuple[tuple[str, pathspec.GitIgnoreSpec], ...]:
+        """The .gitignore files that apply to entries of `directory`, nearest first, up to the
+        root (or the first directory outside it)."""
+        spec = self._gitignore_of(directory)
+        own = ((directory, spec),) if spec is not None else ()
+        parent = os.path.dirname(directory)
+        if parent == directory or not directory.startswith(self._root_prefix):
+            return own  # the root itself, or a directory outside it, is the last to apply
+        return own + self._applicable(parent)
 
     def _gitignore_of(self, directory: str) -> pathspec.GitIgnoreSpec | None:
         if directory not in self._gitignores:
@@ -156,26 +159,36 @@ def _walk(path: Path, flt: _Filter, *, explicit: bool) -> Iterator[SourcePath | 
         yield SourcePath(rel, path)
 
 
-def _walk_dir(directory: Path, flt: _Filter) -> Iterator[SourcePath | SkippedPath]:
+def _walk_dir(
+    directory: Path, flt: _Filter, base: str | None = None, inside: bool | None = None
+) -> Iterator[SourcePath | SkippedPath]:
     try:
         entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
     except OSError as error:
         yield SkippedPath(display_path(directory, flt.root), f"cannot list directory: {error.strerror}")
         return
-    base = display_path(directory, flt.root)
-    inside = base != directory.as_posix() or directory == flt.root
+    if base is None or inside is None:
+        base = display_path(directory, flt.root)
+        inside = base != directory.as_posix() or directory == flt.root
     for entry in entries:
         # What `_walk` does for one entry, with strings and the entry's cached type (the hot path).
         rel = entry.name if base == "." else f"{base}/{entry.name}"
-        if not inside:
-            rel = display_path(Path(entry.path), flt.root)
         if entry.is_symlink():
-            yield from _symlink(Path(entry.path), rel, flt)
+            path = _child(directory, entry.name)
+            yield from _symlink(path, rel if inside else display_path(path, flt.root), flt)
         elif entry.is_dir(follow_symlinks=False):
             if not (inside and flt.excluded(entry.path, rel, True)):
-                yield from _walk_dir(Path(entry.path), flt)
-        elif flt.included(rel) and not (inside and flt.excluded(entry.path, rel, False, walked=True)):
-            yield SourcePath(rel, Path(entry.path))
+                yield from _walk_dir(_child(directory, entry.name), flt, rel if inside else None, inside or None)
+        elif not inside:
+            yield from _walk(_child(directory, entry.name), flt, explicit=False)
+        elif flt.included(rel) and not flt.excluded(entry.path, rel, False, walked=True):
+            yield SourcePath(rel, _child(directory, entry.name))
+
+
+def _child(directory: Path, name: str) -> Path:
+    """`directory / name` without parsing the name again (pathlib's own listing does the same)."""
+    make = getattr(directory, "_make_child_relpath", None)
+    return make(name) if make is not None else directory / name
 
 
 def _symlink(path: Path, rel: str, flt: _Filter) -> Iterator[SourcePath | SkippedPath]:

@@ -33,17 +33,20 @@ from declint.cache import (
     CheckEntry,
     Dep,
     FileEntry,
+    InputRecorder,
     Recorder,
+    Snapshot,
     content_digest,
     disabled_by_env,
     index_signature,
+    path_key,
     run_key,
     settled,
     stat_key,
     still_valid,
 )
 from declint.config import Config
-from declint.discovery import SourcePath, discover, display_path, glob_match
+from declint.discovery import Discovery, SourcePath, discover, display_path, glob_match
 from declint.errors import SourceError
 from declint.facts import FactOptions, ModuleFacts, extract_facts
 from declint.index import ProjectIndex
@@ -148,22 +151,28 @@ class Engine:
         self._suppressed = []
         self.stats = RunStats()
         paths = list(paths)
-        with self.stats.phase("discover"):
-            checked = discover(paths, self.config)
-            roots = [self.config.root / root for root in self.config.str_list("roots")]
-            existing = [r for r in roots if r.exists()]
-            # `declint check ROOT` (CI): the same walk twice would give the same files.
-            same = sorted(map(os.path.abspath, paths)) == sorted(map(os.path.abspath, existing))
-            indexed = checked if same else discover(existing, self.config)
+        roots = [self.config.root / root for root in self.config.str_list("roots")]
+        existing = [r for r in roots if r.exists()]
         with _Run(self) as run:
-            findings, suppressed, total = run.check(checked.files, indexed.files)
-        findings += [parse_error(s.rel, s.reason) for s in checked.skipped]
+            quick = run.from_snapshot(paths, existing)
+            if quick is not None:
+                findings, suppressed, total, checked_count, skipped = quick
+            else:
+                with self.stats.phase("discover"), InputRecorder.recording() as listed:
+                    checked = discover(paths, self.config)
+                    # `declint check ROOT` (CI): the same walk twice would give the same files.
+                    same = sorted(map(os.path.abspath, paths)) == sorted(map(os.path.abspath, existing))
+                    indexed = checked if same else discover(existing, self.config)
+                run.request = (paths, existing, checked)
+                findings, suppressed, total = run.check(checked.files, indexed.files, listed)
+                checked_count, skipped = len(checked.files), [(s.rel, s.reason) for s in checked.skipped]
+        findings += [parse_error(rel, reason) for rel, reason in skipped]
         self._suppressed = suppressed
         kept = [f.printable() for f in findings if self._reportable(f)]
         ordered = tuple(sorted(set(kept), key=Finding.sort_key))
         return RunResult(
             ordered,
-            files_checked=len(checked.files),
+            files_checked=checked_count,
             files_indexed=total,
             rule_codes=tuple(sorted(self.enabled_codes)),
             suppressed=tuple(
@@ -289,8 +298,9 @@ class _Run:
             ]
         )
         self.store = self._open_cache()
-        with self.stats.phase("cache load"):
-            self.data = self.store.load(self.key) if self.store is not None else CacheData(self.key)
+        self._pending_snapshot: Snapshot | None = None
+        self.request: tuple[Sequence[Path], Sequence[Path], Discovery] | None = None
+        self._data: CacheData | None = None
         self.dirty = False
         self.records: dict[str, ScanRecord] = {}
         self.facts: dict[str, ModuleFacts] = {}
@@ -303,18 +313,32 @@ class _Run:
     def __enter__(self) -> _Run:
         return self
 
+    @property
+    def data(self) -> CacheData:
+        """The full cache, loaded on first use (a run that the snapshot answers never needs it)."""
+        if self._data is None:
+            with self.stats.phase("cache load"):
+                self._data = self.store.load(self.key) if self.store is not None else CacheData(self.key)
+        return self._data
+
     def __exit__(self, *exc: object) -> None:
         if self._prepare_pool is not None:
             self._collect_stats(self._prepare_pool)
             self._prepare_pool.close()
-        if exc[0] is None and self.store is not None and self.dirty and not self.overrides:
+        if exc[0] is None and self.store is not None and not self.overrides:
             with self.stats.phase("cache save"):
-                self.store.save(self.data)
+                if self.dirty:
+                    self.store.save(self.data)
+                if self._pending_snapshot is not None:
+                    self.store.save_snapshot(self._pending_snapshot)
 
     def _open_cache(self) -> Cache | None:
         if not self.engine.cache or disabled_by_env():
             return None
-        return Cache.open(self.config.root, str(self.config.get("cache-dir")))
+        store = Cache.open(self.config.root, str(self.config.get("cache-dir")))
+        if store is not None:
+            store.ensure()  # before the walk: creating it later would move the root's mtime
+        return store
 
     # ---- pools ----------------------------------------------------------------------------------
     def _pool(self, handler: Callable[[Any, Any], Any], state: object) -> InlinePool[Any, Any] | ProcessPool[Any, Any]:
@@ -492,21 +516,24 @@ class _Run:
 
     # ---- phase 2 ------------------------------------------------------------------------------------
     def check(
-        self, checked: Sequence[SourcePath], indexed: Sequence[SourcePath]
+        self, checked: Sequence[SourcePath], indexed: Sequence[SourcePath], listed: set[str] | None = None
     ) -> tuple[list[Finding], list[SuppressedFinding], int]:
         files = _union(checked, indexed)
         checked_rels = {item.rel for item in checked}
+        probed: set[str] = set()
         with self.stats.phase("scan"):
-            self.modules = _module_names(files)
+            self.modules = _module_names(files, probed)
             self._scan(files, checked_rels)
+        walked = (listed or set()) | probed
         results: dict[str, _Checked] = {}
         while True:
             with self.stats.phase("index"):
                 index = self._index(files)
                 signature = self._signature(files)
-            with self.stats.phase("project rules"):
+            with self.stats.phase("project rules"), InputRecorder.recording() as inputs:
                 TRACKER.take()
-                project = self._project_findings(index, checked_rels)
+                everything = self._project_findings(index)
+                project = self._visible(everything, checked_rels)
                 touched = TRACKER.take()
             with self.stats.phase("check"):
                 results = self._check_files(checked, index, signature, results)
@@ -523,27 +550,102 @@ class _Run:
         self.data.signature = signature
         findings = list(project)
         suppressed: list[SuppressedFinding] = []
+        per_file: dict[str, tuple[tuple[Finding, ...], tuple[SuppressedFinding, ...]]] = {}
         for item in checked:
             record = self.records[item.rel]
             if item.rel in results:
-                findings += results[item.rel].findings
-                suppressed += results[item.rel].suppressed
+                own, hidden = results[item.rel].findings, results[item.rel].suppressed
             elif record.error is not None:
-                message, line, column = record.error
-                findings.append(parse_error(item.rel, message, line, column))
+                own, hidden = (parse_error(item.rel, *record.error),), ()
+            else:
+                own, hidden = (), ()
+            findings += own
+            suppressed += hidden
+            per_file[item.rel] = (own, hidden)
+        self._snapshot(files, results, per_file, everything, inputs | walked)
         return findings, suppressed, len(files)
 
-    def _project_findings(self, index: ProjectIndex, checked: set[str]) -> list[Finding]:
-        config_rel = display_path(self.config.source, self.config.root) if self.config.source else None
+    # ---- the snapshot: a run where nothing changed ---------------------------------------------
+    def from_snapshot(
+        self, paths: Sequence[Path], roots: Sequence[Path]
+    ) -> tuple[list[Finding], list[SuppressedFinding], int, int, list[tuple[str, str]]] | None:
+        """The last run's findings when nothing it read changed since (else None), without a walk.
+
+        Applies to the same request as last time (CI re-runs) and to explicit files (pre-commit).
+        """
+        if self.store is None or self.overrides:
+            return None
+        with self.stats.phase("snapshot"):
+            snapshot = self.store.load_snapshot(self.key)
+            if snapshot is None or snapshot.roots != tuple(sorted(map(os.path.abspath, roots))):
+                return None
+            request = tuple(sorted(map(os.path.abspath, paths)))
+            if request == snapshot.request:
+                rels, skipped = snapshot.checked, list(snapshot.skipped)
+            elif all(os.path.isfile(path) and not os.path.islink(path) for path in request):
+                asked = discover(paths, self.config)
+                rels, skipped = tuple(item.rel for item in asked.files), [(s.rel, s.reason) for s in asked.skipped]
+            else:
+                return None
+            if any(rel not in snapshot.results or rel not in snapshot.files for rel in rels):
+                return None
+            if any(path_key(path) != key for path, key in snapshot.inputs):
+                return None
+            if any(path_key(path) != key for path, key in snapshot.files.values()):
+                return None
+        findings = self._visible(list(snapshot.project), set(rels))
+        suppressed: list[SuppressedFinding] = []
+        for rel in rels:
+            own, hidden = snapshot.results[rel]
+            findings += own
+            suppressed += hidden
+        self.stats.check_cache_hits = len(rels)
+        return findings, suppressed, len(snapshot.files), len(rels), skipped
+
+    def _snapshot(
+        self,
+        files: Sequence[SourcePath],
+        results: Mapping[str, _Checked],
+        per_file: dict[str, tuple[tuple[Finding, ...], tuple[SuppressedFinding, ...]]],
+        project: list[Finding],
+        inputs: set[str],
+    ) -> None:
+        if self.store is None or self.overrides or self.request is None:
+            return
+        if any(result.final for result in results.values()):
+            return  # a crash or a timeout is retried, never replayed
+        stats: dict[str, tuple[str, tuple[int, int, int]]] = {}
+        for item in files:
+            entry = self.data.files.get(item.rel)
+            if entry is None or not entry.settled or entry.scan.digest != self.records[item.rel].digest:
+                return  # a file too fresh to trust its mtime, or unreadable: no snapshot this time
+            stats[item.rel] = (str(item.path), entry.stat)
+        inputs -= {path for path, _ in stats.values()}
+        paths, roots, checked = self.request
+        self._pending_snapshot = Snapshot(
+            self.key,
+            stats,
+            per_file,
+            tuple(project),
+            tuple(sorted((path, path_key(path)) for path in inputs)),
+            roots=tuple(sorted(map(os.path.abspath, roots))),
+            request=tuple(sorted(map(os.path.abspath, paths))),
+            checked=tuple(item.rel for item in checked.files),
+            skipped=tuple((s.rel, s.reason) for s in checked.skipped),
+        )
+
+    def _project_findings(self, index: ProjectIndex) -> list[Finding]:
         findings: list[Finding] = []
         for rule in self.engine.rules:
             if issubclass(rule, ProjectRule) and self.engine.selection.enabled(rule.CODE):
-                for finding in rule().check_project(index, self.config):
-                    # Project findings about Python files outside this run (pre-commit) stay
-                    # quiet; those about the configuration, docs and schemas always count.
-                    if finding.path in checked or finding.path == config_rel or not finding.path.endswith(".py"):
-                        findings.append(finding)
+                findings += rule().check_project(index, self.config)
         return findings
+
+    def _visible(self, findings: list[Finding], checked: set[str]) -> list[Finding]:
+        # Project findings about Python files outside this run (pre-commit) stay quiet; those
+        # about the configuration, docs and schemas always count.
+        config_rel = display_path(self.config.source, self.config.root) if self.config.source else None
+        return [f for f in findings if f.path in checked or f.path == config_rel or not f.path.endswith(".py")]
 
     def _needs_check(self, rel: str, record: ScanRecord, unstable: bool) -> bool:
         if record.error is not None and rel not in self.demanded:
@@ -636,21 +738,31 @@ def _failure_message(failure: Failure) -> str:
     return failure.reason
 
 
-def _module_names(files: Sequence[SourcePath]) -> dict[str, str]:
-    """Module names, asking the file system once per directory (not once per file and level)."""
+def _module_names(files: Sequence[SourcePath], probed: set[str] | None = None) -> dict[str, str]:
+    """Module names, asking the file system once per directory (not once per file and level).
+
+    `probed` collects the `__init__.py` paths looked for (the names depend on them).
+    """
 
     @functools.cache
-    def package(directory: Path) -> tuple[str, ...] | None:
-        if not (directory / "__init__.py").is_file():
+    def package(directory: str) -> tuple[str, ...] | None:
+        marker = os.path.join(directory, "__init__.py")
+        if probed is not None:
+            probed.add(marker)
+        if not os.path.isfile(marker):
             return None
-        parent = package(directory.parent) if directory.parent != directory else None
-        return (*(parent or ()), directory.name)
+        parent = os.path.dirname(directory)
+        above = package(parent) if parent != directory else None
+        return (*(above or ()), os.path.basename(directory))
 
     names: dict[str, str] = {}
     for item in files:
-        prefix = package(item.path.parent) or ()
-        parts = [*prefix] if item.path.name == "__init__.py" else [*prefix, item.path.stem]
-        names[item.rel] = ".".join(parts) or item.path.stem
+        path = str(item.path)
+        directory, name = os.path.split(path)
+        prefix = package(directory) or ()
+        stem = name[:-3] if name.endswith(".py") else os.path.splitext(name)[0]
+        parts = [*prefix] if name == "__init__.py" else [*prefix, stem]
+        names[item.rel] = ".".join(parts) or stem
     return names
 
 

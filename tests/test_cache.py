@@ -74,7 +74,7 @@ def test_warm_run_equals_cold_and_reads_nothing(demo: Path) -> None:
     assert warm == cold
     assert warm_engine.stats.files_read == 0
     assert warm_engine.stats.files_checked_fresh == 0
-    assert warm_engine.stats.check_cache_hits == cold_engine.stats.files_checked_fresh > 0
+    assert warm_engine.stats.check_cache_hits == 37  # every checked file, from the snapshot
     assert lines(engine(demo, cache=False).run([demo])) == lines(cold)
 
 
@@ -87,7 +87,7 @@ def test_cache_directory_layout(demo: Path) -> None:
         .read_text(encoding="utf-8")
         .startswith("Signature: 8a477f597d28d172789f06886806bc55\n")
     )
-    assert len(list((directory / f"v{FORMAT}").glob("*.pickle"))) == 1
+    assert sorted(p.suffix for p in (directory / f"v{FORMAT}").iterdir()) == [".pickle", ".snapshot"]
 
 
 def test_an_edited_file_alone_is_checked_again(demo: Path) -> None:
@@ -249,8 +249,10 @@ def test_no_cache_and_the_environment_variable_write_nothing(demo: Path, monkeyp
 
 def test_a_damaged_cache_file_is_a_cold_cache(demo: Path) -> None:
     cold = lines(engine(demo).run([demo]))
-    (path,) = (demo / ".declint_cache" / f"v{FORMAT}").glob("*.pickle")
-    path.write_bytes(path.read_bytes()[:100])
+    stored = sorted((demo / ".declint_cache" / f"v{FORMAT}").iterdir())
+    assert [path.suffix for path in stored] == [".pickle", ".snapshot"]
+    for path in stored:
+        path.write_bytes(path.read_bytes()[:100])
     again = engine(demo)
     assert lines(again.run([demo])) == cold
     assert again.stats.files_read == 37
@@ -263,8 +265,8 @@ class _Planted:
 
 def test_a_planted_cache_file_cannot_run_code(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cold = lines(engine(demo).run([demo]))
-    (path,) = (demo / ".declint_cache" / f"v{FORMAT}").glob("*.pickle")
-    path.write_bytes(pickle.dumps(_Planted()))
+    for path in (demo / ".declint_cache" / f"v{FORMAT}").iterdir():
+        path.write_bytes(pickle.dumps(_Planted()))
     monkeypatch.chdir(demo)
     assert lines(engine(demo).run([demo])) == cold
     assert not (demo / "planted-by-cache").exists()
@@ -276,3 +278,52 @@ def test_a_symlinked_cache_directory_is_not_used(demo: Path, tmp_path: Path) -> 
     (demo / ".declint_cache").symlink_to(elsewhere, target_is_directory=True)
     engine(demo).run([demo])
     assert list(elsewhere.iterdir()) == []
+
+
+def test_nothing_changed_is_answered_without_walking(demo: Path) -> None:
+    cold = engine(demo).run([demo])
+    again = engine(demo)
+    assert again.run([demo]) == cold
+    assert "snapshot" in again.stats.seconds and "discover" not in again.stats.seconds
+    staged = [demo / MODELS / "modeling_radio.py", demo / MODELS / "modeling_step3vl.py"]
+    precommit = engine(demo)
+    result = precommit.run(staged)
+    assert "discover" not in precommit.stats.seconds
+    assert result == engine(demo, cache=False).run(staged)
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ("new-module", "tensorrt_llm/_torch/models/sub/modeling_new.py:2:34: DL103"),
+        ("new-schema", "schemas/extra/trtllm-serve-config.schema.json:4:0: DL108"),
+        ("deleted", None),
+        ("gitignore", None),
+    ],
+)
+def test_a_new_deleted_or_ignored_file_is_seen_without_a_full_cache_miss(
+    demo: Path, change: str, expected: str | None
+) -> None:
+    engine(demo).run([demo])
+    if change == "new-module":
+        (demo / MODELS / "sub").mkdir()
+        (demo / MODELS / "sub" / "modeling_new.py").write_text(
+            'def route(config):\n    return config.attn_backend == "TRTLLM"\n', encoding="utf-8"
+        )
+    elif change == "new-schema":
+        (demo / "schemas" / "extra").mkdir()
+        (demo / "schemas" / "extra" / "trtllm-serve-config.schema.json").write_text(
+            '{\n  "properties": {\n    "attn_backend": {\n      "enum": ["VANILLA", "TRTLLM"]\n    }\n  }\n}\n',
+            encoding="utf-8",
+        )
+    elif change == "deleted":
+        (demo / MODELS / "modeling_radio.py").unlink()
+    else:
+        (demo / ".gitignore").write_text("tensorrt_llm/_torch/models/modeling_radio.py\n", encoding="utf-8")
+    settle(demo)
+    warm = lines(engine(demo).run([demo]))
+    assert warm == lines(engine(demo, cache=False).run([demo]))
+    if expected is not None:
+        assert any(line.startswith(expected) for line in warm), warm
+    else:
+        assert not any("modeling_radio.py" in line for line in warm)
