@@ -33,7 +33,6 @@ import io
 import os
 import pickle
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -341,10 +340,11 @@ class Snapshot:
     """
 
     key: str
-    files: dict[str, tuple[str, tuple[int, int, int]]]  # rel -> (path, stat key)
+    files: dict[str, tuple[str, tuple[int, int, int], str]]  # rel -> (path, stat key, module name)
     results: dict[str, tuple[tuple[Finding, ...], tuple[SuppressedFinding, ...]]]
     project: tuple[Finding, ...]
     inputs: tuple[tuple[str, tuple[int, int, int] | None], ...]
+    walk: tuple[tuple[str, tuple[int, int, int] | None], ...] = ()  # what the file list depends on
     roots: tuple[str, ...] = ()  # the indexed roots that existed
     request: tuple[str, ...] = ()  # the paths asked for (absolute, sorted)
     checked: tuple[str, ...] = ()  # what they expanded to
@@ -467,6 +467,8 @@ class Cache:
             self._prune(path)
 
     def _write(self, path: Path, value: object) -> None:
+        import tempfile
+
         with contextlib.suppress(OSError):
             self._prepare()
             buffer = io.BytesIO()

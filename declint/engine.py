@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import ctypes
 import functools
 import os
 import time
@@ -46,7 +45,7 @@ from declint.cache import (
     still_valid,
 )
 from declint.config import Config
-from declint.discovery import Discovery, SourcePath, discover, display_path, glob_match
+from declint.discovery import SourcePath, discover, display_path, glob_match
 from declint.errors import SourceError
 from declint.facts import FactOptions, ModuleFacts, extract_facts
 from declint.index import ProjectIndex
@@ -158,14 +157,22 @@ class Engine:
             if quick is not None:
                 findings, suppressed, total, checked_count, skipped = quick
             else:
-                with self.stats.phase("discover"), InputRecorder.recording() as listed:
-                    checked = discover(paths, self.config)
-                    # `declint check ROOT` (CI): the same walk twice would give the same files.
-                    same = sorted(map(os.path.abspath, paths)) == sorted(map(os.path.abspath, existing))
-                    indexed = checked if same else discover(existing, self.config)
-                run.request = (paths, existing, checked)
-                findings, suppressed, total = run.check(checked.files, indexed.files, listed)
-                checked_count, skipped = len(checked.files), [(s.rel, s.reason) for s in checked.skipped]
+                listing = run.listing_from_snapshot(paths, existing)
+                if listing is not None:  # no directory changed: the last walk's files, no walk
+                    snapshot, rels, skipped = listing
+                    checked_files, indexed_files = run.files_from_snapshot(rels)
+                    listed = {path for path, _ in snapshot.walk}
+                else:
+                    with self.stats.phase("discover"), InputRecorder.recording() as listed:
+                        checked = discover(paths, self.config)
+                        # `declint check ROOT` (CI): the same walk twice would give the same files.
+                        same = sorted(map(os.path.abspath, paths)) == sorted(map(os.path.abspath, existing))
+                        indexed = checked if same else discover(existing, self.config)
+                    checked_files, indexed_files = list(checked.files), list(indexed.files)
+                    skipped = [(s.rel, s.reason) for s in checked.skipped]
+                run.request = (paths, existing, [item.rel for item in checked_files], skipped)
+                findings, suppressed, total = run.check(checked_files, indexed_files, listed)
+                checked_count = len(checked_files)
         findings += [parse_error(rel, reason) for rel, reason in skipped]
         self._suppressed = suppressed
         kept = [f.printable() for f in findings if self._reportable(f)]
@@ -299,7 +306,10 @@ class _Run:
         )
         self.store = self._open_cache()
         self._pending_snapshot: Snapshot | None = None
-        self.request: tuple[Sequence[Path], Sequence[Path], Discovery] | None = None
+        # (paths asked for, roots, checked rels, skipped (rel, reason)): what a snapshot replays.
+        self.request: tuple[Sequence[Path], Sequence[Path], Sequence[str], Sequence[tuple[str, str]]] | None = None
+        self._snapshot_found: Snapshot | None = None
+        self._known_modules: dict[str, str] | None = None
         self._data: CacheData | None = None
         self.dirty = False
         self.records: dict[str, ScanRecord] = {}
@@ -522,7 +532,11 @@ class _Run:
         checked_rels = {item.rel for item in checked}
         probed: set[str] = set()
         with self.stats.phase("scan"):
-            self.modules = _module_names(files, probed)
+            known = self._known_modules
+            if known is not None and all(item.rel in known for item in files):
+                self.modules = {item.rel: known[item.rel] for item in files}  # same walk, same packages
+            else:
+                self.modules = _module_names(files, probed)
             self._scan(files, checked_rels)
         walked = (listed or set()) | probed
         results: dict[str, _Checked] = {}
@@ -562,7 +576,7 @@ class _Run:
             findings += own
             suppressed += hidden
             per_file[item.rel] = (own, hidden)
-        self._snapshot(files, results, per_file, everything, inputs | walked)
+        self._snapshot(files, results, per_file, everything, inputs, walked)
         return findings, suppressed, len(files)
 
     # ---- the snapshot: a run where nothing changed ---------------------------------------------
@@ -573,6 +587,31 @@ class _Run:
 
         Applies to the same request as last time (CI re-runs) and to explicit files (pre-commit).
         """
+        listing = self.listing_from_snapshot(paths, roots)
+        if listing is None:
+            return None
+        snapshot, rels, skipped = listing
+        with self.stats.phase("snapshot"):
+            if any(rel not in snapshot.results for rel in rels):
+                return None
+            if any(path_key(path) != key for path, key in snapshot.inputs):
+                return None
+            if any(path_key(path) != key for path, key, _ in snapshot.files.values()):
+                return None
+        findings = self._visible(list(snapshot.project), set(rels))
+        suppressed: list[SuppressedFinding] = []
+        for rel in rels:
+            own, hidden = snapshot.results[rel]
+            findings += own
+            suppressed += hidden
+        self.stats.check_cache_hits = len(rels)
+        return findings, suppressed, len(snapshot.files), len(rels), skipped
+
+    def listing_from_snapshot(
+        self, paths: Sequence[Path], roots: Sequence[Path]
+    ) -> tuple[Snapshot, tuple[str, ...], list[tuple[str, str]]] | None:
+        """(snapshot, checked rels, skipped) when the last run's walk still holds: no directory
+        it listed, .gitignore it read or package marker it looked for changed since."""
         if self.store is None or self.overrides:
             return None
         with self.stats.phase("snapshot"):
@@ -587,20 +626,21 @@ class _Run:
                 rels, skipped = tuple(item.rel for item in asked.files), [(s.rel, s.reason) for s in asked.skipped]
             else:
                 return None
-            if any(rel not in snapshot.results or rel not in snapshot.files for rel in rels):
+            if any(rel not in snapshot.files for rel in rels):
                 return None
-            if any(path_key(path) != key for path, key in snapshot.inputs):
+            if any(path_key(path) != key for path, key in snapshot.walk):
                 return None
-            if any(path_key(path) != key for path, key in snapshot.files.values()):
-                return None
-        findings = self._visible(list(snapshot.project), set(rels))
-        suppressed: list[SuppressedFinding] = []
-        for rel in rels:
-            own, hidden = snapshot.results[rel]
-            findings += own
-            suppressed += hidden
-        self.stats.check_cache_hits = len(rels)
-        return findings, suppressed, len(snapshot.files), len(rels), skipped
+        self._snapshot_found = snapshot
+        return snapshot, rels, skipped
+
+    def files_from_snapshot(self, rels: Sequence[str]) -> tuple[list[SourcePath], list[SourcePath]]:
+        """The checked and indexed files of a walk the snapshot still describes."""
+        snapshot = self._snapshot_found
+        assert snapshot is not None
+        everything = [SourcePath(rel, Path(path)) for rel, (path, _, _) in sorted(snapshot.files.items())]
+        self._known_modules = {rel: module for rel, (_, _, module) in snapshot.files.items()}
+        wanted = set(rels)
+        return [item for item in everything if item.rel in wanted], everything
 
     def _snapshot(
         self,
@@ -609,29 +649,31 @@ class _Run:
         per_file: dict[str, tuple[tuple[Finding, ...], tuple[SuppressedFinding, ...]]],
         project: list[Finding],
         inputs: set[str],
+        walked: set[str],
     ) -> None:
         if self.store is None or self.overrides or self.request is None:
             return
         if any(result.final for result in results.values()):
             return  # a crash or a timeout is retried, never replayed
-        stats: dict[str, tuple[str, tuple[int, int, int]]] = {}
+        stats: dict[str, tuple[str, tuple[int, int, int], str]] = {}
         for item in files:
             entry = self.data.files.get(item.rel)
             if entry is None or not entry.settled or entry.scan.digest != self.records[item.rel].digest:
                 return  # a file too fresh to trust its mtime, or unreadable: no snapshot this time
-            stats[item.rel] = (str(item.path), entry.stat)
-        inputs -= {path for path, _ in stats.values()}
-        paths, roots, checked = self.request
+            stats[item.rel] = (str(item.path), entry.stat, self.modules[item.rel])
+        sources = {path for path, _, _ in stats.values()}
+        paths, roots, checked, skipped = self.request
         self._pending_snapshot = Snapshot(
             self.key,
             stats,
             per_file,
             tuple(project),
-            tuple(sorted((path, path_key(path)) for path in inputs)),
+            tuple(sorted((path, path_key(path)) for path in inputs - sources)),
+            walk=tuple(sorted((path, path_key(path)) for path in walked - sources)),
             roots=tuple(sorted(map(os.path.abspath, roots))),
             request=tuple(sorted(map(os.path.abspath, paths))),
-            checked=tuple(item.rel for item in checked.files),
-            skipped=tuple((s.rel, s.reason) for s in checked.skipped),
+            checked=tuple(checked),
+            skipped=tuple(skipped),
         )
 
     def _project_findings(self, index: ProjectIndex) -> list[Finding]:
@@ -844,6 +886,8 @@ def _test_hooks(data: bytes) -> None:
     """Test-only: simulate a parser segfault or hang on a marked file (see CRASH_HOOK_ENV)."""
     crash = os.environ.get(CRASH_HOOK_ENV)
     if crash and crash.encode() in data:
+        import ctypes
+
         ctypes.string_at(0)  # SIGSEGV, exactly like a native parser overflowing its stack
     hang = os.environ.get(HANG_HOOK_ENV)
     if hang and hang.encode() in data:

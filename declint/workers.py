@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import faulthandler
-import multiprocessing
-import multiprocessing.connection
 import os
 import signal
 import sys
@@ -34,9 +32,11 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from multiprocessing.process import BaseProcess
-from multiprocessing.sharedctypes import RawArray
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:  # multiprocessing is imported when a pool starts, not by every run
+    import multiprocessing.connection
+    from multiprocessing.process import BaseProcess
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -116,6 +116,8 @@ class ProcessPool(Generic[Item, Result]):
         self.jobs = max(1, jobs)
         self.limits = limits
         self.stats = Stats()
+        import multiprocessing
+
         methods = multiprocessing.get_all_start_methods()
         # fork shares the parent's index copy-on-write and starts in milliseconds; elsewhere
         # (macOS, Windows) the state is pickled to each worker once.
@@ -172,6 +174,8 @@ class ProcessPool(Generic[Item, Result]):
         return None
 
     def _start(self) -> _Worker:
+        from multiprocessing.sharedctypes import RawArray
+
         parent_end, child_end = self._context.Pipe(duplex=True)
         slot = RawArray("d", 2)
         slot[0] = -1.0
@@ -197,8 +201,10 @@ class ProcessPool(Generic[Item, Result]):
         busy = [w for w in self._workers if w.batch is not None]
         if not busy:
             return
+        from multiprocessing.connection import wait
+
         handles: list[Any] = [w.conn for w in busy] + [w.process.sentinel for w in busy]
-        ready = multiprocessing.connection.wait(handles, timeout=self._next_deadline(busy))
+        ready = wait(handles, timeout=self._next_deadline(busy))
         for worker in busy:
             if worker.conn in ready:
                 try:
