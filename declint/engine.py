@@ -72,7 +72,7 @@ if TYPE_CHECKING:
 
 PARSE_ERROR = "DL000"
 PARSE_ERROR_NAME = "parse-error"
-# Test-only hooks (see docs/benchmarks.md, "Crash isolation"): inside a worker process, a file
+# Test-only hooks (docs/reliability.md, "Crash isolation"): inside a worker process, a file
 # whose bytes contain the value of one of these variables segfaults or hangs that worker.
 CRASH_HOOK_ENV = "DECLINT_TEST_CRASH_ON"
 HANG_HOOK_ENV = "DECLINT_TEST_HANG_ON"
