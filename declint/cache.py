@@ -52,6 +52,7 @@ _RACY_SECONDS = 2.0
 _ALLOWED_MODULES = frozenset(
     {
         "declint.types",
+        "declint.reporting.model",  # fix previews
         "declint.facts",
         "declint.members",
         "declint.index",
@@ -445,6 +446,19 @@ class Cache:
     def drop_snapshot(self, key: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(self.path_for(key, ".snapshot"))
+
+    def load_previews(self) -> dict[str, Any]:
+        """Fix previews of earlier runs (`declint.fixes.PreviewMemo`), for this version of declint."""
+        try:
+            with open(self.path_for("fix-previews", ".previews"), "rb") as handle:
+                stored = _SafeUnpickler(handle).load()
+        except Exception:  # missing, damaged or foreign: previews are recomputed
+            return {}
+        ok = isinstance(stored, tuple) and len(stored) == 2 and stored[0] == code_fingerprint()
+        return stored[1] if ok and isinstance(stored[1], dict) else {}
+
+    def save_previews(self, previews: dict[str, Any]) -> None:
+        self._write(self.path_for("fix-previews", ".previews"), (code_fingerprint(), previews))
 
     def load(self, key: str) -> CacheData:
         path = self.path_for(key)

@@ -61,7 +61,7 @@ from declint.prefilter import (
     index_needles,
     syntax_error,
 )
-from declint.rule import FactRule, FileContext, FileGate, ProjectRule, Rule, RuleMeta, TreeRule
+from declint.rule import FactRule, FileContext, FileGate, ProjectRule, Rule, RuleMeta, TreeRule, visitor_class
 from declint.source import SourceFile, decode_source, read_source
 from declint.suppressions import MARKER, Suppression, apply_suppressions, parse_suppressions
 from declint.types import Finding, Position, RunResult, Span, SuppressedFinding
@@ -137,6 +137,10 @@ class Engine:
     full_index: bool = False
     stats: RunStats = field(default_factory=RunStats, init=False, repr=False)
     _suppressed: list[SuppressedFinding] = field(default_factory=list, init=False, repr=False)
+
+    @property
+    def uses_cache(self) -> bool:
+        return self.cache and not disabled_by_env()
 
     @property
     def known_codes(self) -> frozenset[str]:
@@ -343,7 +347,7 @@ class _Run:
                     self.store.save_snapshot(self._pending_snapshot)
 
     def _open_cache(self) -> Cache | None:
-        if not self.engine.cache or disabled_by_env():
+        if not self.engine.uses_cache:
             return None
         store = Cache.open(self.config.root, str(self.config.get("cache-dir")))
         if store is not None:
@@ -981,7 +985,7 @@ def _run_rules(context: FileContext, rule_classes: list[type[Rule]]) -> list[Fin
     from libcst.metadata import MetadataWrapper
 
     module = parse_module(context.source)
-    rules = [cls(context) for cls in rule_classes]
+    rules = [visitor_class(cls)(context) for cls in rule_classes]
     try:
         MetadataWrapper(module, unsafe_skip_copy=True).visit_batched(rules)
         return [finding for rule in rules for finding in rule.findings]
@@ -1009,7 +1013,7 @@ def _run_rules_one_by_one(context: FileContext, module: cst.Module, rule_classes
 
     findings: list[Finding] = []
     for cls in rule_classes:
-        rule = cls(context)
+        rule = visitor_class(cls)(context)
         try:
             MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([rule])
         except Exception as error:  # a rule bug must cost one file, never the run

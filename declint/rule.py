@@ -17,19 +17,24 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
-
-import libcst as cst
-from libcst.metadata import CodeRange, PositionProvider, ProviderT
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from declint.config import Config
 from declint.facts import ModuleFacts
 from declint.index import ProjectIndex
 from declint.source import SourceFile
 from declint.types import Finding, Position, Severity, Span
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    _Visitor = cst.BatchableCSTVisitor
+else:
+    _Visitor = object  # libcst's visitor is mixed in when a rule first runs: see `visitor_class`
 
 EXAMPLE_PATH = "tensorrt_llm/_torch/models/modeling_example.py"
 
@@ -199,10 +204,13 @@ class TreeRule(FileGate):
         return self._starts
 
 
-class Rule(FileGate, cst.BatchableCSTVisitor):
-    """A per-file rule. Subclasses define visit_/leave_ methods and call `self.report`."""
+class Rule(FileGate, _Visitor):
+    """A per-file rule over the libcst tree. Subclasses define visit_/leave_ methods and call `self.report`.
 
-    METADATA_DEPENDENCIES: ClassVar[Sequence[ProviderT]] = (PositionProvider,)
+    The class itself does not import libcst (a run answered from the cache never parses, and
+    libcst's import is most of its time); `visitor_class(rule)` gives the runnable class, with
+    libcst's batchable visitor mixed in.
+    """
 
     def __init__(self, context: FileContext) -> None:
         super().__init__()
@@ -236,6 +244,8 @@ class Rule(FileGate, cst.BatchableCSTVisitor):
         return ".".join(self._scope)
 
     def report(self, node: cst.CSTNode, message: str) -> None:
+        from libcst.metadata import CodeRange, PositionProvider
+
         position = self.get_metadata(PositionProvider, node)
         assert isinstance(position, CodeRange)
         self.findings.append(
@@ -252,6 +262,20 @@ class Rule(FileGate, cst.BatchableCSTVisitor):
                 context=self.scope_name,
             )
         )
+
+
+@functools.cache
+def visitor_class(rule: type[Rule]) -> type[Rule]:
+    """`rule` with libcst's `BatchableCSTVisitor` mixed in (and position metadata), made once."""
+    import libcst as cst
+    from libcst.metadata import PositionProvider
+
+    namespace: dict[str, Any] = {
+        "METADATA_DEPENDENCIES": (PositionProvider,),
+        "__module__": rule.__module__,
+        "__qualname__": rule.__qualname__,
+    }
+    return type(rule.__name__, (rule, cst.BatchableCSTVisitor), namespace)
 
 
 def name_matches_any(name: str, patterns: Sequence[str]) -> bool:

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterator, Sequence
-from typing import ClassVar
-
-import libcst as cst
+from typing import TYPE_CHECKING, ClassVar
 
 from declint.config import Config
 from declint.index import ProjectIndex
+from declint.lazy import lazy_module
 from declint.prefilter import strings_close_to
 from declint.rule import FileContext, Invalid, Rule, Valid, name_matches_any
 
-_COMPARISONS = (cst.Equal, cst.NotEqual, cst.In, cst.NotIn, cst.Is, cst.IsNot)
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = lazy_module("libcst")  # imported when a file is first checked (see declint/lazy.py)
+
+_COMPARISONS = ("Equal", "NotEqual", "In", "NotIn", "Is", "IsNot")  # libcst operator class names
 _CASE_METHODS = frozenset({"upper", "lower", "casefold", "strip"})
 _CUTOFF = 0.8  # how close a string must come to a backend name to be taken for a typo of it
 
@@ -134,7 +138,7 @@ class BackendLiteral(Rule):
     def visit_Comparison(self, node: cst.Comparison) -> None:
         operands = [node.left, *(target.comparator for target in node.comparisons)]
         for position, target in enumerate(node.comparisons):
-            if not isinstance(target.operator, _COMPARISONS):
+            if type(target.operator).__name__ not in _COMPARISONS:
                 continue
             left, right = operands[position], operands[position + 1]
             if self._is_context(left):

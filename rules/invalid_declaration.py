@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
-
-import libcst as cst
+from typing import TYPE_CHECKING, ClassVar
 
 from declint.config import Config, suggest
 from declint.index import ProjectIndex
+from declint.lazy import lazy_module
 from declint.rule import FileContext, Invalid, Rule, Valid
 from declint.types import Applicability, Fix
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = lazy_module("libcst")  # imported when a file is first checked (see declint/lazy.py)
 
 _PRELUDE = (
     "from tensorrt_llm._torch.models.modeling_multimodal_mixin import FixedEncoderAttention, MultimodalModelMixin\n"

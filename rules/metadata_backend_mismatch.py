@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
-
-import libcst as cst
-from libcst.metadata import PositionProvider
+from typing import TYPE_CHECKING, ClassVar
 
 from declint.config import Config
 from declint.index import ProjectIndex
+from declint.lazy import lazy_module
 from declint.rule import FileContext, Invalid, Rule, Valid, name_matches_any
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = lazy_module("libcst")  # imported when a file is first checked (see declint/lazy.py)
 
 _HEAD = (
     "import copy\nimport dataclasses\n"
@@ -61,7 +64,6 @@ class MetadataBackendMismatch(Rule):
     NAME = "metadata-backend-mismatch"
     SUMMARY = "an encoder derives its metadata class and its attention layers' backend differently"
     OPTIONS = ("backend-functions", "backend-context-names", "metadata-base")  # metadata-base: via the index
-    METADATA_DEPENDENCIES = (PositionProvider,)
 
     VALID: ClassVar = (
         Valid(
@@ -156,7 +158,7 @@ class MetadataBackendMismatch(Rule):
                 self._config_args.add(argument.value.value)
 
     def _assignment(self, target: cst.BaseAssignTargetExpression, value: cst.BaseExpression) -> None:
-        line = self.get_metadata(PositionProvider, target).start.line
+        line = self.get_metadata(cst.metadata.PositionProvider, target).start.line
         if _is_metadata_cls(target):
             self._sources.append(self._metadata_source(value))
         elif isinstance(target, cst.Name):

@@ -5,14 +5,17 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterable
-from typing import ClassVar
-
-import libcst as cst
-from libcst.metadata import PositionProvider
+from typing import TYPE_CHECKING, ClassVar
 
 from declint.facts import ClassFacts, Declaration
+from declint.lazy import lazy_module
 from declint.rule import FileContext, Invalid, Rule, Valid
 from declint.types import Applicability, Fix, Position
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = lazy_module("libcst")  # imported when a file is first checked (see declint/lazy.py)
 
 _IMPORTS = (
     "from torch import nn\n"
@@ -178,7 +181,7 @@ class MissingDeclaration(Rule):
         missing = list(encoders)
         entries += [f"{json.dumps(encoder)}: {marker}({json.dumps(TODO_REASON)})" for encoder in missing]
         homes = sorted(q.rpartition(".")[0] for q in self.index.classes if q.rpartition(".")[2] == marker)
-        start = self.get_metadata(PositionProvider, node.name).start
+        start = self.get_metadata(cst.metadata.PositionProvider, node.name).start
         names = ", ".join(f'"{encoder}"' for encoder in missing)
         fix = Fix(
             "add-declaration-entries",
@@ -200,7 +203,7 @@ class MissingDeclaration(Rule):
 
 def _line(rule: Rule, node: cst.ClassDef) -> int:
     """Line of the `class` keyword, as ast reports it (decorators excluded)."""
-    return int(rule.get_metadata(PositionProvider, node.name).start.line)
+    return int(rule.get_metadata(cst.metadata.PositionProvider, node.name).start.line)
 
 
 def _declaration_target(node: cst.ClassDef, attribute: str) -> cst.CSTNode | None:

@@ -12,6 +12,7 @@ import pickle
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -328,3 +329,61 @@ def test_a_new_deleted_or_ignored_file_is_seen_without_a_full_cache_miss(
         assert any(line.startswith(expected) for line in warm), warm
     else:
         assert not any("modeling_radio.py" in line for line in warm)
+
+
+def _json_report(root: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    from click.testing import CliRunner
+
+    from declint.cli import cli
+
+    monkeypatch.chdir(root)
+    result = CliRunner().invoke(cli, ["check", "--format", "json", "."])
+    assert result.exit_code == 1, result.output
+    return result.output
+
+
+def test_fix_previews_are_reused_until_the_file_changes(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from declint import fix_transforms
+
+    cold = _json_report(demo, monkeypatch)
+    assert '"fix": {' in cold  # the demo has fixable findings, so previews were computed
+    directory = demo / ".declint_cache" / f"v{FORMAT}"
+    assert sorted(p.suffix for p in directory.iterdir()) == [".pickle", ".previews", ".snapshot"]
+
+    parsed: list[str] = []
+    original = fix_transforms.parse
+
+    def counting(source: Any) -> Any:
+        parsed.append(source.rel)
+        return original(source)
+
+    monkeypatch.setattr(fix_transforms, "parse", counting)
+    assert _json_report(demo, monkeypatch) == cold
+    assert parsed == []  # every preview from the memo, no libcst parse
+
+    target = demo / MODELS / "modeling_llava_next.py"
+    target.write_text(target.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
+    assert _json_report(demo, monkeypatch) == cold  # same previews, recomputed
+    assert sorted(set(parsed)) == [MODELS + "modeling_llava_next.py"]  # for the edited file only
+
+
+def test_a_warm_run_never_imports_libcst(demo: Path) -> None:
+    """libcst's import is most of a warm run's time: it loads only when a file is parsed or a fix previewed."""
+    import subprocess
+    import sys
+
+    # `libcst` itself is in sys.modules from the start (a lazy module); its submodules load with it.
+    code = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print('libcst imported:', 'libcst._nodes.module' in sys.modules, file=sys.stderr))\n"
+        "from declint.cli import cli\n"
+        "cli(['check', '.'])\n"
+    )
+
+    def run() -> str:
+        done = subprocess.run([sys.executable, "-c", code], cwd=demo, capture_output=True, text=True, check=False)
+        assert done.returncode == 1, done.stderr
+        return done.stderr.strip().splitlines()[-1]
+
+    assert run() == "libcst imported: True"  # cold: DL102/DL103/DL104/DL106 parse with libcst
+    assert run() == "libcst imported: False"  # warm: findings from the cache, previews from the memo

@@ -16,12 +16,13 @@ from pathlib import Path
 
 from declint import __version__
 from declint import baseline as baseline_file
+from declint.cache import Cache
 from declint.changed_lines import ChangedLines, base_fingerprints, compute
 from declint.discovery import discover, display_path
 from declint.engine import Engine
 from declint.fingerprint import fingerprints
-from declint.fixes import FixOutcome, fix_run, previews
-from declint.reporting.model import BaselineInfo, DiffScope, Item, Report
+from declint.fixes import FixOutcome, PreviewMemo, fix_run, previews
+from declint.reporting.model import BaselineInfo, DiffScope, FixPreview, Item, Report
 from declint.reporting.sources import SourceCache
 from declint.rule import RuleMeta
 from declint.types import Finding
@@ -71,7 +72,7 @@ def run(engine: Engine, request: CheckRequest, rules: Sequence[type[RuleMeta]]) 
     if request.diff_base is not None:
         findings, on_diff, scope = _apply_diff(engine, request, findings, prints)
 
-    fixable = previews(findings, sources)
+    fixable = _previews(engine, findings, sources)
     items = tuple(
         Item(f, prints[f], fixable.get(f), on_changed_lines=on_diff.get(f, True))
         for f in sorted(findings, key=Finding.sort_key)
@@ -147,3 +148,13 @@ def _apply_diff(
         kept.append(finding)
         on_diff[finding] = touches
     return kept, on_diff, DiffScope(request.diff_base, changed.merge_base, len(changed.files), preexisting)
+
+
+def _previews(engine: Engine, findings: list[Finding], sources: SourceCache) -> dict[Finding, FixPreview]:
+    """Fix previews, reusing those of earlier runs when the cache is on."""
+    store = Cache.open(engine.config.root, str(engine.config.get("cache-dir"))) if engine.uses_cache else None
+    memo = PreviewMemo(store.load_previews() if store is not None else None)
+    fixable = previews(findings, sources, memo)
+    if store is not None and memo.changed:
+        store.save_previews(memo.to_store())
+    return fixable
