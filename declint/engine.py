@@ -220,6 +220,15 @@ class _PrepareState:
     max_size: int
     overrides: Mapping[str, bytes]
 
+    @functools.cached_property
+    def needle_codes(self) -> tuple[tuple[bytes, tuple[str, ...]], ...]:
+        """Each distinct needle once, with the rules it opens (rules share needles and their cases)."""
+        codes: dict[bytes, list[str]] = {}
+        for code, needles in self.gates:
+            for needle in needles:
+                codes.setdefault(needle, []).append(code)
+        return tuple((needle, tuple(found)) for needle, found in sorted(codes.items()))
+
 
 @dataclass(frozen=True)
 class _ScanItem:
@@ -825,7 +834,7 @@ def _read(rel: str, path: str, overrides: Mapping[str, bytes], max_size: int) ->
         size = 0  # read_source reports why
     if max_size and size > max_size:
         raise SourceError(f"file too large to check ({size:,} bytes; max-file-size is {max_size:,})", path=rel)
-    return read_source(Path(path), rel)
+    return read_source(path, rel)
 
 
 def _prepare_handler(state: _PrepareState, item: _ScanItem | _FactsItem) -> _Scanned | ModuleFacts:
@@ -841,7 +850,7 @@ def _prepare_handler(state: _PrepareState, item: _ScanItem | _FactsItem) -> _Sca
         record = ScanRecord(f"error:{error.message}", 0, (error.message, error.line or 1, error.column))
         return _Scanned(record, ModuleFacts(item.module, item.rel, error=error.message, error_line=error.line or 1))
     data = source.data
-    rules = frozenset(code for code, needles in state.gates if needles and any(n in data for n in needles))
+    rules = frozenset(code for needle, codes in state.needle_codes if needle in data for code in codes)
     seeds = any(needle in data for needle in state.seeds)
     literal = LITERAL_NEEDLE in data
     marker = MARKER in data

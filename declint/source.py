@@ -22,10 +22,11 @@ class SourceFile:
     encoding: str
 
 
-def read_source(path: Path, rel: str) -> SourceFile:
+def read_source(path: Path | str, rel: str) -> SourceFile:
     """Bytes and decoded text of `path`; any failure is a SourceError (reported as DL000)."""
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as handle:
+            data = handle.read()
     except IsADirectoryError:
         raise SourceError("is a directory, not a file", path=rel) from None
     except OSError as error:
@@ -36,6 +37,9 @@ def read_source(path: Path, rel: str) -> SourceFile:
 def decode_source(data: bytes, rel: str) -> SourceFile:
     if b"\x00" in data:
         raise SourceError("file contains null bytes (binary file?)", path=rel)
+    if data.isascii() and b"coding" not in _first_two_lines(data):
+        # Most files: no BOM, no cookie, nothing to detect (every ASCII-compatible codec agrees).
+        return SourceFile(rel=rel, data=data, text=data.decode("ascii"), encoding="utf-8")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as error:
@@ -55,3 +59,10 @@ def decode_source(data: bytes, rel: str) -> SourceFile:
     if text.startswith("\ufeff"):
         text = text[1:]
     return SourceFile(rel=rel, data=data, text=text, encoding="utf-8" if encoding == "utf-8-sig" else encoding)
+
+
+def _first_two_lines(data: bytes) -> bytes:
+    """At least the first two lines (where an encoding cookie may stand); more when lines end in \\r."""
+    first = data.find(b"\n")
+    second = data.find(b"\n", first + 1) if first >= 0 else -1
+    return data if second < 0 else data[:second]

@@ -108,9 +108,10 @@ def _schema_files(config: Config) -> list[Path]:
     for directory, subdirectories, files in os.walk(config.root):
         subdirectories[:] = sorted(d for d in subdirectories if d not in _PRUNED)
         for name in files:
-            path = Path(directory) / name
-            if name.endswith(".json") and glob_match(display_path(path, config.root), patterns):
-                found.append(path)
+            if name.endswith(".json"):  # before any Path: this walk sees every file of the tree
+                path = Path(directory, name)
+                if glob_match(display_path(path, config.root), patterns):
+                    found.append(path)
     return sorted(found)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import BinaryIO
 
 import pytest
 from click.testing import CliRunner
@@ -103,9 +104,9 @@ def test_file_deleted_between_discovery_and_reading(make_tree: MakeTree, monkeyp
     root = make_tree({GOOD: GOOD_SOURCE, MODELS + "modeling_gone.py": "x = 1\n"})
     original = engine.read_source
 
-    def vanish(path: Path, rel: str) -> object:
-        if path.name == "modeling_gone.py" and path.exists():
-            path.unlink()
+    def vanish(path: str, rel: str) -> object:
+        if os.path.basename(path) == "modeling_gone.py" and os.path.exists(path):
+            os.unlink(path)
         return original(path, rel)
 
     monkeypatch.setattr(engine, "read_source", vanish)
@@ -120,14 +121,14 @@ def test_file_deleted_between_discovery_and_reading(make_tree: MakeTree, monkeyp
 def test_unreadable_file(make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch) -> None:
     # Tests run as root in CI, where chmod 000 does not stop a read: the OS error is simulated.
     root = make_tree({GOOD: GOOD_SOURCE, MODELS + "modeling_secret.py": "x = 1\n"})
-    original = Path.read_bytes
+    from declint import source
 
-    def deny(self: Path) -> bytes:
-        if self.name == "modeling_secret.py":
+    def deny(path: str, mode: str) -> BinaryIO:
+        if os.path.basename(path) == "modeling_secret.py":
             raise PermissionError(13, "Permission denied")
-        return original(self)
+        return open(path, mode)
 
-    monkeypatch.setattr(Path, "read_bytes", deny)
+    monkeypatch.setattr(source, "open", deny, raising=False)  # the module's own name shadows the builtin
     code, lines = run(root, MODELS)
     assert code == 1
     assert lines[0] == "tensorrt_llm/_torch/models/modeling_good.py:2:35: DL103 " + lines[0].split(" DL103 ")[1]
@@ -172,3 +173,21 @@ def test_a_5_mb_file_is_one_dl000_under_the_default_size_cap(make_tree: MakeTree
         f"tensorrt_llm/_torch/models/modeling_huge.py:1:1: DL000 file too large to check ({len(data):,} bytes; "
         "max-file-size is 4,000,000)"
     ]
+
+
+@pytest.mark.parametrize(
+    ("data", "encoding"),
+    [
+        (b"x = 1\n", "utf-8"),  # ASCII, no cookie: the fast path
+        (b"#!/usr/bin/env python\n# -*- coding: latin-1 -*-\nx = 1\n", "iso-8859-1"),  # cookie on line 2
+        (b"# coding=cp1252\nx = 1\n", "cp1252"),
+        (b"x = 1\ny = 2\n# coding: latin-1\n", "utf-8"),  # line 3: not a cookie
+        (b"\xef\xbb\xbfx = 1\n", "utf-8"),  # BOM
+    ],
+)
+def test_the_declared_encoding_is_kept_also_for_ascii_files(data: bytes, encoding: str) -> None:
+    from declint.source import decode_source
+
+    source = decode_source(data, "m.py")
+    assert source.encoding == encoding
+    assert source.text == data.decode("utf-8-sig")
