@@ -61,7 +61,17 @@ from declint.prefilter import (
     index_needles,
     syntax_error,
 )
-from declint.rule import FactRule, FileContext, FileGate, ProjectRule, Rule, RuleMeta, TreeRule, visitor_class
+from declint.rule import (
+    FactRule,
+    FileContext,
+    FileGate,
+    Positions,
+    ProjectRule,
+    Rule,
+    RuleMeta,
+    TreeRule,
+    visitor_class,
+)
 from declint.source import SourceFile, decode_source, read_source
 from declint.suppressions import MARKER, Suppression, apply_suppressions, parse_suppressions
 from declint.types import Finding, Position, RunResult, Span, SuppressedFinding
@@ -991,17 +1001,18 @@ def parse_module(source: SourceFile) -> cst.Module:
 
 
 def _run_rules(context: FileContext, rule_classes: list[type[Rule]]) -> list[Finding]:
-    from libcst.metadata import MetadataWrapper
+    import libcst as cst
 
     module = parse_module(context.source)
-    rules = [visitor_class(cls)(context) for cls in rule_classes]
+    positions = Positions(module)
+    rules = [_instance(cls, context, positions) for cls in rule_classes]
     try:
-        MetadataWrapper(module, unsafe_skip_copy=True).visit_batched(rules)
+        cst.visit_batched(module, rules)
         return [finding for rule in rules for finding in rule.findings]
     except RecursionError:
         return [parse_error(context.rel, "nesting too deep for the parser")]
     except Exception:
-        return _run_rules_one_by_one(context, module, rule_classes)
+        return _run_rules_one_by_one(context, module, rule_classes, positions)
 
 
 def _run_tree_rules(context: FileContext, rule_classes: list[type[TreeRule]], tree: ast.Module) -> list[Finding]:
@@ -1016,15 +1027,23 @@ def _run_tree_rules(context: FileContext, rule_classes: list[type[TreeRule]], tr
     return findings
 
 
-def _run_rules_one_by_one(context: FileContext, module: cst.Module, rule_classes: list[type[Rule]]) -> list[Finding]:
+def _instance(cls: type[Rule], context: FileContext, positions: Positions) -> Rule:
+    rule = visitor_class(cls)(context)
+    rule.positions = positions
+    return rule
+
+
+def _run_rules_one_by_one(
+    context: FileContext, module: cst.Module, rule_classes: list[type[Rule]], positions: Positions
+) -> list[Finding]:
     """Slow path after a crash in the batch: attribute the crash, keep the other rules' findings."""
-    from libcst.metadata import MetadataWrapper
+    import libcst as cst
 
     findings: list[Finding] = []
     for cls in rule_classes:
-        rule = visitor_class(cls)(context)
+        rule = _instance(cls, context, positions)
         try:
-            MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([rule])
+            cst.visit_batched(module, [rule])
         except Exception as error:  # a rule bug must cost one file, never the run
             findings.append(_crashed(context.rel, cls, error))
             continue

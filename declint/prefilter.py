@@ -29,6 +29,7 @@ import functools
 import re
 import symtable
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -164,6 +165,8 @@ class _Checker:
         self.low = max(1, int(min(map(len, wanted)) * cutoff / (2 - cutoff)))
         self.high = int(max(map(len, wanted)) * (2 - cutoff) / cutoff) + 1
         self.seen: dict[bytes, bool] = {}
+        # Letter counts of each name: an upper bound of difflib's matches, without a SequenceMatcher.
+        self.counts = tuple((name, len(name), tuple(Counter(name).items())) for name in wanted)
 
     def __call__(self, piece: bytes) -> bool:
         found = self.seen.get(piece)
@@ -181,8 +184,21 @@ class _Checker:
         values = [value, _unescape(value)] if "\\" in value else [value]
         for text in values:
             upper = text.upper()
-            if self.low <= len(upper) <= self.high and (
-                upper in self.exact or difflib.get_close_matches(upper, self.wanted, n=1, cutoff=self.cutoff)
+            if self.low <= len(upper) <= self.high and (upper in self.exact or self._close(upper)):
+                return True
+        return False
+
+    def _close(self, upper: str) -> bool:
+        """`difflib.get_close_matches(upper, wanted, cutoff=cutoff)` is not empty.
+
+        difflib's ratio is 2 * M / (a + b) with M at most the letters both strings share (counted
+        with repeats); names that bound cannot reach are skipped before difflib runs.
+        """
+        size = len(upper)
+        for name, length, letters in self.counts:
+            shared = sum(min(upper.count(letter), count) for letter, count in letters)
+            if 2 * shared >= self.cutoff * (size + length) - 1e-9 and difflib.get_close_matches(
+                upper, (name,), n=1, cutoff=self.cutoff
             ):
                 return True
         return False

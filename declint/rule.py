@@ -19,7 +19,7 @@ import ast
 import fnmatch
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -215,8 +215,19 @@ class Rule(FileGate, _Visitor):
     def __init__(self, context: FileContext) -> None:
         super().__init__()
         self.context = context
+        self.positions: Positions | None = None  # set by the engine before the visit
         self.findings: list[Finding] = []
         self._scope: list[str] = []
+
+    def get_visitors(self) -> Mapping[str, Callable[[cst.CSTNode], None]]:
+        """libcst's `get_visitors` without `inspect.getmembers` on every instance (that walk of
+        every attribute of a class with hundreds of stubs was a sixth of a file's check)."""
+        return {name: getattr(self, name) for name in _visitor_names(type(self))}
+
+    def position(self, node: cst.CSTNode) -> cst.metadata.CodeRange:
+        if self.positions is None:
+            raise RuntimeError("positions are known only while the engine runs the rule")
+        return self.positions.of(node)
 
     @property
     def config(self) -> Config:
@@ -244,10 +255,7 @@ class Rule(FileGate, _Visitor):
         return ".".join(self._scope)
 
     def report(self, node: cst.CSTNode, message: str) -> None:
-        from libcst.metadata import CodeRange, PositionProvider
-
-        position = self.get_metadata(PositionProvider, node)
-        assert isinstance(position, CodeRange)
+        position = self.position(node)
         self.findings.append(
             Finding(
                 code=self.CODE,
@@ -266,16 +274,43 @@ class Rule(FileGate, _Visitor):
 
 @functools.cache
 def visitor_class(rule: type[Rule]) -> type[Rule]:
-    """`rule` with libcst's `BatchableCSTVisitor` mixed in (and position metadata), made once."""
+    """`rule` with libcst's `BatchableCSTVisitor` mixed in, made once."""
     import libcst as cst
-    from libcst.metadata import PositionProvider
 
-    namespace: dict[str, Any] = {
-        "METADATA_DEPENDENCIES": (PositionProvider,),
-        "__module__": rule.__module__,
-        "__qualname__": rule.__qualname__,
-    }
+    namespace: dict[str, Any] = {"__module__": rule.__module__, "__qualname__": rule.__qualname__}
     return type(rule.__name__, (rule, cst.BatchableCSTVisitor), namespace)
+
+
+@functools.cache
+def _visitor_names(cls: type) -> tuple[str, ...]:
+    """What libcst's `get_visitors` selects: visit_/leave_ methods that are not its no-op stubs."""
+    return tuple(
+        name
+        for name in sorted(dir(cls))
+        if name.startswith(("visit_", "leave_"))
+        and callable(method := getattr(cls, name))
+        and not getattr(method, "_is_no_op", False)
+    )
+
+
+class Positions:
+    """Positions of a module's nodes, computed on first use.
+
+    libcst's `PositionProvider` renders the whole module to count lines and columns, which cost
+    more than the rules themselves; most files report nothing, so it runs only when a rule asks.
+    """
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self._positions: Mapping[cst.CSTNode, cst.metadata.CodeRange] | None = None
+
+    def of(self, node: cst.CSTNode) -> cst.metadata.CodeRange:
+        if self._positions is None:
+            from libcst.metadata import MetadataWrapper, PositionProvider
+
+            # unsafe_skip_copy: the rules hold nodes of this very tree.
+            self._positions = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+        return self._positions[node]
 
 
 def name_matches_any(name: str, patterns: Sequence[str]) -> bool:

@@ -158,7 +158,7 @@ class MetadataBackendMismatch(Rule):
                 self._config_args.add(argument.value.value)
 
     def _assignment(self, target: cst.BaseAssignTargetExpression, value: cst.BaseExpression) -> None:
-        line = self.get_metadata(cst.metadata.PositionProvider, target).start.line
+        line = self.position(target).start.line
         if _is_metadata_cls(target):
             self._sources.append(self._metadata_source(value))
         elif isinstance(target, cst.Name):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, ClassVar
 
@@ -112,6 +113,11 @@ class MissingDeclaration(Rule):
         super().__init__(context)
         self._attribute = str(self.config.get("declaration-attribute"))
         self._depth = 0
+        # Class names defined more than once at the top level (e.g. under `if TYPE_CHECKING:`):
+        # only for those is the line compared, since a node's line costs rendering the module.
+        self._repeated = {
+            name for name, count in Counter(c.qualname for c in context.facts.classes).items() if count > 1
+        }
 
     @classmethod
     def applies_to(cls, context: FileContext) -> bool:
@@ -121,8 +127,13 @@ class MissingDeclaration(Rule):
         super().visit_ClassDef(node)
         self._depth += 1
         if self._depth == 1:  # the index holds top-level classes
-            facts = self.index.classes.get(f"{self.context.module}.{node.name.value}")
-            if facts is not None and facts.line == _line(self, node) and self.index.is_model(facts):
+            qualname = f"{self.context.module}.{node.name.value}"
+            facts = self.index.classes.get(qualname)
+            if (
+                facts is not None
+                and self.index.is_model(facts)
+                and (qualname not in self._repeated or facts.line == _line(self, node))
+            ):
                 self._check(node, facts)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
@@ -181,7 +192,7 @@ class MissingDeclaration(Rule):
         missing = list(encoders)
         entries += [f"{json.dumps(encoder)}: {marker}({json.dumps(TODO_REASON)})" for encoder in missing]
         homes = sorted(q.rpartition(".")[0] for q in self.index.classes if q.rpartition(".")[2] == marker)
-        start = self.get_metadata(cst.metadata.PositionProvider, node.name).start
+        start = self.position(node.name).start
         names = ", ".join(f'"{encoder}"' for encoder in missing)
         fix = Fix(
             "add-declaration-entries",
@@ -203,7 +214,7 @@ class MissingDeclaration(Rule):
 
 def _line(rule: Rule, node: cst.ClassDef) -> int:
     """Line of the `class` keyword, as ast reports it (decorators excluded)."""
-    return int(rule.get_metadata(cst.metadata.PositionProvider, node.name).start.line)
+    return int(rule.position(node.name).start.line)
 
 
 def _declaration_target(node: cst.ClassDef, attribute: str) -> cst.CSTNode | None:

@@ -1,0 +1,54 @@
+"""The byte prefilters agree with the definitions they speed up."""
+
+from __future__ import annotations
+
+import difflib
+import random
+import string
+
+from declint.prefilter import _Checker, strings_close_to
+
+NAMES = ("FLASHINFER", "TRTLLM", "VANILLA")
+
+
+def _variants(rng: random.Random) -> list[str]:
+    """Names with edits (near misses and far ones), and random words of every plausible length."""
+    alphabet = string.ascii_uppercase + "_0123456789"
+    out = []
+    for _ in range(3000):
+        text = list(rng.choice(NAMES))
+        for _ in range(rng.randint(0, 5)):
+            position = rng.randrange(len(text) + 1)
+            edit = rng.choice("insert delete replace swap")
+            if edit == "insert":
+                text.insert(position, rng.choice(alphabet))
+            elif text and edit == "delete":
+                del text[min(position, len(text) - 1)]
+            elif text and edit == "replace":
+                text[min(position, len(text) - 1)] = rng.choice(alphabet)
+            elif len(text) > 1:
+                i = min(position, len(text) - 2)
+                text[i], text[i + 1] = text[i + 1], text[i]
+        out.append("".join(text))
+    out += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 20))) for _ in range(3000)]
+    return out
+
+
+def test_the_letter_bound_never_changes_difflibs_answer() -> None:
+    for cutoff in (0.6, 0.75, 0.8, 0.9):
+        checker = _Checker(NAMES, cutoff)
+        rng = random.Random(cutoff)
+        compared = 0
+        for text in _variants(rng):
+            expected = bool(difflib.get_close_matches(text, NAMES, n=1, cutoff=cutoff))
+            assert checker._close(text) == expected, (text, cutoff)
+            compared += expected
+        assert compared > 300  # the near misses really are near: both answers are exercised
+
+
+def test_strings_close_to_sees_literals_in_either_quote_and_escaped() -> None:
+    assert strings_close_to(b'backend = "trtllm"\n', NAMES, cutoff=0.8)
+    assert strings_close_to(b"backend = 'FLASHINFR'\n", NAMES, cutoff=0.8)
+    assert strings_close_to(b'backend = "VANI\\x4cLA"\n', NAMES, cutoff=0.8)
+    assert not strings_close_to(b'backend = "cuda"\nname = "float32"\n', NAMES, cutoff=0.8)
+    assert not strings_close_to(b"backend = TRTLLM\n", NAMES, cutoff=0.8)  # a name, not a literal
