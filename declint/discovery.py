@@ -43,7 +43,7 @@ class SourcePath:
     """A file to analyse: `rel` is the root-relative POSIX path used in every output."""
 
     rel: str
-    path: Path
+    path: str  # a string, not a Path: a walk makes one per file, and every user wants the string
 
 
 @dataclass(frozen=True, order=True)
@@ -156,7 +156,7 @@ def _walk(path: Path, flt: _Filter, *, explicit: bool) -> Iterator[SourcePath | 
         yield from _walk_dir(path, flt)
         return
     if flt.included(rel) and not (inside and flt.excluded(path, rel, False)):
-        yield SourcePath(rel, path)
+        yield SourcePath(rel, str(path))
 
 
 def _walk_dir(
@@ -174,18 +174,18 @@ def _walk_dir(
         # What `_walk` does for one entry, with strings and the entry's cached type (the hot path).
         rel = entry.name if base == "." else f"{base}/{entry.name}"
         if entry.is_symlink():
-            path = _child(directory, entry.name)
+            path = child_path(directory, entry.name)
             yield from _symlink(path, rel if inside else display_path(path, flt.root), flt)
         elif entry.is_dir(follow_symlinks=False):
             if not (inside and flt.excluded(entry.path, rel, True)):
-                yield from _walk_dir(_child(directory, entry.name), flt, rel if inside else None, inside or None)
+                yield from _walk_dir(child_path(directory, entry.name), flt, rel if inside else None, inside or None)
         elif not inside:
-            yield from _walk(_child(directory, entry.name), flt, explicit=False)
+            yield from _walk(child_path(directory, entry.name), flt, explicit=False)
         elif flt.included(rel) and not flt.excluded(entry.path, rel, False, walked=True):
-            yield SourcePath(rel, _child(directory, entry.name))
+            yield SourcePath(rel, entry.path)
 
 
-def _child(directory: Path, name: str) -> Path:
+def child_path(directory: Path, name: str) -> Path:
     """`directory / name` without parsing the name again (pathlib's own listing does the same)."""
     make = getattr(directory, "_make_child_relpath", None)
     return make(name) if make is not None else directory / name
@@ -205,7 +205,7 @@ def _symlink(path: Path, rel: str, flt: _Filter) -> Iterator[SourcePath | Skippe
         yield SkippedPath(rel, "symlink points outside the project root; not followed")
         return
     if not flt.excluded(path, rel, False):
-        yield SourcePath(rel, path)
+        yield SourcePath(rel, str(path))
 
 
 def module_name(path: Path) -> str:

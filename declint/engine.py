@@ -332,6 +332,7 @@ class _Run:
         # (paths asked for, roots, checked rels, skipped (rel, reason)): what a snapshot replays.
         self.request: tuple[Sequence[Path], Sequence[Path], Sequence[str], Sequence[tuple[str, str]]] | None = None
         self._snapshot_found: Snapshot | None = None
+        self._listing: tuple[tuple[Snapshot, tuple[str, ...], list[tuple[str, str]]] | None] | None = None
         self._known_modules: dict[str, str] | None = None
         self._data: CacheData | None = None
         self.dirty = False
@@ -635,6 +636,13 @@ class _Run:
     ) -> tuple[Snapshot, tuple[str, ...], list[tuple[str, str]]] | None:
         """(snapshot, checked rels, skipped) when the last run's walk still holds: no directory
         it listed, .gitignore it read or package marker it looked for changed since."""
+        if self._listing is None:
+            self._listing = (self._listing_from_snapshot(paths, roots),)  # `run` asks twice
+        return self._listing[0]
+
+    def _listing_from_snapshot(
+        self, paths: Sequence[Path], roots: Sequence[Path]
+    ) -> tuple[Snapshot, tuple[str, ...], list[tuple[str, str]]] | None:
         if self.store is None or self.overrides:
             return None
         with self.stats.phase("snapshot"):
@@ -660,7 +668,7 @@ class _Run:
         """The checked and indexed files of a walk the snapshot still describes."""
         snapshot = self._snapshot_found
         assert snapshot is not None
-        everything = [SourcePath(rel, Path(path)) for rel, (path, _, _) in sorted(snapshot.files.items())]
+        everything = [SourcePath(rel, path) for rel, (path, _, _) in sorted(snapshot.files.items())]
         self._known_modules = {rel: module for rel, (_, _, module) in snapshot.files.items()}
         wanted = set(rels)
         return [item for item in everything if item.rel in wanted], everything
