@@ -19,18 +19,14 @@ import click
 
 from declint import __version__
 from declint.config import Config, find_config_file, load_config, parse_code_list, project_root, suggest
-from declint.docs import explain_rule, rules_table
 from declint.engine import Engine, Selection
 from declint.errors import DeclintError, UsageError
 from declint.reporting import FORMATS, RENDERERS
 from declint.reporting import outputs as report_outputs
-from declint.reporting.baseline_command import write_baseline
 from declint.reporting.pipeline import CheckOutcome, CheckRequest
 from declint.reporting.pipeline import run as run_pipeline
 from declint.rules import ALL_RULES, RULES_BY_CODE
 from declint.rules.docs_drift import docs_drift
-from declint.table import render as render_table
-from declint.table import support_matrix
 from declint.types import Finding, RunResult
 
 _PROGRESS_MIN_FILES = 200
@@ -241,6 +237,8 @@ def baseline_write(
     """Write FILE from the findings in PATHS (default: the project). Never adds entries without --allow-grow."""
     config = resolve_config(paths, config_file)
     engine = Engine(config, ALL_RULES, build_selection(config, select, ignore))
+    from declint.reporting.baseline_command import write_baseline
+
     sys.exit(write_baseline(engine, file, paths or (config.root,), allow_grow=allow_grow))
 
 
@@ -252,6 +250,8 @@ def rule(code: str) -> None:
     rule_class = RULES_BY_CODE.get(code.upper())
     if rule_class is None:
         raise UsageError(f'unknown rule code "{code}"{suggest(code.upper(), frozenset(RULES_BY_CODE))}')
+    from declint.docs import explain_rule
+
     click.echo(explain_rule(rule_class), nl=False)
 
 
@@ -260,6 +260,8 @@ def rule(code: str) -> None:
 @error_boundary
 def list_rules(output_format: str) -> None:
     """List every rule."""
+    from declint.docs import rules_table
+
     click.echo(rules_table(ALL_RULES, output_format), nl=False)
 
 
@@ -299,6 +301,9 @@ def run_table(paths: Sequence[Path], *, output_format: str, check_file: Path | N
     config = resolve_config(paths, config_file)
     index = Engine(config, ALL_RULES, Selection(("DL",), ())).build_index(paths)
     if check_file is None:
+        from declint.table import render as render_table
+        from declint.table import support_matrix
+
         click.echo(render_table(support_matrix(index, config), output_format), nl=False)
         return Exit.CLEAN
     findings = tuple(sorted(docs_drift(index, config, check_file.resolve()), key=Finding.sort_key))
