@@ -86,6 +86,7 @@ PARSE_ERROR_NAME = "parse-error"
 # whose bytes contain the value of one of these variables segfaults or hangs that worker.
 CRASH_HOOK_ENV = "DECLINT_TEST_CRASH_ON"
 HANG_HOOK_ENV = "DECLINT_TEST_HANG_ON"
+_READ_HERE = 4  # files a run reads in its own process rather than forking a worker for them
 
 Progress = Callable[[int, int], None]
 
@@ -332,6 +333,8 @@ class _Run:
         # (paths asked for, roots, checked rels, skipped (rel, reason)): what a snapshot replays.
         self.request: tuple[Sequence[Path], Sequence[Path], Sequence[str], Sequence[tuple[str, str]]] | None = None
         self._snapshot_found: Snapshot | None = None
+        # rel -> stat key of files found unchanged since the snapshot (all settled there).
+        self._stats_seen: dict[str, tuple[int, int, int]] = {}
         self._listing: tuple[tuple[Snapshot, tuple[str, ...], list[tuple[str, str]]] | None] | None = None
         self._known_modules: dict[str, str] | None = None
         self._data: CacheData | None = None
@@ -380,12 +383,17 @@ class _Run:
             return InlinePool(handler, state)
         return ProcessPool(handler, state, self.engine.jobs, self.limits)
 
-    def _prepare(self) -> InlinePool[Any, Any] | ProcessPool[Any, Any]:
+    def _prepare(self, count: int | None = None) -> InlinePool[Any, Any] | ProcessPool[Any, Any]:
+        """The pool that reads files. A handful (`count`, an edited file or two) are read here: a
+        worker's fork costs more than reading them, and reading runs only CPython's own parser
+        (bounded by max-file-size); parsing with libcst and the rules stay isolated in workers."""
         if self._prepare_pool is None:
             state = _PrepareState(
                 self.config, self.gates, index_needles(self.config), self.options,
                 self.check_syntax, self.max_size, self.overrides,
             )  # fmt: skip
+            if count is not None and count <= _READ_HERE and self.engine.jobs is not None:
+                return InlinePool(_prepare_handler, state, guarded=True)
             self._prepare_pool = self._pool(_prepare_handler, state)
         return self._prepare_pool
 
@@ -405,33 +413,39 @@ class _Run:
         now = time.time()
         for item in files:
             module = self.modules[item.rel]
-            entry = self.data.files.get(item.rel)
             is_checked = item.rel in checked
-            if item.rel not in self.overrides:
-                try:
-                    stat = os.stat(item.path)
-                except OSError:
-                    stat = None
-                if stat is not None:
-                    key = stat_key(stat)
-                    stats[item.rel] = (key, settled(stat, now))
-                    if (
-                        entry is not None
-                        and entry.settled
-                        and entry.stat == key
-                        and self._complete(entry.scan, is_checked)
-                    ):
-                        self.records[item.rel] = entry.scan
-                        if entry.facts is not None and entry.facts.module == module:
-                            self.facts[item.rel] = entry.facts
-                        continue
+            current = None if item.rel in self.overrides else self._current_stat(item, now)
+            if current is not None:
+                stats[item.rel] = current
+                entry = self.data.files.get(item.rel)
+                if (
+                    entry is not None
+                    and entry.settled
+                    and entry.stat == current[0]
+                    and self._complete(entry.scan, is_checked)
+                ):
+                    self.records[item.rel] = entry.scan
+                    if entry.facts is not None and entry.facts.module == module:
+                        self.facts[item.rel] = entry.facts
+                    continue
             todo.append(_ScanItem(item.rel, str(item.path), module, is_checked, module == literal_module))
         if not todo:
             return
         self.stats.files_read += len(todo)
-        outcomes = self._prepare().map(todo, self._batch(len(todo), 64))
+        outcomes = self._prepare(len(todo)).map(todo, self._batch(len(todo), 64))
         for scanned, outcome in zip(todo, outcomes, strict=True):
             self._scanned(scanned, outcome, stats)
+
+    def _current_stat(self, item: SourcePath, now: float) -> tuple[tuple[int, int, int], bool] | None:
+        """(stat key, settled) of the file now; None when it cannot be stat'ed."""
+        known = self._stats_seen.get(item.rel)
+        if known is not None:  # compared with the snapshot a moment ago: unchanged, settled there
+            return known, True
+        try:
+            stat = os.stat(item.path)
+        except OSError:
+            return None
+        return stat_key(stat), settled(stat, now)
 
     def _scanned(
         self,
@@ -510,7 +524,7 @@ class _Run:
         todo = [item for item in todo if item.rel not in self.facts]
         if not todo:
             return
-        outcomes = self._prepare().map(todo, self._batch(len(todo), 8))
+        outcomes = self._prepare(len(todo)).map(todo, self._batch(len(todo), 8))
         for item, outcome in zip(todo, outcomes, strict=True):
             facts = (
                 outcome
@@ -620,7 +634,9 @@ class _Run:
                 return None
             if any(path_key(path) != key for path, key in snapshot.inputs):
                 return None
-            if any(path_key(path) != key for path, key, _ in snapshot.files.values()):
+            unchanged = {rel: key for rel, (path, key, _) in snapshot.files.items() if path_key(path) == key}
+            if len(unchanged) != len(snapshot.files):
+                self._stats_seen = unchanged  # the scan that follows need not stat these again
                 return None
         findings = self._visible(list(snapshot.project), set(rels))
         suppressed: list[SuppressedFinding] = []

@@ -80,13 +80,17 @@ class Stats:
 class InlinePool(Generic[Item, Result]):
     """Runs the handler in this process: same results as the process pool, minus isolation."""
 
-    def __init__(self, handler: Callable[[Any, Item], Result], state: object) -> None:
+    def __init__(self, handler: Callable[[Any, Item], Result], state: object, guarded: bool = False) -> None:
         self.handler = handler
         self.state = state
+        self.guarded = guarded  # an exception becomes the item's Failure, as in a worker (else it propagates)
         self.stats = Stats()
 
     def map(self, items: Sequence[Item], batch: int = 1) -> list[Result | Failure]:
-        return [self.handler(self.state, item) for item in items]
+        if not self.guarded:
+            return [self.handler(self.state, item) for item in items]
+        outcomes = (guarded_call(self.handler, self.state, item) for item in items)
+        return [value if ok else Failure(str(value), "error") for ok, value in outcomes]  # type: ignore[misc]
 
     def close(self) -> None:
         pass
@@ -324,6 +328,18 @@ def _worker_main(
     os._exit(0)  # no atexit handlers or finalizers of the parent's copied state
 
 
+def guarded_call(handler: Handler, state: object, item: object) -> tuple[bool, object]:
+    """(True, result), or (False, why) when the handler raised: one item's bug never takes others down."""
+    try:
+        return True, handler(state, item)
+    except RecursionError:
+        return False, "nesting too deep for the parser"
+    except MemoryError:
+        return False, "out of memory"
+    except Exception as error:
+        return False, f"internal error: {type(error).__name__}: {error}"
+
+
 def _serve(conn: multiprocessing.connection.Connection, handler: Handler, state: object, slot: Any) -> None:
     while True:
         try:
@@ -336,14 +352,7 @@ def _serve(conn: multiprocessing.connection.Connection, handler: Handler, state:
         for position, item in enumerate(batch):
             slot[1] = time.monotonic()
             slot[0] = float(position)
-            try:
-                outcomes.append((True, handler(state, item)))
-            except RecursionError:
-                outcomes.append((False, "nesting too deep for the parser"))
-            except MemoryError:
-                outcomes.append((False, "out of memory"))
-            except Exception as error:  # one item's bug must never take the others down
-                outcomes.append((False, f"internal error: {type(error).__name__}: {error}"))
+            outcomes.append(guarded_call(handler, state, item))
         slot[0] = -1.0
         try:
             conn.send(outcomes)
