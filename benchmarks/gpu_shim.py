@@ -1,22 +1,33 @@
 """The runtime shim on a GPU: what it rejects before allocating, and what it costs.
 
-    python benchmarks/gpu_shim.py [--out results.json] [--quick]
+    python benchmarks/gpu_shim.py [--out results.json] [--quick] [--only SECTION] [--rounds N]
+    python benchmarks/gpu_shim.py --device meta --only construction   # the construction cost without a GPU
+    python benchmarks/gpu_shim.py ... --shim-root DIR   # another revision's shim: DIR/declint/runtime_shim
 
 Runs on the demo stand-in (examples/mini_trtllm) with CUDA. Measures, each with and without
 the shim installed (same process, A/B interleaved, medians):
   1. an unsupported override is rejected with torch.cuda.memory_allocated() unchanged;
   2. the metadata/backend mismatch is rejected inside setup_attn_metadata, before any kernel;
-  3. model construction time (host clock around construction + synchronize);
+  3. model construction time (host clock around construction + synchronize; 200 ABBA rounds,
+     both arms after install(), the collector off while timing; the paired per-round difference
+     with a bootstrap 95% interval) and the time spent inside the shim's own construction hooks (begin +
+     finish, median of 300 models with one install, and of 100 each right after an install);
   4. steady-state encoder forward and CUDA-graph replay (CUDA events);
   5. the SDPA probe: finds the direct call in Step3.7 VL's encoder on the first forward, then
      detaches; its cost while active.
+`--device cpu|meta` runs section 3 only, on the host (the hooks are pure Python, so their cost
+does not depend on the device; `meta` skips parameter init, `cpu` runs it).
 Prints a table; writes every number to --out (JSON).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
+import os
+import platform
+import random
 import statistics
 import sys
 import time
@@ -26,6 +37,11 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+# --shim-root DIR: measure the shim in DIR/declint/runtime_shim (another revision's, laid out as
+# installed: DIR/declint/__init__.py and DIR/declint/runtime_shim/) instead of this checkout's.
+_SHIM_ROOT = next((sys.argv[i + 1] for i, arg in enumerate(sys.argv[:-1]) if arg == "--shim-root"), None)
+if _SHIM_ROOT:
+    sys.path.insert(0, _SHIM_ROOT)
 
 import torch  # noqa: E402
 
@@ -33,10 +49,13 @@ from declint import runtime_shim as shim  # noqa: E402
 from tests.shim_fixtures.demo_models import flashinfer_importable, import_models, model_config  # noqa: E402
 
 CUDA = torch.device("cuda")
+DEVICE = CUDA  # --device; every section but construction needs CUDA
+CUDA_SECTIONS = ("rejection", "metadata_mismatch", "steady_state", "sdpa_probe")
 
 
 def sync() -> None:
-    torch.cuda.synchronize()
+    if DEVICE.type == "cuda":
+        torch.cuda.synchronize()
 
 
 def rejected_without_allocation(classes: dict[str, type]) -> dict[str, Any]:
@@ -117,43 +136,77 @@ def metadata_mismatch() -> dict[str, Any]:
     return result
 
 
-def construction_overhead(classes: dict[str, type], rounds: int) -> dict[str, Any]:
+def construction_overhead(classes: dict[str, type], rounds: int, hook_rounds: int) -> dict[str, Any]:
     cls = classes["Qwen3VLModel"]
     config = model_config("TRTLLM", {"vision": "TRTLLM"}, hidden=1024, heads=16, depth=24, text_layers=2)
     times: dict[str, list[float]] = {"without": [], "with": []}
 
-    def build() -> float:
-        sync()
-        start = time.perf_counter()
-        with CUDA:
-            model = cls(config)
-        sync()
-        elapsed = time.perf_counter() - start
+    def build(installed: bool) -> float:
+        # Both arms take the same steps before the timed construction: install() (scanning
+        # sys.modules, patching: it evicts caches) and, without the shim, uninstall(). So each
+        # "with" model is the first one built after install(), as in a process that builds one
+        # model. As timeit does, the collector is off while timing: a collection of the whole heap
+        # landing in one build or the other is ~10 ms of noise, far more than what is measured.
+        # The allocator keeps the previous model's blocks (no empty_cache): cudaMalloc latency
+        # is the other large noise, and both arms reuse the same blocks.
+        shim.install("enforce")
+        if not installed:
+            shim.uninstall()
+        gc.collect()
+        gc.disable()
+        try:
+            sync()
+            start = time.perf_counter()
+            with DEVICE:
+                model = cls(config)
+            sync()
+            elapsed = time.perf_counter() - start
+        finally:
+            gc.enable()
+        shim.uninstall()
         del model
         return elapsed
 
-    build()  # warm-up: allocator, kernels
+    for installed in (False, True, False, True):  # warm-up: allocator, kernels, both code paths
+        build(installed)
     for round_ in range(rounds):
         for label in ("without", "with") if round_ % 2 == 0 else ("with", "without"):  # ABBA: drift cancels
-            if label == "with":
-                shim.install("enforce")
-            times[label].append(build())
-            shim.uninstall()
-            torch.cuda.empty_cache()
+            times[label].append(build(label == "with"))
+    if DEVICE.type == "cuda":
+        torch.cuda.empty_cache()
     a, b = statistics.median(times["without"]), statistics.median(times["with"])
+    paired = [w - o for w, o in zip(times["with"], times["without"], strict=True)]
     return {
         "model": "Qwen3VLModel vision 1024x24 + text 1024x2",
+        "device": str(DEVICE),
         "rounds": rounds,
         "median_s_without": a,
         "median_s_with": b,
         "overhead_percent": 100 * (b - a) / a,
-        "shim_hooks_s": shim_hooks_cost(cls, config, rounds),
+        "overhead_s_paired_median": statistics.median(paired),
+        "overhead_s_paired_ci95": bootstrap_median_ci(paired),
+        "overhead_percent_paired": 100 * statistics.median(paired) / a,
+        "shim_hooks_s": shim_hooks_cost(cls, config, hook_rounds, reinstall=False),
+        "shim_hooks_s_first_after_install": shim_hooks_cost(cls, config, hook_rounds // 3, reinstall=True),
+        "shim_hooks_rounds": hook_rounds,
         "all_s": times,
     }
 
 
-def shim_hooks_cost(cls: type, config: Any, rounds: int) -> float:
-    """Median time spent inside the shim's own construction hooks (before + after __init__)."""
+def bootstrap_median_ci(samples: list[float], draws: int = 2000) -> list[float]:
+    """95% interval of the median of `samples` (percentile bootstrap, fixed seed)."""
+    rng = random.Random(0)
+    medians = sorted(statistics.median(rng.choices(samples, k=len(samples))) for _ in range(draws))
+    return [medians[int(0.025 * draws)], medians[int(0.975 * draws) - 1]]
+
+
+def shim_hooks_cost(cls: type, config: Any, rounds: int, *, reinstall: bool) -> float:
+    """Median time spent inside the shim's own construction hooks (before + after __init__).
+
+    One install for all models (`reinstall=False`: the per-model cost once the model class was
+    built before), or a fresh install before each (the first model of a process). The backends
+    are recorded inside __init__, between the hooks: the construction overhead above includes that.
+    """
     from declint.runtime_shim import _shim
 
     spent: list[float] = []
@@ -177,7 +230,10 @@ def shim_hooks_cost(cls: type, config: Any, rounds: int) -> float:
     try:
         shim.install("enforce")
         for _ in range(rounds):
-            with CUDA:
+            if reinstall:
+                shim.uninstall()
+                shim.install("enforce")
+            with DEVICE:
                 model = cls(config)
             del model
     finally:
@@ -315,18 +371,30 @@ def sdpa_probe(classes: dict[str, type], rounds: int, iters: int) -> dict[str, A
 
 
 def main() -> None:
+    global DEVICE
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default="gpu_shim_results.json")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--only", action="append", help="run only these sections (repeatable)")
+    parser.add_argument("--device", choices=("cuda", "cpu", "meta"), default="cuda")
+    parser.add_argument("--rounds", type=int, help="ABBA rounds of the construction section (default 200)")
+    parser.add_argument("--shim-root", help="measure the shim under DIR/declint/runtime_shim (read at import)")
     args = parser.parse_args()
+    DEVICE = torch.device(args.device)
     rounds, iters = (3, 5) if args.quick else (15, 50)
+    construction_rounds = args.rounds or (5 if args.quick else 200)
+    hook_rounds = 20 if args.quick else 300
+    if DEVICE.type != "cuda":
+        wanted = set(args.only or ["construction"])
+        if wanted & set(CUDA_SECTIONS):
+            parser.error(f"{', '.join(sorted(wanted & set(CUDA_SECTIONS)))} need --device cuda")
+        args.only = sorted(wanted)
     classes = import_models()
-    results: dict[str, Any] = {"device": torch.cuda.get_device_name(), "torch": torch.__version__}
+    results: dict[str, Any] = {"device": _device_name(), "torch": torch.__version__, "shim": shim.__file__}
     sections: dict[str, Callable[[], Any]] = {
         "rejection": lambda: rejected_without_allocation(classes),
         "metadata_mismatch": metadata_mismatch,
-        "construction": lambda: construction_overhead(classes, rounds),
+        "construction": lambda: construction_overhead(classes, construction_rounds, hook_rounds),
         "steady_state": lambda: steady_state(classes, rounds, iters),
         "sdpa_probe": lambda: sdpa_probe(classes, rounds, iters),
     }
@@ -343,6 +411,13 @@ def main() -> None:
             shim.uninstall()
         Path(args.out).write_text(json.dumps(results, indent=2, default=str))
         print(f"== {name}", json.dumps(_brief(results[name]), default=str), flush=True)
+
+
+def _device_name() -> str:
+    if DEVICE.type == "cuda":
+        return torch.cuda.get_device_name()
+    host = platform.processor() or platform.machine()
+    return f"{DEVICE.type} ({host}, {os.cpu_count()} cores, Python {platform.python_version()})"
 
 
 def _brief(value: Any) -> Any:

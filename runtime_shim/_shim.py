@@ -11,20 +11,50 @@ import types
 import typing
 import warnings
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from declint.runtime_shim import checks, contract, probe
 from declint.runtime_shim.conventions import Conventions
-from declint.runtime_shim.declarations import ModelFacts, is_model_class, literal_members, model_facts, suggest_member
+from declint.runtime_shim.declarations import (
+    ModelFacts,
+    is_model_class,
+    literal_members,
+    model_facts,
+    suggest_member,
+)
 from declint.runtime_shim.patching import ImportHook, PatchSet
+from declint.runtime_shim.recording import Recorder
 from declint.runtime_shim.report import Mode, Reporter, ShimTargetError, Violation, logger
 from declint.runtime_shim.targets import TARGETS, Target, signature_problem
 
 
 class ShimTargetWarning(UserWarning):
     """A patch target is missing or has an incompatible signature; that check is off."""
+
+
+@dataclass(frozen=True)
+class _Known:
+    """A model class's facts, and what they were read from."""
+
+    facts: ModelFacts
+    declared: Any  # what the class's declaration attribute resolved to (own, inherited or the mixin's)
+    items: Any  # its items then, to notice a declaration changed in place
+    members: tuple[str, ...] | None
+
+
+def _items(declared: Any) -> Any:
+    return tuple(declared.items()) if isinstance(declared, Mapping) else None
+
+
+class _ThreadState(threading.local):
+    """Per thread: the tracked constructions in progress (innermost last) and their recorder."""
+
+    def __init__(self) -> None:
+        self.entered: set[int] = set()
+        self.stack: list[checks.Construction] = []
+        self.recorder: Recorder | None = None
 
 
 @dataclass(frozen=True)
@@ -58,14 +88,18 @@ class Shim:
         }
         self.resolved: dict[str, Any] = {}
         self.registered: dict[type, tuple[str, ...]] = {}
-        self._facts: dict[type, ModelFacts] = {}
+        self._facts: dict[type, _Known] = {}
         self._members: tuple[str, ...] | None = None
+        self._known_backends: frozenset[str] | None = None
+        self._recording = False  # AttentionBackend.__init__ is wrapped: backends are recorded at creation
         self._lookup: Callable[..., Any] | None = None
         self._wrapped: set[type] = set()
         self._bound: weakref.WeakSet[Any] = weakref.WeakSet()
         self._owners: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+        # models whose subtrees a recorded construction did not walk -> that construction
+        self._unwalked: weakref.WeakKeyDictionary[Any, checks.Construction] = weakref.WeakKeyDictionary()
         self._said: set[str] = set()
-        self._local = threading.local()
+        self._state = _ThreadState()
         self._lock = threading.RLock()
 
     # ---- lifecycle --------------------------------------------------------------------------------
@@ -84,7 +118,8 @@ class Shim:
         contract.reads.cache_clear()
 
     def emit(self, violations: list[Violation]) -> None:
-        self.reporter.emit(violations)
+        if violations:
+            self.reporter.emit(violations)
 
     def info_once(self, key: str, message: str) -> None:
         with self._lock:
@@ -128,6 +163,14 @@ class Shim:
         if self._members is None:
             self._members = literal_members(self.conventions)
         return self._members
+
+    def known_backends(self) -> frozenset[str] | None:
+        """The names get_attention_backend accepts (the Literal's and the extra ones); None: unknown."""
+        if self._known_backends is None:
+            members = self.members()
+            if members:
+                self._known_backends = frozenset((*members, *self.conventions.extra_backend_names))
+        return self._known_backends
 
     # ---- patchers (one per patched target) -----------------------------------------------------------
     def _patch_model_mixin(self, mixin: type, module: types.ModuleType) -> None:
@@ -209,29 +252,64 @@ class Shim:
     def _patch_get_attention_backend(self, original: Callable[..., Any], module: types.ModuleType) -> None:
         shim = self
         self._lookup = original
+        accepted: set[Any] = set()  # names already found in the Literal: each layer asks, keep that cheap
 
         @functools.wraps(original)
         def get_attention_backend(backend_name: Any, *args: Any, **kwargs: Any) -> Any:
-            members = shim.members()
-            if members and isinstance(backend_name, str):
-                known = (*members, *shim.conventions.extra_backend_names)
-                if backend_name.upper() not in known:
-                    literal = shim.conventions.shared_literal.rpartition(".")[2]
-                    shim.emit(
-                        [
-                            Violation(
-                                "DL104",
-                                "unknown-backend",
-                                f'get_attention_backend("{backend_name}"): not a member of {literal}'
-                                f"{suggest_member(backend_name, members)}; it would silently fall back to "
-                                "another backend",
-                            )
-                        ]
-                    )
+            try:
+                seen = backend_name in accepted
+            except TypeError:  # not hashable: checked below (not a str, so not checked at all)
+                seen = False
+            if not seen:
+                shim._check_backend_name(backend_name, accepted)
             return original(backend_name, *args, **kwargs)
 
         self.patches.set(module, "get_attention_backend", get_attention_backend)
         self.patches.rebind(original, get_attention_backend, self._watched_modules())
+
+    def _check_backend_name(self, backend_name: Any, accepted: set[Any]) -> None:
+        known = self.known_backends()
+        if known is None or not isinstance(backend_name, str):
+            return
+        if backend_name.upper() in known:
+            if len(accepted) < 64:
+                accepted.add(backend_name)
+            return
+        members = self.members() or ()
+        literal = self.conventions.shared_literal.rpartition(".")[2]
+        self.emit(
+            [
+                Violation(
+                    "DL104",
+                    "unknown-backend",
+                    f'get_attention_backend("{backend_name}"): not a member of {literal}'
+                    f"{suggest_member(backend_name, members)}; it would silently fall back to another backend",
+                )
+            ]
+        )
+
+    def _patch_attention_backend_base(self, base: type, module: types.ModuleType) -> None:
+        """Record every backend created while a tracked model is built (see recording.py)."""
+        state, klass = self._state, cast(Any, base)
+        own = vars(base).get("__init__")
+
+        def __init__(backend: Any, *args: Any, **kwargs: Any) -> None:
+            if own is None:
+                super(klass, backend).__init__(*args, **kwargs)
+            else:
+                own(backend, *args, **kwargs)
+            recorder = state.recorder
+            if recorder is not None:
+                recorder.record(backend)  # keep this call direct: record() counts frames from here
+
+        if own is not None:
+            __init__ = functools.wraps(own)(__init__)
+        try:
+            self.patches.set(base, "__init__", __init__)
+        except (AttributeError, TypeError) as error:  # e.g. an extension type: the checks walk instead
+            logger.info("declint runtime shim: %s.__init__ not wrapped (%s); backends are found by a walk", base, error)
+            return
+        self._recording = True
 
     def _watched_modules(self) -> list[types.ModuleType]:
         prefix = self.conventions.watched_prefix
@@ -245,12 +323,14 @@ class Shim:
             self.registered[cls] = modalities
             self._facts.pop(cls, None)
         self.wrap_model(cls)
+        self._prime(cls)
 
     def wrap_model(self, cls: type) -> None:
         with self._lock:
             if cls in self._wrapped or not is_model_class(cls, self.conventions, self.registered):
                 return
             self._wrapped.add(cls)
+            self._prime(cls)
             original = vars(cls).get("__init__")
             if original is None:
                 owner = next(k for k in cls.__mro__ if "__init__" in vars(k))
@@ -271,28 +351,55 @@ class Shim:
     def construct(
         self, original: Callable[..., None], model: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> None:
-        entered: set[int] = self._local.__dict__.setdefault("entered", set())
-        if id(model) in entered:  # a wrapped __init__ calling a wrapped super().__init__
+        state = self._state
+        if id(model) in state.entered:  # a wrapped __init__ calling a wrapped super().__init__
             original(model, *args, **kwargs)
             return
         construction = self.begin(type(model), _config_argument(args, kwargs))
-        stack: list[checks.Construction] = self._local.__dict__.setdefault("stack", [])
-        entered.add(id(model))
-        stack.append(construction)
+        outer = state.recorder
+        if outer is not None:
+            outer.trusted = False  # a model built inside another's __init__: the outer one walks
+        if self._recording and not self.probe_sdpa and construction.facts.entries is not None:
+            if not construction.selection.disabled:
+                construction.recorder = Recorder(model, sys._getframe(), getattr(original, "__code__", None))
+        state.entered.add(id(model))
+        state.stack.append(construction)
+        state.recorder = construction.recorder
         try:
             original(model, *args, **kwargs)
+        except BaseException:
+            if construction.recorder is not None:  # its frames would keep the half-built model alive
+                construction.recorder.done()
+            raise
         finally:
-            entered.discard(id(model))
-            stack.pop()
+            state.entered.discard(id(model))
+            state.stack.pop()
+            state.recorder = outer
         self.finish(model, construction)
 
     def facts(self, cls: type) -> ModelFacts:
+        """The model class's declaration as read now: cached, and read again when the declaration
+        its attribute resolves to (the value, or its items) or the Literal's members changed."""
+        known = self._facts.get(cls)
+        declared = getattr(cls, self.conventions.declaration_attribute, None)
+        members = self.members()
+        if known is not None and known.declared is declared and known.members is members:
+            if known.items == _items(declared):
+                return known.facts
         with self._lock:
-            cached = self._facts.get(cls)
-            if cached is None:
-                cached = model_facts(cls, self.conventions, self.members(), self._modalities(cls))
-                self._facts[cls] = cached
-            return cached
+            facts = model_facts(cls, self.conventions, members, self._modalities(cls))
+            self._facts[cls] = _Known(facts, declared, _items(declared), members)
+            return facts
+
+    def _prime(self, cls: type) -> None:
+        """Read a model class's declaration when the shim meets the class (install(), its creation,
+        its registration), so that its first construction only checks it is still current."""
+        if self._members is None and self.conventions.shared_literal.rpartition(".")[0] not in sys.modules:
+            return  # reading the Literal would import its module from here: the first construction reads it
+        try:
+            self.facts(cls)
+        except Exception:  # never break an import or install(): the first construction reads it again
+            self._facts.pop(cls, None)
 
     def _modalities(self, cls: type) -> tuple[tuple[str, ...], type] | None:
         registry = getattr(
@@ -314,7 +421,7 @@ class Shim:
         return checks.Construction(cls, facts, selection, config)
 
     def on_encoder_config(self, encoder: str, config: Any) -> None:
-        stack: list[checks.Construction] = self._local.__dict__.get("stack", [])
+        stack = self._state.stack
         if not stack:
             return
         construction = stack[-1]
@@ -334,15 +441,24 @@ class Shim:
         base = self.resolved.get("attention-backend-base")
         if not isinstance(base, type) or facts.entries is None:
             return
-        violations, encoders = checks.after_construction(
-            model,
-            construction,
-            base,
-            self.resolved.get("encoder-mixin"),
-            self._resolve,
-            self.members() or (),
-            self.conventions,
-        )
+        recorder, construction.recorder = construction.recorder, None  # let the model go with it
+        mixin, members = self.resolved.get("encoder-mixin"), self.members() or ()
+        recorded = None
+        if recorder is not None:
+            recorder.done()
+            if not self.probe_sdpa:  # the probes go on every encoder module: the walk finds them all
+                recorded = checks.recorded_after_construction(
+                    model, construction, recorder, base, mixin, self._resolve, members, self.conventions
+                )
+        if recorded is None:  # something to report, or nothing recorded: walk the model
+            violations, encoders = checks.after_construction(
+                model, construction, base, mixin, self._resolve, members, self.conventions
+            )
+        else:
+            violations, (encoders, complete) = [], recorded
+            if not complete:  # encoder modules may sit in subtrees not looked at: found if ever needed
+                with self._lock:
+                    self._unwalked[model] = construction
         for modules in encoders.values():
             for _, module in modules:
                 self._owners[module] = facts.model
@@ -375,8 +491,22 @@ class Shim:
         base = self.resolved.get("attention-backend-base")
         if not isinstance(metadata_cls, type) or not isinstance(base, type):
             return
-        model = self._owners.get(encoder, "")
+        model = self._owners.get(encoder)
+        if model is None:
+            model = self._owner_from_unwalked(encoder)
         self.emit(checks.metadata(encoder, metadata_cls, base, model, self.conventions))
+
+    def _owner_from_unwalked(self, encoder: Any) -> str:
+        """The model of an encoder module that a recorded construction did not locate (see finish)."""
+        with self._lock:
+            unwalked = list(self._unwalked.items())
+            self._unwalked.clear()
+        for model, construction in unwalked:
+            located = checks.locate_encoders(model, construction, self.resolved.get("encoder-mixin"), self.conventions)
+            for modules in located.values():
+                for _, module in modules:
+                    self._owners[module] = construction.facts.model
+        return self._owners.get(encoder, "")
 
 
 # ---- helpers -------------------------------------------------------------------------------------------

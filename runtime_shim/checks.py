@@ -6,13 +6,16 @@ Each function returns violations; the caller routes them by mode (raise, log, re
 from __future__ import annotations
 
 import importlib.util
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from declint.runtime_shim import contract
 from declint.runtime_shim.conventions import Conventions
 from declint.runtime_shim.declarations import ModelFacts, suggest_member
+from declint.runtime_shim.recording import Group, Recorder
 from declint.runtime_shim.report import Violation
 
 Resolve = Callable[[str], type | None]  # backend name -> backend class (the original lookup)
@@ -59,6 +62,7 @@ class Construction:
     selection: Selection
     config: Any
     encoder_configs: dict[str, list[Any]] = field(default_factory=dict)
+    recorder: Recorder | None = None  # the backends created during __init__ (None: not recorded)
 
 
 def flashinfer_importable(conventions: Conventions) -> bool:
@@ -199,9 +203,11 @@ def _children(module: Any) -> Any:
 def backend_layers(module: Any, base: type) -> list[tuple[str, Any]]:
     """(path, backend instance) of every attention layer under `module`.
 
-    This walk is most of the shim's construction cost, so each module is first screened with one
-    C-level `isdisjoint` over the types of its attributes; only the few modules that hold a
-    backend are looked at name by name, and paths are built only for what is descended into.
+    After a construction the recording (recording.py) usually stands in for this walk; it runs at
+    metadata setup, and after a construction the recording cannot vouch for or that has something
+    to report (its messages name layer paths). Each module is first screened with one C-level
+    `isdisjoint` over the types of its attributes; only the few modules that hold a backend are
+    looked at name by name, and paths are built only for what is descended into.
     """
     kinds = {base, *_all_subclasses(base)}
     found: list[tuple[str, Any]] = []
@@ -238,30 +244,51 @@ def locate_encoders(
 ) -> dict[str, list[tuple[str, Any]]]:
     """Top-most submodules built from an encoder's derived config, or encoder-mixin instances."""
     found: dict[str, list[tuple[str, Any]]] = {}
-    stack: list[tuple[str, Any]] = [(name, sub) for name, sub in _children(model) if sub is not None]
+    _locate(_children(model), "", _encoder_test(construction, encoder_mixin, conventions), found)
+    for modules in found.values():
+        modules.sort(key=_PATH)
+    return found
+
+
+def _locate(
+    children: Any, prefix: str, encoder_of: Callable[[Any], str | None], found: dict[str, list[tuple[str, Any]]]
+) -> None:
+    stack: list[tuple[str, Any]] = [(prefix + name, sub) for name, sub in children if sub is not None]
     while stack:
         path, module = stack.pop()
-        encoder = _encoder_of(module, construction, encoder_mixin, conventions)
+        encoder = encoder_of(module)
         if encoder is not None:
             found.setdefault(encoder, []).append((path, module))
             continue  # top-most only
         stack.extend((f"{path}.{name}", sub) for name, sub in _children(module) if sub is not None)
-    for modules in found.values():
-        modules.sort(key=lambda item: item[0])
-    return found
 
 
-def _encoder_of(
-    module: Any, construction: Construction, encoder_mixin: type | None, conventions: Conventions
-) -> str | None:
-    config = vars(module).get("model_config")
-    if config is not None:
-        for encoder, configs in construction.encoder_configs.items():
-            if any(config is c for c in configs):
+def _encoder_test(
+    construction: Construction, encoder_mixin: type | None, conventions: Conventions
+) -> Callable[[Any], str | None]:
+    """module -> the encoder it was built for, or None: its `model_config` is a config
+    encoder_model_config returned (the first encoder that returned it), or it is an encoder-mixin
+    instance (the encoder from its class name)."""
+    by_config: dict[int, str] = {}
+    for encoder, configs in construction.encoder_configs.items():
+        for config in configs:  # alive with the construction: ids are not reused
+            by_config.setdefault(id(config), encoder)
+
+    def encoder_of(module: Any) -> str | None:
+        config = vars(module).get("model_config")
+        if config is not None and by_config:
+            encoder = by_config.get(id(config))
+            if encoder is not None:
                 return encoder
-    if encoder_mixin is not None and isinstance(module, encoder_mixin):
-        return conventions.encoder_from_name(type(module).__name__)
-    return None
+        if encoder_mixin is not None and isinstance(module, encoder_mixin):
+            return conventions.encoder_from_name(type(module).__name__)
+        return None
+
+    return encoder_of
+
+
+_PATH = itemgetter(0)
+_LAYER = itemgetter(1)
 
 
 def after_construction(
@@ -273,9 +300,11 @@ def after_construction(
     members: tuple[str, ...],
     conventions: Conventions,
 ) -> tuple[list[Violation], dict[str, list[tuple[str, Any]]]]:
+    """Violations of the built model, and its encoders' top-most modules (by walking the model)."""
     facts, selection = construction.facts, construction.selection
     encoders = locate_encoders(model, construction, encoder_mixin, conventions)
     found: list[Violation] = []
+    names: dict[type, str] | None = None
     for encoder, entry in sorted((facts.entries or {}).items()):
         if entry.kind != "configurable":
             continue
@@ -286,9 +315,84 @@ def after_construction(
         layers = [
             (f"{where}.{path}", layer) for where, module in modules for path, layer in backend_layers(module, base)
         ]
-        names = {cls: name for name in members if (cls := resolve(name)) is not None}
+        if names is None:
+            names = {cls: name for name in members if (cls := resolve(name)) is not None}
         found += _layers(facts, encoder, entry.backends, layers, selection, names, resolve, conventions)
     return found, encoders
+
+
+def recorded_after_construction(
+    model: Any,
+    construction: Construction,
+    recorder: Recorder,
+    base: type,
+    encoder_mixin: type | None,
+    resolve: Resolve,
+    members: tuple[str, ...],
+    conventions: Conventions,
+) -> tuple[dict[str, list[tuple[str, Any]]], bool] | None:
+    """after_construction from a recording, for a model it finds nothing wrong with: (encoders,
+    complete), or None when the model must be walked (something may be wrong, and the walk gives
+    the exact violations and paths; or the recording cannot stand for the walk).
+
+    Only the model's direct children are looked at, not their subtrees: an encoder module among
+    them gets the backends recorded under its construction (or, without any, its own subtree is
+    walked). A non-encoder child is walked for deeper encoder modules only when it has recorded
+    backends that some encoder's checks would reject were they its layers; a child without
+    recorded backends, or with only backends every configurable encoder accepts, cannot change
+    the outcome, and `complete` is then False: an encoder module inside it is not in `encoders`.
+    """
+    if not recorder.trusted:
+        return None
+    groups: dict[int, Group] = {}
+    for recorded in recorder.groups:
+        if min(map(sys.getrefcount, recorded)) <= 2:  # only the group holds it: a backend dropped (or replaced)
+            return None
+        groups[id(recorded.module)] = recorded
+    facts, selection = construction.facts, construction.selection
+    encoder_of = _encoder_test(construction, encoder_mixin, conventions)
+    configurable = [item for item in sorted((facts.entries or {}).items()) if item[1].kind == "configurable"]
+    names = {cls: name for name in members if (cls := resolve(name)) is not None} if configurable else {}
+
+    def accepts(encoder: str, declared: tuple[str, ...], kinds: set[type]) -> bool:
+        override = selection.overrides.get(encoder)
+        if not kinds:
+            return override is None
+        _, wrong, usable = _judge(facts, encoder, declared, kinds, override, selection, names, resolve, conventions)
+        return not wrong and not usable
+
+    found: dict[str, list[tuple[str, Any]]] = {}
+    complete = True
+    direct: set[int] = set()
+    for name, child in _children(model):
+        if child is None:
+            continue
+        direct.add(id(child))
+        encoder = encoder_of(child)
+        if encoder is not None:
+            found.setdefault(encoder, []).append((name, child))
+            continue
+        group = groups.get(id(child))
+        kinds = set(map(type, group)) if group else set()
+        if kinds and not all(accepts(encoder, entry.backends, kinds) for encoder, entry in configurable):
+            _locate(_children(child), name + ".", encoder_of, found)  # where exactly do they sit?
+        else:
+            complete = False
+    if not direct.issuperset(groups):
+        return None  # a top module attached deeper than a direct child
+    for modules in found.values():
+        modules.sort(key=_PATH)
+    for encoder, entry in configurable:
+        located = found.get(encoder)
+        if not located:
+            return None  # DL102, or an encoder module deeper than the children looked at
+        kinds = set()
+        for _, module in located:
+            group = groups.get(id(module))
+            kinds.update(map(type, group if group is not None else map(_LAYER, backend_layers(module, base))))
+        if not accepts(encoder, entry.backends, kinds):
+            return None
+    return found, complete
 
 
 def _absent(model: str, encoder: str, selection: Selection) -> Violation:
@@ -329,18 +433,44 @@ def _layers(
                 encoder,
             )
         ]
-    expected = resolve(override.upper()) if override else None
-    for path, layer in layers:
+    kinds = set(map(type, map(_LAYER, layers)))  # the checks depend on the classes only
+    expected, wrong, usable = _judge(facts, encoder, declared, kinds, override, selection, names, resolve, conventions)
+    if wrong:
+        path, layer = next(item for item in layers if type(item[1]) in wrong)  # the first, in walk order
         actual = type(layer)
-        if expected is not None and actual is not expected:
+        if expected is not None:
             return [_ignored(facts.model, encoder, path, actual, expected, override or "")]
-        if expected is None and actual in names and names[actual] not in declared:
-            return [_undeclared(facts.model, encoder, path, actual, declared)]
+        return [_undeclared(facts.model, encoder, path, actual, declared)]
+    return usable
+
+
+def _judge(
+    facts: ModelFacts,
+    encoder: str,
+    declared: tuple[str, ...],
+    kinds: set[type],
+    override: str | None,
+    selection: Selection,
+    names: dict[type, str],
+    resolve: Resolve,
+    conventions: Conventions,
+) -> tuple[type | None, set[type], list[Violation]]:
+    """The backend classes of an encoder's layers against its selection: (the class the override
+    selects, the classes that are wrong, the violations of the backends otherwise in use)."""
+    expected = resolve(override.upper()) if override else None
+    if expected is not None:
+        wrong = kinds - {expected}
+    else:
+        wrong = {kind for kind in kinds if kind in names and names[kind] not in declared}
+    if wrong:
+        return expected, wrong, []
     checked_before = selection.selected(facts, encoder)  # reported before __init__ already
-    used = sorted({names.get(type(layer), "") for _, layer in layers} - {"", checked_before})
-    return [
-        v for backend in used for v in selected_backend_usable(facts.model, encoder, backend, selection, conventions)
-    ]
+    used = sorted({names.get(kind, "") for kind in kinds} - {"", checked_before})
+    return (
+        expected,
+        wrong,
+        [v for backend in used for v in selected_backend_usable(facts.model, encoder, backend, selection, conventions)],
+    )
 
 
 def _ignored(model: str, encoder: str, path: str, actual: type, expected: type, override: str) -> Violation:

@@ -101,8 +101,8 @@ TARGETS: tuple[Target, ...] = (
         "AttentionBackend",
         "class",
         (),
-        "the base class of attention layers' backends (found by isinstance after construction)",
-        patched=False,
+        "the base class of attention layers' backends: its __init__ records each instance created while a model "
+        "is built",
     ),
     Target(
         "shared-literal",

@@ -1,9 +1,11 @@
 """The runtime shim on CPU: every check raises in enforce, logs in warn, writes JSON in record;
-static/runtime parity on the demo; install/uninstall; activation; 32 threads."""
+static/runtime parity on the demo; install/uninstall; activation; 32 threads; backends recorded at
+creation against the walk."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -13,6 +15,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -358,3 +361,217 @@ def test_shim_targets_command(tmp_path: Path) -> None:
     )
     assert states["metadata-bind"] == ("missing", "not found")
     assert sum(state == "ok" for state, _ in states.values()) == 8
+
+
+# ---- backends recorded at creation (runtime_shim/recording.py) ------------------------------------
+@pytest.fixture
+def recorded(monkeypatch: pytest.MonkeyPatch) -> list[dict[object, list[object]]]:
+    """Each recorded construction's groups (top module -> backends), as finish() sees them."""
+    from declint.runtime_shim.recording import Recorder
+
+    seen: list[dict[object, list[object]]] = []
+    done = Recorder.done
+
+    def keep(recorder: Recorder) -> None:
+        seen.append({group.module: list(group) for group in recorder.groups} if recorder.trusted else {})
+        done(recorder)
+
+    monkeypatch.setattr(Recorder, "done", keep)
+    return seen
+
+
+def _walked(module: object) -> list[object]:
+    from tensorrt_llm._torch.attention_backend.interface import AttentionBackend
+
+    from declint.runtime_shim import checks
+
+    return [layer for _, layer in checks.backend_layers(module, AttentionBackend)]
+
+
+def test_backends_are_recorded_under_the_encoder_being_built_and_nothing_is_walked(
+    models: dict[str, type], recorded: list[dict[object, list[object]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from declint.runtime_shim import checks
+
+    shim.install("enforce")
+    for name in ("backend_layers", "after_construction", "locate_encoders"):
+        monkeypatch.setattr(checks, name, lambda *args, name=name: pytest.fail(f"{name} walked the model"))
+    model = _build(models, "Qwen3VLModel", {"vision": "TRTLLM"}, {"depth": 3})
+    (groups,) = recorded
+    visual, llm = model.visual, model.llm  # type: ignore[attr-defined]
+    monkeypatch.undo()
+    assert list(groups) == [visual, llm]
+    assert groups[visual] == _walked(visual) and len(groups[visual]) == 3  # the same objects, in walk order
+    assert groups[llm] == _walked(llm)
+
+
+def test_recording_and_walk_agree_on_every_demo_model(models: dict[str, type], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Differential: wherever the recording decides, the walk finds no violation and the same encoders."""
+    from tensorrt_llm._torch.models.modeling_multimodal_mixin import MultimodalModelMixin
+
+    from declint.runtime_shim import checks
+
+    decided: list[str] = []
+    recorded_check = checks.recorded_after_construction
+
+    def both(model: Any, construction: Any, recorder: Any, *rest: Any) -> Any:
+        fast = recorded_check(model, construction, recorder, *rest)
+        base, mixin, resolve, members, conventions = rest
+        violations, encoders = checks.after_construction(
+            model, construction, base, mixin, resolve, members, conventions
+        )
+        if fast is not None:
+            located, complete = fast
+            assert violations == [], type(model).__name__
+            assert all(item in encoders[e] for e, items in located.items() for item in items)
+            assert located == encoders or not complete
+            decided.append(type(model).__name__)
+        return fast
+
+    monkeypatch.setattr(checks, "recorded_after_construction", both)
+    shim.install("record")
+    variants = [None, {"vision": "TRTLLM"}, {"vision": "VANILLA"}, {"audio": "VANILLA"}, {"vision": "FLASHINFER"}]
+    for cls in models.values():
+        if not issubclass(cls, MultimodalModelMixin) or cls is MultimodalModelMixin:
+            continue
+        for attn_backend in ("TRTLLM", "VANILLA"):
+            for overrides in variants:
+                with contextlib.suppress(ValueError):  # the demo models' own late checks
+                    cls(model_config(attn_backend, overrides))
+    assert {"Qwen3VLModel", "Cosmos3Model", "Gemma4Model", "KimiK25Model"} <= set(decided)
+
+
+def _qwen_subclass(models: dict[str, type], name: str, after: Any) -> type:
+    """A Qwen3-VL whose __init__ runs `after(model, config)` once the model is built."""
+    base = models["Qwen3VLModel"]
+
+    def __init__(self: Any, model_config: Any) -> None:
+        base.__init__(self, model_config)
+        after(self, model_config)
+
+    return type(name, (base,), {"__init__": __init__})
+
+
+def test_a_backend_swapped_in_by_the_model_after_its_encoder_was_built_is_caught_as_by_the_walk(
+    models: dict[str, type],
+) -> None:
+    from tensorrt_llm._torch.attention_backend.vanilla import VanillaAttention
+
+    made_before = VanillaAttention(3, 2, 16)  # not created during the construction: never recorded
+    for name, replacement in (("SwapNew", lambda: VanillaAttention(3, 2, 16)), ("SwapOld", lambda: made_before)):
+        cls = _qwen_subclass(models, name, lambda m, _, r=replacement: setattr(m.visual.blocks[1].attn, "attn", r()))
+        shim.install("enforce")
+        with pytest.raises(shim.ShimError) as caught:
+            cls(model_config("TRTLLM", {"vision": "TRTLLM"}, depth=3))
+        shim.uninstall()
+        assert [(v.code, v.check) for v in caught.value.violations] == [("DL106", "override-ignored")]
+        assert "layer visual.blocks.1.attn.attn was built with VanillaAttention" in str(caught.value)
+
+
+def test_a_layer_built_outside_its_encoder_and_attached_to_it_is_caught_as_by_the_walk(
+    models: dict[str, type],
+) -> None:
+    from tensorrt_llm._torch.models.modeling_qwen3vl import Qwen3VisionBlock
+
+    def attach(model: Any, config: Any) -> None:  # a block built by the model itself, on another backend
+        model.visual.blocks.append(Qwen3VisionBlock(dataclasses.replace(config, attn_backend="VANILLA"), 9))
+
+    cls = _qwen_subclass(models, "Attached", attach)
+    shim.install("enforce")
+    with pytest.raises(shim.ShimError) as caught:
+        cls(model_config("TRTLLM", {"vision": "TRTLLM"}, depth=2))
+    assert "layer visual.blocks.2.attn.attn was built with VanillaAttention" in str(caught.value)
+
+
+def test_an_encoder_inside_a_child_the_recording_did_not_walk_still_gets_its_model_name(
+    models: dict[str, type], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tensorrt_llm._torch.attention_backend.vanilla import VanillaAttentionMetadata
+    from tensorrt_llm._torch.models.modeling_qwen3vl import Qwen3VisionModel
+    from torch import nn
+
+    from declint.runtime_shim import checks
+
+    class Holder(nn.Module):  # not an encoder; builds one inside (a second vision module)
+        def __init__(self, vision_config: Any) -> None:
+            super().__init__()
+            self.inner = Qwen3VisionModel(vision_config)
+
+    def add(model: Any, config: Any) -> None:
+        model.holder = Holder(model.visual.model_config)
+
+    cls = _qwen_subclass(models, "TowerInside", add)
+    shim.install("enforce")
+    monkeypatch.setattr(checks, "after_construction", lambda *args: pytest.fail("walked"))
+    model = cls(model_config("TRTLLM", {"vision": "TRTLLM"}, depth=2))  # `holder` is not walked: valid
+    monkeypatch.undo()
+    inner = model.holder.inner  # type: ignore[attr-defined]
+    inner.metadata_cls = VanillaAttentionMetadata  # a mismatch with its TRTLLM layers
+    with pytest.raises(shim.ShimError) as caught:
+        inner.setup_attn_metadata(4, 64)
+    assert [(v.code, v.model) for v in caught.value.violations] == [("DL106", "TowerInside"), ("DL105", "TowerInside")]
+
+
+def test_backends_created_by_another_thread_during_a_construction_are_not_recorded(
+    models: dict[str, type], recorded: list[dict[object, list[object]]]
+) -> None:
+    from tensorrt_llm._torch.attention_backend.trtllm import TrtllmAttention
+
+    inside, proceed = threading.Event(), threading.Event()
+    elsewhere: list[object] = []
+
+    def wait(model: Any, config: Any) -> None:
+        inside.set()
+        assert proceed.wait(10)
+
+    def other() -> None:
+        assert inside.wait(10)
+        elsewhere.extend(TrtllmAttention(0, 2, 16) for _ in range(3))
+        proceed.set()
+
+    cls = _qwen_subclass(models, "Waiting", wait)
+    shim.install("enforce")
+    thread = threading.Thread(target=other)
+    thread.start()
+    model = cls(model_config("TRTLLM", {"vision": "TRTLLM"}, depth=2))
+    thread.join(10)
+    (groups,) = recorded
+    assert len(elsewhere) == 3 and not any(b is e for layers in groups.values() for b in layers for e in elsewhere)
+    assert groups[model.visual] == _walked(model.visual)  # type: ignore[attr-defined]
+
+
+def test_the_backend_base_init_is_wrapped_only_while_installed(models: dict[str, type]) -> None:
+    from tensorrt_llm._torch.attention_backend.interface import AttentionBackend
+
+    original = vars(AttentionBackend)["__init__"]
+    status = shim.install("enforce")
+    assert {t.key: t.state for t in status.targets}["attention-backend-base"] == "patched"
+    assert vars(AttentionBackend)["__init__"].__wrapped__ is original
+    shim.uninstall()
+    assert vars(AttentionBackend)["__init__"] is original
+
+
+def test_a_declaration_changed_after_install_is_read_at_the_next_construction(models: dict[str, type]) -> None:
+    from tensorrt_llm._torch.models import modeling_glm5_next
+
+    shim.install("enforce")
+    with pytest.raises(shim.ShimError) as before:
+        _build(models, "Glm5NextVModel", {"vision": "VANILLA"}, {})
+    original = modeling_glm5_next.Glm5NextVModel.encoder_attention_backends
+    modeling_glm5_next.Glm5NextVModel.encoder_attention_backends = {"vision": ("TRTLLM", "VANILLA")}
+    try:
+        with pytest.raises(shim.ShimError) as after:
+            _build(models, "Glm5NextVModel", {"vision": "VANILLA"}, {})
+    finally:
+        modeling_glm5_next.Glm5NextVModel.encoder_attention_backends = original
+    assert (before.value.codes, after.value.codes) == (("DL104",), ("DL106",))
+
+
+def test_an_unknown_backend_name_is_rejected_after_known_ones_were_looked_up(models: dict[str, type]) -> None:
+    from tensorrt_llm._torch.attention_backend import utils
+
+    shim.install("enforce")
+    assert utils.get_attention_backend("trtllm").__name__ == "TrtllmAttention"
+    assert utils.get_attention_backend("trtllm").__name__ == "TrtllmAttention"
+    with pytest.raises(shim.ShimError, match="FLASHINFR"):
+        utils.get_attention_backend("FLASHINFR")
