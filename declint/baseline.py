@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,6 +105,8 @@ def write(path: Path, entries: Iterable[Entry]) -> None:
     """Atomically: a temporary file in the same directory, then os.replace."""
     data = dumps(entries).encode("utf-8")
     directory = path.resolve().parent
+    import tempfile  # here: writing is rare, and tempfile pulls in shutil and random
+
     handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".declint")
     try:
         with os.fdopen(handle, "wb") as stream:

@@ -16,9 +16,6 @@ from __future__ import annotations
 import codecs
 import os
 import re
-import subprocess
-import tarfile
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -52,6 +49,8 @@ class ChangedLines:
 
 
 def git(args: Sequence[str], cwd: Path, *, stdin: bytes | None = None) -> bytes:
+    import subprocess  # here: only --diff-base runs git, and every run imports this module
+
     env = {**os.environ, "GIT_PAGER": "cat", "GIT_EXTERNAL_DIFF": "", "LC_ALL": "C"}
     try:
         done = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, env=env, check=False)
@@ -128,6 +127,9 @@ def base_fingerprints(
     wanted |= {Path(os.path.relpath(os.path.abspath(p), changed.toplevel)).as_posix() for p in paths}
     wanted |= {(prefix / rel).as_posix() for rel in also if not os.path.isabs(rel)}
     specs = _existing(changed, sorted(wanted))
+    import tarfile
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix="declint-base-") as directory:
         tree = Path(directory, "tree")
         tree.mkdir()

@@ -333,8 +333,8 @@ class _Run:
         # (paths asked for, roots, checked rels, skipped (rel, reason)): what a snapshot replays.
         self.request: tuple[Sequence[Path], Sequence[Path], Sequence[str], Sequence[tuple[str, str]]] | None = None
         self._snapshot_found: Snapshot | None = None
-        # rel -> stat key of files found unchanged since the snapshot (all settled there).
-        self._stats_seen: dict[str, tuple[int, int, int]] = {}
+        # The snapshot's files and those whose stat changed since: the others are unchanged and settled.
+        self._stats_seen: tuple[Mapping[str, tuple[str, tuple[int, int, int], str]], set[str]] | None = None
         self._listing: tuple[tuple[Snapshot, tuple[str, ...], list[tuple[str, str]]] | None] | None = None
         self._known_modules: dict[str, str] | None = None
         self._data: CacheData | None = None
@@ -438,9 +438,11 @@ class _Run:
 
     def _current_stat(self, item: SourcePath, now: float) -> tuple[tuple[int, int, int], bool] | None:
         """(stat key, settled) of the file now; None when it cannot be stat'ed."""
-        known = self._stats_seen.get(item.rel)
-        if known is not None:  # compared with the snapshot a moment ago: unchanged, settled there
-            return known, True
+        if self._stats_seen is not None:
+            files, changed = self._stats_seen
+            known = files.get(item.rel)
+            if known is not None and item.rel not in changed:
+                return known[1], True  # compared with the snapshot a moment ago: unchanged, settled there
         try:
             stat = os.stat(item.path)
         except OSError:
@@ -634,9 +636,9 @@ class _Run:
                 return None
             if any(path_key(path) != key for path, key in snapshot.inputs):
                 return None
-            unchanged = {rel: key for rel, (path, key, _) in snapshot.files.items() if path_key(path) == key}
-            if len(unchanged) != len(snapshot.files):
-                self._stats_seen = unchanged  # the scan that follows need not stat these again
+            changed = {rel for rel, (path, key, _) in snapshot.files.items() if path_key(path) != key}
+            if changed:
+                self._stats_seen = (snapshot.files, changed)  # the scan need not stat the others again
                 return None
         findings = self._visible(list(snapshot.project), set(rels))
         suppressed: list[SuppressedFinding] = []
@@ -709,13 +711,17 @@ class _Run:
                 return  # a file too fresh to trust its mtime, or unreadable: no snapshot this time
             stats[item.rel] = (str(item.path), entry.stat, self.modules[item.rel])
         sources = {path for path, _, _ in stats.values()}
+        # A file that does not exist in a listed directory needs no stat of its own: creating it
+        # moves the directory's mtime, which the walk's entries already hold.
+        listed = {os.path.abspath(path) for path in walked}
+        needed = {path for path in inputs - sources if os.path.exists(path) or os.path.dirname(path) not in listed}
         paths, roots, checked, skipped = self.request
         self._pending_snapshot = Snapshot(
             self.key,
             stats,
             per_file,
             tuple(project),
-            tuple(sorted((path, path_key(path)) for path in inputs - sources)),
+            tuple(sorted((path, path_key(path)) for path in needed)),
             walk=tuple(sorted((path, path_key(path)) for path in walked - sources)),
             roots=tuple(sorted(map(os.path.abspath, roots))),
             request=tuple(sorted(map(os.path.abspath, paths))),

@@ -27,7 +27,6 @@ import difflib
 import os
 import re
 import stat
-import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -413,6 +412,8 @@ def write_checked(path: Path, expected: bytes, data: bytes) -> None:
     if target.read_bytes() != expected:
         raise SourceError("changed on disk while declint was fixing it; not written", path=str(path))
     mode = stat.S_IMODE(target.stat().st_mode)
+    import tempfile  # here: writing is rare, and tempfile pulls in shutil and random
+
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".declint")
     try:
         with os.fdopen(handle, "wb") as stream:
