@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import contextlib
 import faulthandler
+import mmap
 import os
 import signal
+import struct
 import sys
 import threading
 import time
@@ -94,6 +96,24 @@ class InlinePool(Generic[Item, Result]):
 
     def close(self) -> None:
         pass
+
+
+class _Slot:
+    """Two doubles a forked worker shares with the parent: its position in the batch, and when it
+    started the current item (the parent enforces the time limit from them).
+
+    An anonymous shared mapping, inherited by the fork; `multiprocessing.sharedctypes` would cost
+    an import of ctypes (about 16 ms) in every run that starts a worker.
+    """
+
+    def __init__(self) -> None:
+        self._memory = mmap.mmap(-1, 16)
+
+    def __getitem__(self, index: int) -> float:
+        return float(struct.unpack_from("d", self._memory, 8 * index)[0])
+
+    def __setitem__(self, index: int, value: float) -> None:
+        struct.pack_into("d", self._memory, 8 * index, value)
 
 
 @dataclass
@@ -178,10 +198,14 @@ class ProcessPool(Generic[Item, Result]):
         return None
 
     def _start(self) -> _Worker:
-        from multiprocessing.sharedctypes import RawArray
-
         parent_end, child_end = self._context.Pipe(duplex=True)
-        slot = RawArray("d", 2)
+        slot: Any
+        if self._context.get_start_method() == "fork":
+            slot = _Slot()
+        else:  # a spawned child gets its arguments pickled: only multiprocessing's own shared memory travels
+            from multiprocessing.sharedctypes import RawArray
+
+            slot = RawArray("d", 2)
         slot[0] = -1.0
         process = self._context.Process(
             target=_worker_main,
