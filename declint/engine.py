@@ -714,14 +714,15 @@ class _Run:
         # A file that does not exist in a listed directory needs no stat of its own: creating it
         # moves the directory's mtime, which the walk's entries already hold.
         listed = {os.path.abspath(path) for path in walked}
-        needed = {path for path in inputs - sources if os.path.exists(path) or os.path.dirname(path) not in listed}
+        keys = {path: path_key(path) for path in inputs - sources}
+        needed = [(path, key) for path, key in keys.items() if key is not None or os.path.dirname(path) not in listed]
         paths, roots, checked, skipped = self.request
         self._pending_snapshot = Snapshot(
             self.key,
             stats,
             per_file,
             tuple(project),
-            tuple(sorted((path, path_key(path)) for path in needed)),
+            tuple(sorted(needed)),
             walk=tuple(sorted((path, path_key(path)) for path in walked - sources)),
             roots=tuple(sorted(map(os.path.abspath, roots))),
             request=tuple(sorted(map(os.path.abspath, paths))),

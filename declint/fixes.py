@@ -127,6 +127,10 @@ def unified_diff(rel: str, old: str, new: str, context: int = 3) -> str:
     return "".join(out)
 
 
+# A fix's preview (None: the fix does not apply), or why a file may not be rewritten (None: it may).
+Memoized = FixPreview | str | None
+
+
 class PreviewMemo:
     """Previews already computed, by file content, module and fix (kept in the cache directory).
 
@@ -136,12 +140,12 @@ class PreviewMemo:
 
     LIMIT = 20_000  # entries; past it only this run's are kept
 
-    def __init__(self, stored: Mapping[str, FixPreview | None] | None = None) -> None:
-        self.entries: dict[str, FixPreview | None] = dict(stored or {})
+    def __init__(self, stored: Mapping[str, Memoized] | None = None) -> None:
+        self.entries: dict[str, Memoized] = dict(stored or {})
         self.used: set[str] = set()
         self.changed = False
 
-    def get(self, key: str, compute: Callable[[], FixPreview | None]) -> FixPreview | None:
+    def get(self, key: str, compute: Callable[[], Memoized]) -> Memoized:
         self.used.add(key)
         if key in self.entries:
             return self.entries[key]
@@ -149,14 +153,13 @@ class PreviewMemo:
         self.changed = True
         return value
 
-    def to_store(self) -> dict[str, FixPreview | None]:
+    def to_store(self) -> dict[str, Memoized]:
         if len(self.entries) <= self.LIMIT:
             return dict(self.entries)
         return {key: value for key, value in self.entries.items() if key in self.used}
 
 
-# `unrewritable` stands for "the file cannot take any fix" (the preview of every fix is None).
-_UNREWRITABLE = "unrewritable"
+_UNREWRITABLE = "unrewritable"  # the key suffix of a file's `unrewritable` verdict
 
 
 def previews(
@@ -174,21 +177,15 @@ def previews(
             continue
         digest = content_digest(data)
         module = module_name(path)
-        if memo.get(f"{digest}\0{_UNREWRITABLE}", partial(_unrewritable_marker, data, rel)) is not None:
+        if memo.get(f"{digest}\0{_UNREWRITABLE}", partial(unrewritable, data, rel)) is not None:
             continue
         for finding in group:
             fix = finding.fix
             assert fix is not None
             preview = memo.get(f"{digest}\0{module}\0{fix!r}", partial(_preview, data, rel, fix, module))
-            if preview is not None:
+            if isinstance(preview, FixPreview):
                 out[finding] = preview
     return out
-
-
-def _unrewritable_marker(data: bytes, rel: str) -> FixPreview | None:
-    """A placeholder preview when the file may not be rewritten (the memo stores previews only)."""
-    reason = unrewritable(data, rel)
-    return None if reason is None else FixPreview(Applicability.UNSAFE, reason, (), (), "")
 
 
 def _preview(data: bytes, rel: str, fix: Fix, module: str) -> FixPreview | None:

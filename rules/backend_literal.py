@@ -17,7 +17,6 @@ if TYPE_CHECKING:
 else:
     cst = lazy_module("libcst")  # imported when a file is first checked (see declint/lazy.py)
 
-_COMPARISONS = ("Equal", "NotEqual", "In", "NotIn", "Is", "IsNot")  # libcst operator class names
 _CASE_METHODS = frozenset({"upper", "lower", "casefold", "strip"})
 _CUTOFF = 0.8  # how close a string must come to a backend name to be taken for a typo of it
 
@@ -138,7 +137,7 @@ class BackendLiteral(Rule):
     def visit_Comparison(self, node: cst.Comparison) -> None:
         operands = [node.left, *(target.comparator for target in node.comparisons)]
         for position, target in enumerate(node.comparisons):
-            if type(target.operator).__name__ not in _COMPARISONS:
+            if not isinstance(target.operator, (cst.Equal, cst.NotEqual, cst.In, cst.NotIn, cst.Is, cst.IsNot)):
                 continue
             left, right = operands[position], operands[position + 1]
             if self._is_context(left):
