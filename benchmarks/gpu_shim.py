@@ -8,7 +8,9 @@ Runs on the demo stand-in (examples/mini_trtllm) with CUDA. Measures, each with 
 the shim installed (same process, A/B interleaved, medians):
   1. an unsupported override is rejected with torch.cuda.memory_allocated() unchanged;
   2. the metadata/backend mismatch is rejected inside setup_attn_metadata, before any kernel;
-  3. model construction time (host clock around construction + synchronize; 200 ABBA rounds,
+  3. model construction time, for two sizes of the Qwen3-VL stand-in (CONSTRUCTION_MODELS: the
+     tests' 2-layer text model, and Qwen3-VL-2B's sizes; host clock around construction +
+     synchronize; 200 and 100 ABBA rounds,
      both arms after install(), the collector off while timing; the paired per-round difference
      with a bootstrap 95% interval) and the time spent inside the shim's own construction hooks (begin +
      finish, median of 300 models with one install, and of 100 each right after an install);
@@ -136,9 +138,35 @@ def metadata_mismatch() -> dict[str, Any]:
     return result
 
 
-def construction_overhead(classes: dict[str, type], rounds: int, hook_rounds: int) -> dict[str, Any]:
+# The model whose construction is timed: the Qwen3-VL stand-in with Qwen3-VL-2B's vision tower
+# (1024 wide, 24 blocks) and either a 2-layer text model as wide as the tower (the tests' shape,
+# the smallest build, so the shim's fixed per-model cost weighs most) or Qwen3-VL-2B's text model
+# (2048 wide, 16 heads, 28 layers, 6144 MLP, 151,936-token vocabulary).
+CONSTRUCTION_MODELS: dict[str, tuple[str, dict[str, int]]] = {
+    "construction": (
+        "Qwen3VLModel vision 1024x24 + text 1024x2",
+        {"hidden": 1024, "heads": 16, "depth": 24, "text_layers": 2},
+    ),
+    "construction_2b": (
+        "Qwen3VLModel with Qwen3-VL-2B's sizes: vision 1024x24 (MLP 4096) + text 2048x28 (MLP 6144, vocab 151936)",
+        {
+            "hidden": 1024,
+            "heads": 16,
+            "depth": 24,
+            "intermediate": 4096,
+            "text_layers": 28,
+            "text_hidden": 2048,
+            "text_intermediate": 6144,
+            "vocab": 151936,
+        },
+    ),
+}
+
+
+def construction_overhead(classes: dict[str, type], which: str, rounds: int, hook_rounds: int) -> dict[str, Any]:
     cls = classes["Qwen3VLModel"]
-    config = model_config("TRTLLM", {"vision": "TRTLLM"}, hidden=1024, heads=16, depth=24, text_layers=2)
+    title, sizes = CONSTRUCTION_MODELS[which]
+    config = model_config("TRTLLM", {"vision": "TRTLLM"}, **sizes)
     times: dict[str, list[float]] = {"without": [], "with": []}
 
     def build(installed: bool) -> float:
@@ -177,7 +205,7 @@ def construction_overhead(classes: dict[str, type], rounds: int, hook_rounds: in
     a, b = statistics.median(times["without"]), statistics.median(times["with"])
     paired = [w - o for w, o in zip(times["with"], times["without"], strict=True)]
     return {
-        "model": "Qwen3VLModel vision 1024x24 + text 1024x2",
+        "model": title,
         "device": str(DEVICE),
         "rounds": rounds,
         "median_s_without": a,
@@ -385,7 +413,7 @@ def main() -> None:
     construction_rounds = args.rounds or (5 if args.quick else 200)
     hook_rounds = 20 if args.quick else 300
     if DEVICE.type != "cuda":
-        wanted = set(args.only or ["construction"])
+        wanted = set(args.only or ["construction", "construction_2b"])
         if wanted & set(CUDA_SECTIONS):
             parser.error(f"{', '.join(sorted(wanted & set(CUDA_SECTIONS)))} need --device cuda")
         args.only = sorted(wanted)
@@ -394,7 +422,10 @@ def main() -> None:
     sections: dict[str, Callable[[], Any]] = {
         "rejection": lambda: rejected_without_allocation(classes),
         "metadata_mismatch": metadata_mismatch,
-        "construction": lambda: construction_overhead(classes, construction_rounds, hook_rounds),
+        "construction": lambda: construction_overhead(classes, "construction", construction_rounds, hook_rounds),
+        "construction_2b": lambda: construction_overhead(
+            classes, "construction_2b", max(construction_rounds // 2, 1), hook_rounds // 3
+        ),
         "steady_state": lambda: steady_state(classes, rounds, iters),
         "sdpa_probe": lambda: sdpa_probe(classes, rounds, iters),
     }

@@ -13,7 +13,7 @@ import warnings
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from declint.runtime_shim import checks, contract, probe
 from declint.runtime_shim.conventions import Conventions
@@ -25,7 +25,7 @@ from declint.runtime_shim.declarations import (
     suggest_member,
 )
 from declint.runtime_shim.patching import ImportHook, PatchSet
-from declint.runtime_shim.recording import Recorder
+from declint.runtime_shim.recording import Recorder, recording_init
 from declint.runtime_shim.report import Mode, Reporter, ShimTargetError, Violation, logger
 from declint.runtime_shim.targets import TARGETS, Target, signature_problem
 
@@ -290,20 +290,7 @@ class Shim:
 
     def _patch_attention_backend_base(self, base: type, module: types.ModuleType) -> None:
         """Record every backend created while a tracked model is built (see recording.py)."""
-        state, klass = self._state, cast(Any, base)
-        own = vars(base).get("__init__")
-
-        def __init__(backend: Any, *args: Any, **kwargs: Any) -> None:
-            if own is None:
-                super(klass, backend).__init__(*args, **kwargs)
-            else:
-                own(backend, *args, **kwargs)
-            recorder = state.recorder
-            if recorder is not None:
-                recorder.record(backend)  # keep this call direct: record() counts frames from here
-
-        if own is not None:
-            __init__ = functools.wraps(own)(__init__)
+        __init__ = recording_init(base, vars(base).get("__init__"), self._state)
         try:
             self.patches.set(base, "__init__", __init__)
         except (AttributeError, TypeError) as error:  # e.g. an extension type: the checks walk instead

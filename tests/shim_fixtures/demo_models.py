@@ -79,13 +79,28 @@ def _ns(**values: Any) -> types.SimpleNamespace:
     return types.SimpleNamespace(**values)
 
 
-def pretrained_config(hidden: int = 32, heads: int = 2, depth: int = 2, text_layers: int = 1) -> Any:
+def pretrained_config(
+    hidden: int = 32,
+    heads: int = 2,
+    depth: int = 2,
+    text_layers: int = 1,
+    *,
+    intermediate: int | None = None,
+    text_hidden: int | None = None,
+    text_heads: int | None = None,
+    text_intermediate: int | None = None,
+    vocab: int = 128,
+) -> Any:
+    """Vision and audio towers `hidden` wide; the text model too unless `text_*` say otherwise
+    (the GPU benchmark builds real-size text models; the tests keep everything tiny)."""
+    text_hidden = text_hidden or hidden
+    text_heads = text_heads or heads
     vision = _ns(
         hidden_size=hidden,
         num_heads=heads,
         num_attention_heads=heads,
         num_key_value_heads=max(heads // 2, 1),
-        intermediate_size=2 * hidden,
+        intermediate_size=intermediate or 2 * hidden,
         depth=depth,
         num_hidden_layers=depth,
         patch_size=8,
@@ -104,12 +119,12 @@ def pretrained_config(hidden: int = 32, heads: int = 2, depth: int = 2, text_lay
         mlp_ratio=2.0,
     )
     text = _ns(
-        hidden_size=hidden,
-        num_attention_heads=heads,
-        num_key_value_heads=heads,
+        hidden_size=text_hidden,
+        num_attention_heads=text_heads,
+        num_key_value_heads=text_heads,
         rms_norm_eps=1e-6,
-        intermediate_size=2 * hidden,
-        vocab_size=128,
+        intermediate_size=text_intermediate or 2 * text_hidden,
+        vocab_size=vocab,
         num_hidden_layers=text_layers,
     )
     audio = _ns(
