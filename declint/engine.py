@@ -338,7 +338,7 @@ class _Run:
         self._listing: tuple[tuple[Snapshot, tuple[str, ...], list[tuple[str, str]]] | None] | None = None
         self._known_modules: dict[str, str] | None = None
         self._data: CacheData | None = None
-        self.dirty = False
+        self.changed: set[str] = set()  # rels whose cache entries this run replaced or modified
         self.records: dict[str, ScanRecord] = {}
         self.facts: dict[str, ModuleFacts] = {}
         self.modules: dict[str, str] = {}
@@ -364,8 +364,8 @@ class _Run:
             self._prepare_pool.close()
         if exc[0] is None and self.store is not None and not self.overrides:
             with self.stats.phase("cache save"):
-                if self.dirty:
-                    self.store.save(self.data)
+                if self.changed:
+                    self.store.save(self.data, self.changed)
                 if self._pending_snapshot is not None:
                     self.store.save_snapshot(self._pending_snapshot)
 
@@ -477,7 +477,7 @@ class _Run:
                 facts if facts is not None else (old.facts if same and old else None),
                 old.check if same and old else None,
             )
-            self.dirty = True
+            self.changed.add(item.rel)
 
     def _complete(self, record: ScanRecord, checked: bool) -> bool:
         """Does a cached scan hold all this run needs (it was maybe scanned as index-only)?"""
@@ -538,7 +538,7 @@ class _Run:
             entry = self.data.files.get(item.rel)
             if entry is not None and entry.scan.digest == self.records[item.rel].digest:
                 entry.facts = facts
-                self.dirty = True
+                self.changed.add(item.rel)
 
     def _build(self, files: Sequence[SourcePath]) -> ProjectIndex:
         every: list[ModuleFacts] = []
@@ -803,11 +803,11 @@ class _Run:
         check = entry.check if entry is not None else None
         if check is None or check.digest != record.digest:
             return None
-        if check.signature != signature:
-            if not still_valid(check.deps, index):
-                return None
-            entry.check = CheckEntry(check.digest, check.findings, check.suppressed, check.deps, signature)  # type: ignore[union-attr]
-            self.dirty = True
+        # The entry keeps the signature it was computed against: re-confirming it here would
+        # rewrite every checked file's entry after any edit (the signature covers every file),
+        # for the rare next run that sees the same signature and no snapshot.
+        if check.signature != signature and not still_valid(check.deps, index):
+            return None
         self.stats.check_cache_hits += 1
         return _Checked(check.digest, check.findings, check.suppressed, check.deps, frozenset())
 
@@ -824,7 +824,7 @@ class _Run:
             and entry.scan.digest == outcome.digest
         ):
             entry.check = CheckEntry(outcome.digest, outcome.findings, outcome.suppressed, outcome.deps, signature)
-            self.dirty = True
+            self.changed.add(item.rel)
         return outcome
 
 

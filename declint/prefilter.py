@@ -418,8 +418,11 @@ class Demand:
 
     def __post_init__(self) -> None:
         self._by_module: dict[str, list[str]] = {}
-        for rel, module in sorted(self.modules.items()):
+        for rel, module in self.modules.items():
             self._by_module.setdefault(module, []).append(rel)
+        for rels in self._by_module.values():
+            if len(rels) > 1:  # a module and a package of one name, say: their order is the rels'
+                rels.sort()
         self._roots = root_names(self.config)
         literal_module = self.config.literal_module
         self.initial = set(self.seeds) | set(self._by_module.get(literal_module, ()))

@@ -105,6 +105,78 @@ def test_an_edited_file_alone_is_checked_again(demo: Path) -> None:
     assert any(line.startswith(f"{MODELS}modeling_radio.py:21:15: DL101 ") for line in lines(warm))
 
 
+def _stored(root: Path, suffix: str) -> list[Path]:
+    return sorted((root / ".declint_cache" / f"v{FORMAT}").glob(f"*{suffix}"))
+
+
+def test_an_edit_is_written_to_a_journal_that_the_next_run_applies(demo: Path) -> None:
+    engine(demo).run([demo])
+    [full] = _stored(demo, ".pickle")
+    written = full.read_bytes()
+    assert _stored(demo, ".journal") == []
+    edit(demo / MODELS / "modeling_radio.py", "out = torch.nn.functional", "out  = torch.nn.functional")
+    settle(demo)
+    first = engine(demo)
+    assert lines(first.run([demo])) == lines(engine(demo, cache=False).run([demo]))
+    assert first.stats.files_read == 1
+    assert full.read_bytes() == written  # one entry changed: the full write is left as it was
+    [journal] = _stored(demo, ".journal")
+    assert journal.stem == full.stem
+    # A second edit elsewhere: the first edited file's new entry comes from the journal, so
+    # only the second file is read; the journal then holds both entries.
+    target = demo / LITERAL
+    target.write_text(target.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    settle(demo)
+    second = engine(demo)
+    assert lines(second.run([demo])) == lines(engine(demo, cache=False).run([demo]))
+    assert second.stats.files_read == 1
+    assert full.read_bytes() == written
+    third = engine(demo)
+    third.run([demo])
+    assert third.stats.files_read == 0
+
+
+def test_a_journal_of_another_full_write_or_damaged_is_ignored(demo: Path) -> None:
+    engine(demo).run([demo])
+    edit(demo / MODELS / "modeling_radio.py", "out = torch.nn.functional", "out  = torch.nn.functional")
+    settle(demo)
+    engine(demo).run([demo])
+    [journal] = _stored(demo, ".journal")
+    stale = journal.read_bytes()
+    for path in _stored(demo, ".pickle") + _stored(demo, ".snapshot"):
+        path.unlink()
+    engine(demo).run([demo])  # a full write with a new token, which removes the journal
+    assert _stored(demo, ".journal") == []
+    journal.write_bytes(stale)  # planted back: it extends a full write that no longer exists
+    (demo / ".declint_cache" / f"v{FORMAT}" / f"{journal.stem}.snapshot").unlink()
+    again = engine(demo)
+    assert lines(again.run([demo])) == lines(engine(demo, cache=False).run([demo]))
+    assert again.stats.files_read == 0  # the full write alone holds every file's current entry
+    journal.write_bytes(stale[:50])
+    damaged = engine(demo)
+    assert lines(damaged.run([demo])) == lines(engine(demo, cache=False).run([demo]))
+
+
+def test_a_journal_that_grows_past_a_quarter_of_the_files_is_folded_into_a_full_write(demo: Path) -> None:
+    engine(demo).run([demo])
+    [full] = _stored(demo, ".pickle")
+    written = full.read_bytes()
+    models = sorted((demo / MODELS).glob("modeling_*.py"))
+    files = len(pickle.loads(written).files)
+    assert len(models) > files // 4 + 1 > 2
+    for path in models[:2]:
+        path.write_text(path.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    settle(demo)
+    engine(demo).run([demo])
+    assert full.read_bytes() == written and len(_stored(demo, ".journal")) == 1
+    for path in models[2 : files // 4 + 1]:
+        path.write_text(path.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    settle(demo)
+    folded = engine(demo)
+    assert lines(folded.run([demo])) == lines(engine(demo, cache=False).run([demo]))
+    assert full.read_bytes() != written and _stored(demo, ".journal") == []
+
+
 def _literal_project(root: Path) -> Path:
     write_tree(
         root,
