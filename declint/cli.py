@@ -6,6 +6,7 @@ Exit status: 0 clean, 1 findings (DL000 included), 2 usage, configuration or int
 from __future__ import annotations
 
 import functools
+import gc
 import json
 import os
 import sys
@@ -341,4 +342,8 @@ def shim_targets(path: Path, output_format: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    # Everything imported so far lives as long as the process: out of the collector's sight, a
+    # full collection traverses only what the run allocates (~15 ms of a 0.15 s warm run). Here
+    # and not in `cli`, which tests invoke in one long-lived process.
+    gc.freeze()
     cli.main(args=list(argv) if argv is not None else None, prog_name="declint")

@@ -373,6 +373,7 @@ def test_nothing_changed_is_answered_without_walking(demo: Path) -> None:
         ("new-schema", "schemas/extra/trtllm-serve-config.schema.json:4:0: DL108"),
         ("deleted", None),
         ("gitignore", None),
+        ("nested-gitignore", None),
     ],
 )
 def test_a_new_deleted_or_ignored_file_is_seen_without_a_full_cache_miss(
@@ -392,6 +393,8 @@ def test_a_new_deleted_or_ignored_file_is_seen_without_a_full_cache_miss(
         )
     elif change == "deleted":
         (demo / MODELS / "modeling_radio.py").unlink()
+    elif change == "nested-gitignore":  # a .gitignore the snapshot holds no stat of: its directory's moves
+        (demo / MODELS / ".gitignore").write_text("modeling_radio.py\n", encoding="utf-8")
     else:
         (demo / ".gitignore").write_text("tensorrt_llm/_torch/models/modeling_radio.py\n", encoding="utf-8")
     settle(demo)
@@ -401,6 +404,23 @@ def test_a_new_deleted_or_ignored_file_is_seen_without_a_full_cache_miss(
         assert any(line.startswith(expected) for line in warm), warm
     else:
         assert not any("modeling_radio.py" in line for line in warm)
+
+
+def test_the_snapshot_stats_each_path_once_and_no_absent_file_of_a_listed_directory(demo: Path) -> None:
+    from declint.cache import Snapshot, _unpickle
+
+    engine(demo).run([demo])
+    [stored] = _stored(demo, ".snapshot")
+    with open(stored, "rb") as handle:
+        snapshot = _unpickle(handle)
+    assert isinstance(snapshot, Snapshot)
+    walk, inputs = dict(snapshot.walk), dict(snapshot.inputs)
+    directories = {path for path in walk if os.path.isdir(path)}
+    assert os.path.abspath(demo / MODELS.rstrip("/")) in directories
+    assert walk.keys().isdisjoint(inputs)
+    absent = [path for path, key in (*snapshot.walk, *snapshot.inputs) if key is None]
+    assert [path for path in absent if os.path.dirname(path) in directories] == []
+    assert not os.path.exists(demo / MODELS / ".gitignore")  # probed by the walk, held by its directory
 
 
 def _json_report(root: Path, monkeypatch: pytest.MonkeyPatch) -> str:
