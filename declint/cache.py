@@ -473,12 +473,17 @@ class Cache:
     def path_for(self, key: str, suffix: str = ".pickle") -> Path:
         return self.directory / f"v{FORMAT}" / f"{key}{suffix}"
 
-    def load_snapshot(self, key: str) -> Snapshot | None:
+    def _read(self, path: Path) -> Any:
+        """What `path` holds, or None when it is missing, damaged or foreign: a cache file that
+        cannot be read costs speed (the full path decides, previews are recomputed), never the run."""
         try:
-            with open(self.path_for(key, ".snapshot"), "rb") as handle:
-                snapshot = _unpickle(handle)
-        except Exception:  # missing, damaged or foreign: the full path decides
+            with open(path, "rb") as handle:
+                return _unpickle(handle)
+        except Exception:
             return None
+
+    def load_snapshot(self, key: str) -> Snapshot | None:
+        snapshot = self._read(self.path_for(key, ".snapshot"))
         return snapshot if isinstance(snapshot, Snapshot) and snapshot.key == key else None
 
     def save_snapshot(self, snapshot: Snapshot) -> None:
@@ -490,11 +495,7 @@ class Cache:
 
     def load_previews(self) -> dict[str, Any]:
         """Fix previews of earlier runs (`declint.fixes.PreviewMemo`), for this version of declint."""
-        try:
-            with open(self.path_for("fix-previews", ".previews"), "rb") as handle:
-                stored = _unpickle(handle)
-        except Exception:  # missing, damaged or foreign: previews are recomputed
-            return {}
+        stored = self._read(self.path_for("fix-previews", ".previews"))
         ok = isinstance(stored, tuple) and len(stored) == 2 and stored[0] == code_fingerprint()
         return stored[1] if ok and isinstance(stored[1], dict) else {}
 
@@ -513,24 +514,11 @@ class Cache:
         return data
 
     def _load_full(self, key: str) -> CacheData:
-        path = self.path_for(key)
-        try:
-            with open(path, "rb") as handle:
-                data = _unpickle(handle)
-        except FileNotFoundError:
-            return CacheData(key)
-        except Exception:  # a damaged or foreign cache file is simply a cold cache
-            return CacheData(key)
-        if not isinstance(data, CacheData) or data.key != key:
-            return CacheData(key)
-        return data
+        data = self._read(self.path_for(key))
+        return data if isinstance(data, CacheData) and data.key == key else CacheData(key)  # else a cold cache
 
     def _load_journal(self, key: str) -> Journal | None:
-        try:
-            with open(self.path_for(key, ".journal"), "rb") as handle:
-                journal = _unpickle(handle)
-        except Exception:  # missing, damaged or foreign: the full write alone
-            return None
+        journal = self._read(self.path_for(key, ".journal"))
         ok = isinstance(journal, Journal) and journal.key == key and isinstance(journal.files, dict)
         return journal if ok else None
 
