@@ -45,6 +45,7 @@ Result = TypeVar("Result")
 Handler = Callable[[Any, Any], Any]
 
 _MIB = 2**20
+_ORPHAN_CHECK_S = 0.5  # how often a worker looks whether its parent still exists
 _IN_WORKER = False  # set in worker processes (test-only crash hooks fire only there)
 
 
@@ -345,9 +346,16 @@ def _worker_main(
             resource.setrlimit(
                 resource.RLIMIT_AS, (wanted if hard == resource.RLIM_INFINITY else min(wanted, hard), hard)
             )
+    parent = os.getppid()
     thread = threading.Thread(target=_serve, args=(conn, handler, state, slot), name="declint-work")
     thread.start()
-    thread.join()
+    # A killed parent (SIGKILL, the OOM killer) must not leave its workers behind: an idle one may
+    # never see EOF (workers forked after it hold a copy of its pipe's parent end), a busy one
+    # would finish its item for no one. Re-parented, the worker exits.
+    while thread.is_alive():
+        thread.join(_ORPHAN_CHECK_S)
+        if os.getppid() != parent:
+            os._exit(1)
     sys.stdout.flush()
     os._exit(0)  # no atexit handlers or finalizers of the parent's copied state
 

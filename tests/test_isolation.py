@@ -137,3 +137,62 @@ def test_the_installed_entry_point_survives_a_segfault(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stderr
     assert done.stdout.count(": DL103 ") == COUNT - 1
     assert "modeling_m001.py:1:1: DL000 worker process killed by SIGSEGV" in done.stdout
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rpartition(")")[2].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.add(int(entry.name))
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except OSError:
+        return False
+    return state != "Z"  # a zombie has exited; only its parent's reaping is left
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_workers_exit_when_the_main_process_is_killed(tmp_path: Path) -> None:
+    import os
+    import signal
+    import time
+
+    # One worker hangs on the marked file (the parent would time it out after 60 s); the other
+    # finishes the rest and waits for more work. Then the parent is SIGKILLed.
+    root = _tree(tmp_path, {0}, config="file-timeout = 60\n")
+    env = {"DECLINT_NO_CACHE": "1", HANG_HOOK_ENV: "MARKED", "PATH": "/usr/bin:/bin"}
+    main = subprocess.Popen(
+        [sys.executable, "-m", "declint", "check", "--jobs", "2", str(root / MODELS)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    # The read pool's workers come and go first; then the check pool's two stay: one hanging,
+    # one idle once the other files are done.
+    workers: set[int] = set()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and main.poll() is None:
+        time.sleep(0.5)
+        now = {pid for pid in _children(main.pid) if _running(pid)}
+        if len(now) == 2 and now == workers:
+            break
+        workers = now
+    assert len(workers) == 2, "the check pool's two workers were not seen"
+    os.kill(main.pid, signal.SIGKILL)
+    main.wait()
+    deadline = time.monotonic() + 10
+    while any(_running(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [pid for pid in workers if _running(pid)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
