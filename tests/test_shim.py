@@ -575,3 +575,36 @@ def test_an_unknown_backend_name_is_rejected_after_known_ones_were_looked_up(mod
     assert utils.get_attention_backend("trtllm").__name__ == "TrtllmAttention"
     with pytest.raises(shim.ShimError, match="FLASHINFR"):
         utils.get_attention_backend("FLASHINFR")
+
+
+def test_the_metadata_contract_looks_each_backend_class_up_once_and_skips_the_standard_library(
+    models: dict[str, type], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib
+    import inspect
+    import typing
+
+    from declint.runtime_shim import contract
+
+    with flashinfer_importable():
+        flashinfer = importlib.import_module("tensorrt_llm._torch.attention_backend.flashinfer")
+    backend = flashinfer.FlashInferAttention
+    looked_up: list[type] = []
+    real = inspect.getsourcelines
+
+    def recording(obj: Any) -> Any:
+        looked_up.append(obj)
+        return real(obj)
+
+    contract.reads.cache_clear()
+    monkeypatch.setattr(inspect, "getsourcelines", recording)
+    try:
+        found = dict(contract.reads(backend))
+    finally:
+        contract.reads.cache_clear()
+    # FlashInfer's forward reads metadata.kv_layout (what TRTLLM's metadata lacks): at its line in the file.
+    lines = Path(flashinfer.__file__).read_text(encoding="utf-8").splitlines()
+    assert found["kv_layout"] == next(n for n, line in enumerate(lines, 1) if "metadata.kv_layout" in line)
+    assert typing.Generic not in looked_up and object not in looked_up
+    assert len(looked_up) == len(set(looked_up))
+    assert set(looked_up) == {k for k in backend.__mro__ if k.__module__ not in ("builtins", "typing", "abc")}
