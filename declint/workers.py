@@ -210,7 +210,7 @@ class ProcessPool(Generic[Item, Result]):
         slot[0] = -1.0
         process = self._context.Process(
             target=_worker_main,
-            args=(child_end, self.handler, self.state, slot, self.limits),
+            args=(child_end, self.handler, self.state, slot, self.limits, os.getpid()),
             daemon=True,
             name="declint-worker",
         )
@@ -324,7 +324,12 @@ def _death_reason(exitcode: int | None) -> str:
 
 # ---- the worker side ----------------------------------------------------------------------------
 def _worker_main(
-    conn: multiprocessing.connection.Connection, handler: Handler, state: object, slot: Any, limits: Limits
+    conn: multiprocessing.connection.Connection,
+    handler: Handler,
+    state: object,
+    slot: Any,
+    limits: Limits,
+    parent: int,  # the parent's pid as the parent saw it: it may be gone before this runs
 ) -> None:
     global _IN_WORKER
     _IN_WORKER = True
@@ -346,7 +351,6 @@ def _worker_main(
             resource.setrlimit(
                 resource.RLIMIT_AS, (wanted if hard == resource.RLIM_INFINITY else min(wanted, hard), hard)
             )
-    parent = os.getppid()
     thread = threading.Thread(target=_serve, args=(conn, handler, state, slot), name="declint-work")
     thread.start()
     # A killed parent (SIGKILL, the OOM killer) must not leave its workers behind: an idle one may
