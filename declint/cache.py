@@ -18,10 +18,10 @@ Keys, so that a cached result is used only where recomputing it would give the s
 
 The cache lives under `<project root>/.declint_cache/` (option `cache-dir`), is disabled by
 `--no-cache` or `DECLINT_NO_CACHE=1`, and is written atomically (temporary file and rename).
-A run that changed a few entries (one edited file, and the findings it re-confirmed) writes
-only those, to a *journal* next to the full file, which the next load applies on top of it;
-the journal is folded back into a full write once it holds a quarter of the files. Rewriting
-all of a large project's entries for one edited file was the biggest part of that run.
+A run that changed a few entries (an edited file's) writes only those, to a *journal* next to
+the full file, which the next load applies on top of it; the journal is folded back into a full
+write once it holds a quarter of the files. Rewriting all of a large project's entries for one
+edited file was the biggest part of that run.
 It is pickled, and read back with an unpickler that only constructs declint's own data classes
 and a few builtins: a cache file planted in a repository cannot run code.
 """
@@ -329,21 +329,15 @@ class FileEntry:
 class CacheData:
     key: str
     files: dict[str, FileEntry] = field(default_factory=dict)
-    signature: str = ""  # index signature of the last run
-    demanded: frozenset[str] = frozenset()  # files the last run indexed in full
-    relevant: frozenset[str] = frozenset()  # class names the last closure found relevant
     token: str = ""  # names this full write: a journal applies only to the write it extends
 
 
 @dataclass
 class Journal:
-    """The entries changed since the full write named `token`, and the run-level fields."""
+    """The entries changed since the full write named `token`."""
 
     key: str
     token: str
-    signature: str
-    demanded: frozenset[str]
-    relevant: frozenset[str]
     files: dict[str, FileEntry]
 
 
@@ -508,7 +502,6 @@ class Cache:
         journal = self._load_journal(key) if data.token else None
         if journal is not None and journal.token == data.token:
             data.files.update(journal.files)
-            data.signature, data.demanded, data.relevant = journal.signature, journal.demanded, journal.relevant
             self._journaled = frozenset(journal.files)
         self._loaded_token = data.token
         return data
@@ -533,8 +526,7 @@ class Cache:
         extends = bool(data.token) and data.token == self._loaded_token
         if extends and journaled is not None and len(journaled) <= len(data.files) // _JOURNAL_SHARE:
             files = {rel: data.files[rel] for rel in sorted(journaled) if rel in data.files}
-            journal = Journal(data.key, data.token, data.signature, data.demanded, data.relevant, files)
-            self._write(self.path_for(data.key, ".journal"), journal)
+            self._write(self.path_for(data.key, ".journal"), Journal(data.key, data.token, files))
             return
         data.token = secrets.token_hex(8)
         path = self.path_for(data.key)

@@ -601,7 +601,6 @@ class _Run:
             # whose recorded index answers still hold are kept).
             self.stats.safety_rounds += 1
             self.demanded |= missing
-        self.data.signature = signature
         findings = list(project)
         suppressed: list[SuppressedFinding] = []
         per_file: dict[str, tuple[tuple[Finding, ...], tuple[SuppressedFinding, ...]]] = {}

@@ -446,9 +446,7 @@ class Shim:
             if not complete:  # encoder modules may sit in subtrees not looked at: found if ever needed
                 with self._lock:
                     self._unwalked[model] = construction
-        for modules in encoders.values():
-            for _, module in modules:
-                self._owners[module] = facts.model
+        self._own(encoders, facts.model)
         self.emit(violations)
         if self.probe_sdpa:
             self._attach_probes(facts, encoders)
@@ -490,10 +488,14 @@ class Shim:
             self._unwalked.clear()
         for model, construction in unwalked:
             located = checks.locate_encoders(model, construction, self.resolved.get("encoder-mixin"), self.conventions)
-            for modules in located.values():
-                for _, module in modules:
-                    self._owners[module] = construction.facts.model
+            self._own(located, construction.facts.model)
         return self._owners.get(encoder, "")
+
+    def _own(self, encoders: dict[str, list[tuple[str, Any]]], model: str) -> None:
+        """Remember which model each encoder module belongs to (metadata findings name it)."""
+        for modules in encoders.values():
+            for _, module in modules:
+                self._owners[module] = model
 
 
 # ---- helpers -------------------------------------------------------------------------------------------

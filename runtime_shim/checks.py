@@ -316,7 +316,7 @@ def after_construction(
             (f"{where}.{path}", layer) for where, module in modules for path, layer in backend_layers(module, base)
         ]
         if names is None:
-            names = {cls: name for name in members if (cls := resolve(name)) is not None}
+            names = _backend_names(members, resolve)
         found += _layers(facts, encoder, entry.backends, layers, selection, names, resolve, conventions)
     return found, encoders
 
@@ -352,7 +352,7 @@ def recorded_after_construction(
     facts, selection = construction.facts, construction.selection
     encoder_of = _encoder_test(construction, encoder_mixin, conventions)
     configurable = [item for item in sorted((facts.entries or {}).items()) if item[1].kind == "configurable"]
-    names = {cls: name for name in members if (cls := resolve(name)) is not None} if configurable else {}
+    names = _backend_names(members, resolve) if configurable else {}
 
     def accepts(encoder: str, declared: tuple[str, ...], kinds: set[type]) -> bool:
         override = selection.overrides.get(encoder)
@@ -393,6 +393,11 @@ def recorded_after_construction(
         if not accepts(encoder, entry.backends, kinds):
             return None
     return found, complete
+
+
+def _backend_names(members: tuple[str, ...], resolve: Resolve) -> dict[type, str]:
+    """Backend class -> its name in the Literal, for the names the lookup resolves."""
+    return {cls: name for name in members if (cls := resolve(name)) is not None}
 
 
 def _absent(model: str, encoder: str, selection: Selection) -> Violation:
