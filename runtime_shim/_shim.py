@@ -48,6 +48,17 @@ def _items(declared: Any) -> Any:
     return tuple(declared.items()) if isinstance(declared, Mapping) else None
 
 
+def _same_items(items: Any, declared: Any) -> bool:
+    """`declared` still holds the very keys and values it held (identity: comparing the values
+    with == ran their dataclass __eq__, a third of a cached lookup; an equal copy is read again)."""
+    now = _items(declared)
+    if items is None or now is None:
+        return items is now
+    return len(items) == len(now) and all(
+        key is key_now and value is value_now for (key, value), (key_now, value_now) in zip(items, now, strict=True)
+    )
+
+
 class _ThreadState(threading.local):
     """Per thread: the tracked constructions in progress (innermost last) and their recorder."""
 
@@ -93,6 +104,7 @@ class Shim:
         self._known_backends: frozenset[str] | None = None
         self._recording = False  # AttentionBackend.__init__ is wrapped: backends are recorded at creation
         self._lookup: Callable[..., Any] | None = None
+        self._names: tuple[tuple[str, ...], Any, dict[type, str]] | None = None
         self._wrapped: set[type] = set()
         self._bound: weakref.WeakSet[Any] = weakref.WeakSet()
         self._owners: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
@@ -163,6 +175,15 @@ class Shim:
         if self._members is None:
             self._members = literal_members(self.conventions)
         return self._members
+
+    def backend_names(self) -> dict[type, str]:
+        """Backend class -> its Literal name; resolved once per Literal and lookup (each
+        construction's checks need it, and resolving every member was a tenth of them)."""
+        members, lookup = self.members() or (), self._lookup
+        cached = self._names
+        if cached is None or cached[0] is not members or cached[1] is not lookup:
+            cached = self._names = (members, lookup, checks.backend_names(members, self._resolve))
+        return cached[2]
 
     def known_backends(self) -> frozenset[str] | None:
         """The names get_attention_backend accepts (the Literal's and the extra ones); None: unknown."""
@@ -371,7 +392,7 @@ class Shim:
         declared = getattr(cls, self.conventions.declaration_attribute, None)
         members = self.members()
         if known is not None and known.declared is declared and known.members is members:
-            if known.items == _items(declared):
+            if _same_items(known.items, declared):
                 return known.facts
         with self._lock:
             facts = model_facts(cls, self.conventions, members, self._modalities(cls))
@@ -429,17 +450,17 @@ class Shim:
         if not isinstance(base, type) or facts.entries is None:
             return
         recorder, construction.recorder = construction.recorder, None  # let the model go with it
-        mixin, members = self.resolved.get("encoder-mixin"), self.members() or ()
+        mixin, names = self.resolved.get("encoder-mixin"), self.backend_names()
         recorded = None
         if recorder is not None:
             recorder.done()
             if not self.probe_sdpa:  # the probes go on every encoder module: the walk finds them all
                 recorded = checks.recorded_after_construction(
-                    model, construction, recorder, base, mixin, self._resolve, members, self.conventions
+                    model, construction, recorder, base, mixin, self._resolve, names, self.conventions
                 )
         if recorded is None:  # something to report, or nothing recorded: walk the model
             violations, encoders = checks.after_construction(
-                model, construction, base, mixin, self._resolve, members, self.conventions
+                model, construction, base, mixin, self._resolve, names, self.conventions
             )
         else:
             violations, (encoders, complete) = [], recorded

@@ -297,14 +297,13 @@ def after_construction(
     base: type,
     encoder_mixin: type | None,
     resolve: Resolve,
-    members: tuple[str, ...],
+    names: dict[type, str],
     conventions: Conventions,
 ) -> tuple[list[Violation], dict[str, list[tuple[str, Any]]]]:
     """Violations of the built model, and its encoders' top-most modules (by walking the model)."""
     facts, selection = construction.facts, construction.selection
     encoders = locate_encoders(model, construction, encoder_mixin, conventions)
     found: list[Violation] = []
-    names: dict[type, str] | None = None
     for encoder, entry in sorted((facts.entries or {}).items()):
         if entry.kind != "configurable":
             continue
@@ -315,8 +314,6 @@ def after_construction(
         layers = [
             (f"{where}.{path}", layer) for where, module in modules for path, layer in backend_layers(module, base)
         ]
-        if names is None:
-            names = _backend_names(members, resolve)
         found += _layers(facts, encoder, entry.backends, layers, selection, names, resolve, conventions)
     return found, encoders
 
@@ -328,7 +325,7 @@ def recorded_after_construction(
     base: type,
     encoder_mixin: type | None,
     resolve: Resolve,
-    members: tuple[str, ...],
+    names: dict[type, str],
     conventions: Conventions,
 ) -> tuple[dict[str, list[tuple[str, Any]]], bool] | None:
     """after_construction from a recording, for a model it finds nothing wrong with: (encoders,
@@ -351,8 +348,7 @@ def recorded_after_construction(
         groups[id(recorded.module)] = recorded
     facts, selection = construction.facts, construction.selection
     encoder_of = _encoder_test(construction, encoder_mixin, conventions)
-    configurable = [item for item in sorted((facts.entries or {}).items()) if item[1].kind == "configurable"]
-    names = _backend_names(members, resolve) if configurable else {}
+    configurable = facts.configurable
 
     def accepts(encoder: str, declared: tuple[str, ...], kinds: set[type]) -> bool:
         override = selection.overrides.get(encoder)
@@ -395,7 +391,7 @@ def recorded_after_construction(
     return found, complete
 
 
-def _backend_names(members: tuple[str, ...], resolve: Resolve) -> dict[type, str]:
+def backend_names(members: tuple[str, ...], resolve: Resolve) -> dict[type, str]:
     """Backend class -> its name in the Literal, for the names the lookup resolves."""
     return {cls: name for name in members if (cls := resolve(name)) is not None}
 

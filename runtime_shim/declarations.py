@@ -8,6 +8,7 @@ finding and a lint finding about the same mistake read the same.
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib
 import sys
 import typing
@@ -39,6 +40,11 @@ class ModelFacts:
 
     def entry(self, encoder: str) -> Entry | None:
         return None if self.entries is None else self.entries.get(encoder)
+
+    @functools.cached_property
+    def configurable(self) -> tuple[tuple[str, Entry], ...]:
+        """(encoder, entry) of the configurable encoders, by name (each construction's checks ask)."""
+        return tuple(item for item in sorted((self.entries or {}).items()) if item[1].kind == "configurable")
 
 
 def suggest(word: str, candidates: tuple[str, ...]) -> str:

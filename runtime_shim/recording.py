@@ -122,19 +122,21 @@ class Recorder:
             group.append(backend)
 
     def _file(self, frame: types.FrameType | None) -> Group | None:
-        """The first backend under a new top module: find it (reading `self` outermost first) and
-        file its frame; the next backend's walk stops there and teaches the wrapper how far up it is."""
+        """The first backend under a new top module: find it (reading `self` outermost first), file
+        its frame, and tell the wrapper how far up it is."""
         path: list[types.FrameType] = []
         while frame is not None and frame not in self.filed:
             path.append(frame)
             frame = frame.f_back
-        for outer in reversed(path):
+        for depth in range(len(path) - 1, -1, -1):
+            outer = path[depth]
             if outer.f_code is self._model_code:
                 continue
             module = _submodule(outer, self.model)
             if module is not None:
                 group = self._group_of(module)
                 self.filed[outer] = group
+                self.hop = 1 + depth  # its siblings, made from the same depth, skip the walk
                 return group
         return None
 

@@ -416,10 +416,8 @@ def test_recording_and_walk_agree_on_every_demo_model(models: dict[str, type], m
 
     def both(model: Any, construction: Any, recorder: Any, *rest: Any) -> Any:
         fast = recorded_check(model, construction, recorder, *rest)
-        base, mixin, resolve, members, conventions = rest
-        violations, encoders = checks.after_construction(
-            model, construction, base, mixin, resolve, members, conventions
-        )
+        base, mixin, resolve, names, conventions = rest
+        violations, encoders = checks.after_construction(model, construction, base, mixin, resolve, names, conventions)
         if fast is not None:
             located, complete = fast
             assert violations == [], type(model).__name__
