@@ -174,8 +174,8 @@ def _age(root: Path) -> None:
 
 def write_configs(corpus: Path) -> dict[str, Path]:
     (corpus / "pyproject.toml").write_text(DECLINT_CONFIG, encoding="utf-8")
-    (corpus / "declint-prefilter-only.toml").write_text(
-        DECLINT_CONFIG.replace("[tool.declint]\n", "") + "check-syntax = false\n", encoding="utf-8"
+    (corpus / "declint-check-syntax.toml").write_text(
+        DECLINT_CONFIG.replace("[tool.declint]\n", "") + "check-syntax = true\n", encoding="utf-8"
     )
     configs = {"ruff": WORK / "ruff.toml", "semgrep": WORK / "semgrep.yml"}
     configs["ruff"].write_text(RUFF_CONFIG, encoding="utf-8")
@@ -231,8 +231,8 @@ def peer_comparison(rounds: int, python: Path) -> dict[str, Any]:
         Case("declint warm", declint_command("transformers"), corpus),
         Case("declint one file touched", declint_command("transformers"), corpus, before=touch, after=untouch),
         Case(
-            "declint cold, check-syntax = false",
-            declint_command("--config", "declint-prefilter-only.toml", "transformers"),
+            "declint cold, check-syntax = true",
+            declint_command("--config", "declint-check-syntax.toml", "transformers"),
             corpus,
             before=clear,
         ),
@@ -278,12 +278,12 @@ def _ratios(timings: dict[str, Any], size: float, subset_size: float) -> dict[st
     fixit_s_per_mb = median(fixit) / subset_size
     return {
         "cold / semgrep": round(median("declint cold") / median("semgrep -j 2"), 3),
-        "cold (check-syntax = false) / semgrep": round(
-            median("declint cold, check-syntax = false") / median("semgrep -j 2"), 3
+        "cold (check-syntax = true) / semgrep": round(
+            median("declint cold, check-syntax = true") / median("semgrep -j 2"), 3
         ),
         "Fixit s per MB / declint cold s per MB": round(fixit_s_per_mb / (median("declint cold") / size), 1),
-        "Fixit s per MB / declint cold (check-syntax = false) s per MB": round(
-            fixit_s_per_mb / (median("declint cold, check-syntax = false") / size), 1
+        "Fixit s per MB / declint cold (check-syntax = true) s per MB": round(
+            fixit_s_per_mb / (median("declint cold, check-syntax = true") / size), 1
         ),
         "Fixit extrapolated to the corpus, s": round(fixit_s_per_mb * size, 1),
         "warm / ruff --no-cache": round(median("declint warm") / median("ruff TID251 --no-cache"), 3),
@@ -393,8 +393,8 @@ def tree_cases(root: Path, label: str) -> list[Case]:
     return [
         Case(f"{label} cold", declint_command("."), root, before=clear),
         Case(
-            f"{label} cold, check-syntax = false",
-            declint_command("--config", "prefilter-only.toml", "."),
+            f"{label} cold, check-syntax = true",
+            declint_command("--config", "check-syntax.toml", "."),
             root,
             before=clear,
         ),
@@ -436,7 +436,7 @@ def scaling(rounds: int) -> dict[str, Any]:
     # Same 30 model files as the 1k tree, the rest filler: what files that cannot match cost.
     roots["20000, 30 models"] = tree(20000, 30 / 20000, "-30models")
     for label, root in roots.items():
-        (root / "prefilter-only.toml").write_text('roots = ["."]\ncheck-syntax = false\n', encoding="utf-8")
+        (root / "check-syntax.toml").write_text('roots = ["."]\ncheck-syntax = true\n', encoding="utf-8")
         manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
         cases = tree_cases(root, label)
         alternate(cases, rounds, f"tree {label}")

@@ -140,9 +140,16 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(
         "check-syntax",
         "bool",
-        True,
-        "Parse every checked file, so a syntax error is DL000 even where no rule could fire "
-        "(false: such files are read, never parsed).",
+        False,
+        "Parse every checked file, so a syntax error anywhere is DL000 (false: a file that no rule or "
+        "index needle can match, outside syntax-paths, is read and searched, never parsed).",
+    ),
+    OptionSpec(
+        "syntax-paths",
+        "list[str]",
+        ["**/_torch/models/**", *ATTENTION_BACKEND_PACKAGES],
+        "Globs (root-relative) whose files are always parsed, so a syntax error there is DL000: the "
+        "modeling and attention-backend packages.",
     ),
     OptionSpec("jobs", "int", 0, "Worker processes for parsing and rules (0: one per CPU core; --jobs overrides)."),
     OptionSpec(

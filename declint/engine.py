@@ -227,7 +227,6 @@ class _PrepareState:
     gates: tuple[tuple[str, tuple[bytes, ...]], ...]  # (code, needles) of the enabled per-file rules
     seeds: tuple[bytes, ...]
     options: FactOptions
-    check_syntax: bool
     max_size: int
     overrides: Mapping[str, bytes]
 
@@ -248,6 +247,7 @@ class _ScanItem:
     module: str
     checked: bool
     want_facts: bool  # extract facts in the same pass (an index needle is likely)
+    syntax_scope: bool  # parse it even if nothing else would (check-syntax, syntax-paths)
 
 
 @dataclass(frozen=True)
@@ -273,7 +273,6 @@ class _CheckState:
     index: ProjectIndex
     facts: Mapping[str, ModuleFacts]
     overrides: Mapping[str, bytes]
-    check_syntax: bool
     max_size: int
 
 
@@ -281,7 +280,7 @@ class _CheckState:
 class _CheckItem:
     rel: str
     path: str
-    syntax_checked: bool
+    syntax_pending: bool  # in the syntax scope, and the scan did not parse it
 
 
 @dataclass(frozen=True)
@@ -306,6 +305,7 @@ class _Run:
         self.stats = engine.stats
         self.overrides = dict(engine.overrides)
         self.check_syntax = bool(self.config.get("check-syntax"))
+        self.syntax_paths = tuple(self.config.str_list("syntax-paths"))
         self.max_size = int(self.config.get("max-file-size"))
         self.limits = Limits(
             float(self.config.get("file-timeout")),
@@ -389,8 +389,7 @@ class _Run:
         (bounded by max-file-size); parsing with libcst and the rules stay isolated in workers."""
         if self._prepare_pool is None:
             state = _PrepareState(
-                self.config, self.gates, index_needles(self.config), self.options,
-                self.check_syntax, self.max_size, self.overrides,
+                self.config, self.gates, index_needles(self.config), self.options, self.max_size, self.overrides,
             )  # fmt: skip
             if count is not None and count <= _READ_HERE and self.engine.jobs is not None:
                 return InlinePool(_prepare_handler, state, guarded=True)
@@ -428,7 +427,8 @@ class _Run:
                     if entry.facts is not None and entry.facts.module == module:
                         self.facts[item.rel] = entry.facts
                     continue
-            todo.append(_ScanItem(item.rel, str(item.path), module, is_checked, module == literal_module))
+            scope = self.check_syntax or (bool(self.syntax_paths) and glob_match(item.rel, self.syntax_paths))
+            todo.append(_ScanItem(item.rel, str(item.path), module, is_checked, module == literal_module, scope))
         if not todo:
             return
         self.stats.files_read += len(todo)
@@ -481,7 +481,7 @@ class _Run:
 
     def _complete(self, record: ScanRecord, checked: bool) -> bool:
         """Does a cached scan hold all this run needs (it was maybe scanned as index-only)?"""
-        if not (checked and self.check_syntax) or record.syntax_checked or record.error is not None:
+        if not (checked and record.syntax_scope) or record.syntax_checked or record.error is not None:
             return True
         return bool(record.rules) or record.marker  # the check itself looks at the syntax then
 
@@ -773,12 +773,12 @@ class _Run:
             if reused is not None:
                 results[item.rel] = reused
                 continue
-            todo.append(_CheckItem(item.rel, str(item.path), record.syntax_checked))
+            todo.append(_CheckItem(item.rel, str(item.path), record.syntax_scope and not record.syntax_checked))
         if todo:
             self.stats.files_checked_fresh += len(todo)
             state = _CheckState(
                 self.config, self.file_rules, self.fact_rules, self.engine.known_codes, self.engine.enabled_codes,
-                index, self.index_facts, self.overrides, self.check_syntax, self.max_size,
+                index, self.index_facts, self.overrides, self.max_size,
             )  # fmt: skip
             if self._prepare_pool is not None:  # free its processes before forking a new pool
                 self._collect_stats(self._prepare_pool)
@@ -905,16 +905,16 @@ def _prepare_handler(state: _PrepareState, item: _ScanItem | _FactsItem) -> _Sca
         facts = extract_facts(source.text, item.module, item.rel, state.options, item.path.endswith("__init__.py"))
     problem: tuple[str, int, int] | None = None
     syntax_checked = False
-    if item.checked and state.check_syntax:
-        if facts is not None:
-            problem = (facts.error, facts.error_line, facts.error_column) if facts.error is not None else None
-            syntax_checked = True
-        elif not rules and not marker:  # otherwise the check parses it, or checks its syntax itself
-            problem = _syntax_error(source.text, item.rel)
-            syntax_checked = True
+    if item.checked and facts is not None:  # parsed for the index: its syntax error costs nothing more
+        problem = (facts.error, facts.error_line, facts.error_column) if facts.error is not None else None
+        syntax_checked = True
+    elif item.checked and item.syntax_scope and not rules and not marker:  # else the check parses it
+        problem = _syntax_error(source.text, item.rel)
+        syntax_checked = True
     record = ScanRecord(
-        content_digest(data), len(data), problem, rules, seeds, literal, marker, class_bases(data), syntax_checked
-    )
+        content_digest(data), len(data), problem, rules, seeds, literal, marker, class_bases(data), syntax_checked,
+        item.syntax_scope,
+    )  # fmt: skip
     return _Scanned(record, facts)
 
 
@@ -936,7 +936,7 @@ def _check_handler(state: _CheckState, item: _CheckItem) -> _Checked:
     digest = content_digest(source.data)
     facts = state.facts[item.rel]
     recorder = Recorder(state.index)
-    findings, suppressed = _check_source(state, source, facts, recorder, item.syntax_checked)
+    findings, suppressed = _check_source(state, source, facts, recorder, item.syntax_pending)
     deps = recorder.collected()
     return _Checked(digest, tuple(findings), tuple(suppressed), deps, frozenset(TRACKER.take()))
 
@@ -955,7 +955,7 @@ def _test_hooks(data: bytes) -> None:
 
 
 def _check_source(
-    state: _CheckState, source: SourceFile, facts: ModuleFacts, recorder: Recorder, syntax_checked: bool
+    state: _CheckState, source: SourceFile, facts: ModuleFacts, recorder: Recorder, syntax_pending: bool
 ) -> tuple[list[Finding], list[SuppressedFinding]]:
     rel = source.rel
     real = not isinstance(facts, PlaceholderFacts)
@@ -985,7 +985,7 @@ def _check_source(
         if problem is not None or tree is None:
             return [parse_error(rel, *(problem or ("cannot parse", 1, 0)))], []
         findings += _run_tree_rules(context, tree_rules, tree)
-    elif not real and (cst_rules or (state.check_syntax and not syntax_checked)):
+    elif not real and (cst_rules or syntax_pending):
         problem = _syntax_error(source.text, rel)
         if problem is not None:
             return [parse_error(rel, *problem)], []

@@ -60,6 +60,7 @@ class ScanRecord:
     marker: bool = False
     bases: frozenset[str] = frozenset()
     syntax_checked: bool = False
+    syntax_scope: bool = False  # check-syntax or syntax-paths asks for its syntax
 
 
 _HEADER = re.compile(rb"class[ \t]+[A-Za-z_\x80-\xff][\w\x80-\xff]*[ \t]*(?:\[[^\]\n]*\][ \t]*)?\(")

@@ -14,6 +14,12 @@ class ParseError(EngineCode):
     never hides the findings of the rest, and never stops a CI run with a traceback. The
     message says what went wrong ("syntax error: ...", "cannot decode as utf-8: ...",
     "rule DL101 crashed: ..."). A DL000 finding makes the run exit 1, like any finding.
+
+    A file is parsed when a rule or the project index needs it (its bytes hold one of their
+    needles), when it lies in `syntax-paths` (the modeling and attention-backend packages by
+    default), or always with `check-syntax = true`. Any other file is only read and searched:
+    a syntax error in it is not reported (that is the job of ruff or `python -m compileall`),
+    which keeps files no rule can match nearly free.
     """
 
     CODE = "DL000"

@@ -34,6 +34,7 @@ ENGINE_KEYS = {
     "metadata-base",
     "backend-base",
     "check-syntax",
+    "syntax-paths",
     "jobs",
     "cache-dir",
     "file-timeout",

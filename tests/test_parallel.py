@@ -156,27 +156,40 @@ def test_a_subclass_in_a_file_without_index_needles_is_still_indexed(tmp_path: P
     assert findings == engine(tmp_path, full_index=True).run([tmp_path])
 
 
-def test_check_syntax_off_reads_but_never_parses_files_no_rule_needs(tmp_path: Path) -> None:
-    write_tree(
-        tmp_path,
-        {
-            **PRELUDE,
-            "pyproject.toml": PRELUDE["pyproject.toml"] + "check-syntax = false\n",
-            "tensorrt_llm/_torch/models/modeling_plain.py": "def broken(:\n",
-            # A needle whose rule then declines the file (no string close to a backend name).
-            "tensorrt_llm/_torch/models/modeling_declined.py": "def broken(attn_backend:\n",
-            # A needle of a rule that parses the file.
-            "tensorrt_llm/_torch/models/modeling_needle.py": "def f(q):\n    F.scaled_dot_product_attention(q\n",
-        },
-    )
-    lines = [f"{f.path}:{f.line}: {f.code} {f.message}" for f in engine(tmp_path).run([tmp_path]).findings]
-    assert lines == ["tensorrt_llm/_torch/models/modeling_needle.py:2: DL000 syntax error: '(' was never closed"]
+SYNTAX_TREE = {
+    "tensorrt_llm/_torch/models/modeling_plain.py": "def broken(:\n",
+    # A needle whose rule then declines the file (no string close to a backend name).
+    "tensorrt_llm/_torch/models/modeling_declined.py": "def broken(attn_backend:\n",
+    # A needle of a rule that parses the file.
+    "tensorrt_llm/_torch/models/modeling_needle.py": "def f(q):\n    F.scaled_dot_product_attention(q\n",
+    # Outside the modeling and backend packages, no needle.
+    "tensorrt_llm/_torch/pyexecutor/plain.py": "def broken(:\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        # Default: files in syntax-paths (the modeling and backend packages) and files a rule parses.
+        ("", ["modeling_declined.py:1", "modeling_needle.py:2", "modeling_plain.py:1"]),
+        # Nothing in scope: a file no rule needs is read and searched, never parsed.
+        ("check-syntax = false\nsyntax-paths = []\n", ["modeling_needle.py:2"]),
+        (
+            "check-syntax = true\n",
+            ["modeling_declined.py:1", "modeling_needle.py:2", "modeling_plain.py:1", "plain.py:1"],
+        ),
+    ],
+    ids=["default", "off", "everything"],
+)
+def test_syntax_scope_decides_which_files_no_rule_needs_are_parsed(
+    tmp_path: Path, options: str, expected: list[str]
+) -> None:
+    write_tree(tmp_path, {**PRELUDE, "pyproject.toml": PRELUDE["pyproject.toml"] + options, **SYNTAX_TREE})
+    findings = engine(tmp_path).run([tmp_path]).findings
+    assert all(f.code == "DL000" and f.message.startswith("syntax error: ") for f in findings)
+    assert [f"{f.path.rpartition('/')[2]}:{f.line}" for f in findings] == expected
     everything = engine(tmp_path, full_index=True).run([tmp_path]).findings  # parses every file
-    assert sorted(f.path.rpartition("/")[2] for f in everything) == [
-        "modeling_declined.py",
-        "modeling_needle.py",
-        "modeling_plain.py",
-    ]
+    assert len(everything) == 4
 
 
 # ---- the pool itself ----------------------------------------------------------------------------
