@@ -26,6 +26,8 @@ import contextlib
 import faulthandler
 import mmap
 import os
+import pickle
+import select
 import signal
 import struct
 import sys
@@ -36,9 +38,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-if TYPE_CHECKING:  # multiprocessing is imported when a pool starts, not by every run
+if TYPE_CHECKING:  # multiprocessing is imported only where there is no fork (Windows)
     import multiprocessing.connection
-    from multiprocessing.process import BaseProcess
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -117,11 +118,95 @@ class _Slot:
         struct.pack_into("d", self._memory, 8 * index, value)
 
 
+class _Channel:
+    """Length-prefixed pickles over two pipes, one each way: the part of multiprocessing's
+    `Connection` the pool uses. Importing multiprocessing and its connection module (socket,
+    tempfile, subprocess, bz2, lzma...) was ~9 ms of every run that starts a worker, about a
+    third of what a run after a one-file edit adds to a warm one."""
+
+    def __init__(self, read_fd: int, write_fd: int) -> None:
+        self._read, self._write = read_fd, write_fd
+
+    def fileno(self) -> int:
+        return self._read
+
+    def fds(self) -> tuple[int, int]:
+        return self._read, self._write
+
+    def send(self, obj: object) -> None:
+        data = pickle.dumps(obj, pickle.HIGHEST_PROTOCOL)
+        view = memoryview(struct.pack("!Q", len(data)) + data)
+        while view:
+            view = view[os.write(self._write, view) :]
+
+    def recv(self) -> Any:
+        (size,) = struct.unpack("!Q", self._read_exactly(8))
+        return pickle.loads(self._read_exactly(size))
+
+    def _read_exactly(self, size: int) -> bytearray:
+        data = bytearray()
+        while len(data) < size:
+            chunk = os.read(self._read, min(size - len(data), _MIB))
+            if not chunk:
+                raise EOFError
+            data += chunk
+        return data
+
+    def close(self) -> None:
+        for fd in (self._read, self._write):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._read = self._write = -1
+
+
+class _Forked:
+    """A forked child running `target(*args)`, which ends the child with `os._exit`; the part of
+    multiprocessing's `Process` the pool uses. `sentinel` becomes readable when the child exits
+    (only the child holds its pipe's write end)."""
+
+    def __init__(self, target: Callable[..., None], args: tuple[Any, ...], close_in_child: Sequence[int]) -> None:
+        self.exitcode: int | None = None
+        sentinel, held_by_child = os.pipe()
+        for stream in (sys.stdout, sys.stderr):  # else the child would write the parent's buffer again
+            with contextlib.suppress(Exception):
+                stream.flush()
+        self.pid = os.fork()
+        if self.pid == 0:  # the child
+            try:
+                for fd in (sentinel, *close_in_child):
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+                target(*args)
+            finally:
+                os._exit(1)
+        os.close(held_by_child)
+        self.sentinel = sentinel
+
+    def join(self, timeout: float | None = None) -> None:
+        if self.exitcode is None and timeout is not None:
+            poller = select.poll()
+            poller.register(self.sentinel, select.POLLIN)
+            if not poller.poll(max(0, int(timeout * 1000))):
+                return  # still running
+        if self.exitcode is None:
+            _, status = os.waitpid(self.pid, 0)  # it closed the sentinel: it is exiting
+            self.exitcode = os.waitstatus_to_exitcode(status)
+            os.close(self.sentinel)
+
+    def is_alive(self) -> bool:
+        self.join(0)
+        return self.exitcode is None
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+
+
 @dataclass
 class _Worker:
-    process: BaseProcess
-    conn: multiprocessing.connection.Connection
-    slot: Any  # RawArray('d', 2): [position in the batch or -1, start time (time.monotonic())]
+    process: Any  # _Forked, or a spawned multiprocessing Process where there is no fork
+    conn: Any  # _Channel, or a multiprocessing Connection
+    slot: Any  # [position in the batch or -1, start time (time.monotonic())]
     batch: tuple[int, list[int]] | None = None  # (batch id, item indices)
     retries: dict[int, int] = field(default_factory=dict)
 
@@ -141,12 +226,9 @@ class ProcessPool(Generic[Item, Result]):
         self.jobs = max(1, jobs)
         self.limits = limits
         self.stats = Stats()
-        import multiprocessing
-
-        methods = multiprocessing.get_all_start_methods()
-        # fork shares the parent's index copy-on-write and starts in milliseconds; elsewhere
-        # (macOS, Windows) the state is pickled to each worker once.
-        self._context: Any = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        # fork shares the parent's index copy-on-write and starts in milliseconds; where there is
+        # no fork (Windows) multiprocessing spawns workers and pickles the state to each once.
+        self._fork = hasattr(os, "fork")
         self._workers: list[_Worker] = []
 
     # ---- public ---------------------------------------------------------------------------
@@ -199,16 +281,34 @@ class ProcessPool(Generic[Item, Result]):
         return None
 
     def _start(self) -> _Worker:
-        parent_end, child_end = self._context.Pipe(duplex=True)
-        slot: Any
-        if self._context.get_start_method() == "fork":
-            slot = _Slot()
-        else:  # a spawned child gets its arguments pickled: only multiprocessing's own shared memory travels
-            from multiprocessing.sharedctypes import RawArray
+        worker = self._fork_worker() if self._fork else self._spawn_worker()
+        self.stats.workers_started += 1
+        self._workers.append(worker)
+        return worker
 
-            slot = RawArray("d", 2)
+    def _fork_worker(self) -> _Worker:
+        to_child, from_parent = os.pipe()[::-1]  # (write end, read end)
+        from_child, to_parent = os.pipe()
+        slot = _Slot()
         slot[0] = -1.0
-        process = self._context.Process(
+        # The child keeps only its own ends: another worker's parent ends, inherited, would keep
+        # that worker's pipe open after the parent closed it.
+        theirs = [fd for w in self._workers for fd in (*w.conn.fds(), w.process.sentinel)]
+        args = (_Channel(from_parent, to_parent), self.handler, self.state, slot, self.limits, os.getpid())
+        process = _Forked(_worker_main, args, [to_child, from_child, *theirs])
+        os.close(from_parent)
+        os.close(to_parent)
+        return _Worker(process, _Channel(from_child, to_child), slot)
+
+    def _spawn_worker(self) -> _Worker:
+        import multiprocessing
+        from multiprocessing.sharedctypes import RawArray
+
+        context = multiprocessing.get_context("spawn")
+        parent_end, child_end = context.Pipe(duplex=True)
+        slot: Any = RawArray("d", 2)  # a spawned child gets its arguments pickled: only this shared memory travels
+        slot[0] = -1.0
+        process = context.Process(
             target=_worker_main,
             args=(child_end, self.handler, self.state, slot, self.limits, os.getpid()),
             daemon=True,
@@ -216,10 +316,7 @@ class ProcessPool(Generic[Item, Result]):
         )
         process.start()
         child_end.close()
-        self.stats.workers_started += 1
-        worker = _Worker(process, parent_end, slot)
-        self._workers.append(worker)
-        return worker
+        return _Worker(process, parent_end, slot)
 
     def _wait(
         self,
@@ -230,10 +327,8 @@ class ProcessPool(Generic[Item, Result]):
         busy = [w for w in self._workers if w.batch is not None]
         if not busy:
             return
-        from multiprocessing.connection import wait
-
         handles: list[Any] = [w.conn for w in busy] + [w.process.sentinel for w in busy]
-        ready = wait(handles, timeout=self._next_deadline(busy))
+        ready = self._ready(handles, self._next_deadline(busy))
         for worker in busy:
             if worker.conn in ready:
                 try:
@@ -253,6 +348,19 @@ class ProcessPool(Generic[Item, Result]):
                 if worker.batch is not None and worker.slot[0] >= 0:
                     if now - worker.slot[1] > self.limits.timeout:
                         self._timed_out(worker, results, queue)
+
+    def _ready(self, handles: list[Any], timeout: float | None) -> list[Any]:
+        """The handles (channels, sentinel fds) ready to read, or [] after `timeout` seconds."""
+        if not self._fork:
+            from multiprocessing.connection import wait
+
+            return wait(handles, timeout=timeout)
+        poller = select.poll()
+        by_fd = {h if isinstance(h, int) else h.fileno(): h for h in handles}
+        for fd in by_fd:
+            poller.register(fd, select.POLLIN)
+        events = poller.poll(None if timeout is None else max(0, int(timeout * 1000) + 1))
+        return [by_fd[fd] for fd, _ in events]
 
     def _next_deadline(self, busy: list[_Worker]) -> float | None:
         if self.limits.timeout <= 0:
@@ -324,7 +432,7 @@ def _death_reason(exitcode: int | None) -> str:
 
 # ---- the worker side ----------------------------------------------------------------------------
 def _worker_main(
-    conn: multiprocessing.connection.Connection,
+    conn: _Channel | multiprocessing.connection.Connection,
     handler: Handler,
     state: object,
     slot: Any,
@@ -376,7 +484,7 @@ def guarded_call(handler: Handler, state: object, item: object) -> tuple[bool, o
         return False, f"internal error: {type(error).__name__}: {error}"
 
 
-def _serve(conn: multiprocessing.connection.Connection, handler: Handler, state: object, slot: Any) -> None:
+def _serve(conn: _Channel | multiprocessing.connection.Connection, handler: Handler, state: object, slot: Any) -> None:
     while True:
         try:
             batch = conn.recv()
