@@ -60,7 +60,9 @@ class ScanRecord:
     marker: bool = False
     bases: frozenset[str] = frozenset()
     syntax_checked: bool = False
-    syntax_scope: bool = False  # check-syntax or syntax-paths asks for its syntax
+    # check-syntax or syntax-paths asks for its syntax: derivable from the path and the
+    # configuration (both in the cache key), kept so that a run over cached records matches no glob
+    syntax_scope: bool = False
 
 
 _HEADER = re.compile(rb"class[ \t]+[A-Za-z_\x80-\xff][\w\x80-\xff]*[ \t]*(?:\[[^\]\n]*\][ \t]*)?\(")

@@ -187,11 +187,8 @@ class _Forked:
         self.sentinel = sentinel
 
     def join(self, timeout: float | None = None) -> None:
-        if self.exitcode is None and timeout is not None:
-            poller = select.poll()
-            poller.register(self.sentinel, select.POLLIN)
-            if not poller.poll(max(0, int(timeout * 1000))):
-                return  # still running
+        if self.exitcode is None and timeout is not None and not _readable([self.sentinel], timeout):
+            return  # still running
         if self.exitcode is None:
             _, status = os.waitpid(self.pid, 0)  # it closed the sentinel: it is exiting
             self.exitcode = os.waitstatus_to_exitcode(status)
@@ -359,12 +356,8 @@ class ProcessPool(Generic[Item, Result]):
             from multiprocessing.connection import wait
 
             return wait(handles, timeout=timeout)
-        poller = select.poll()
         by_fd = {h if isinstance(h, int) else h.fileno(): h for h in handles}
-        for fd in by_fd:
-            poller.register(fd, select.POLLIN)
-        events = poller.poll(None if timeout is None else max(0, int(timeout * 1000) + 1))
-        return [by_fd[fd] for fd, _ in events]
+        return [by_fd[fd] for fd in _readable(list(by_fd), timeout)]
 
     def _next_deadline(self, busy: list[_Worker]) -> float | None:
         if self.limits.timeout <= 0:
@@ -424,6 +417,15 @@ class ProcessPool(Generic[Item, Result]):
         self._workers.remove(worker)
 
 
+def _readable(fds: list[int], timeout: float | None) -> list[int]:
+    """The fds ready to read (or closed by their writer), waiting at most `timeout` seconds
+    (rounded up to the next millisecond: a deadline is never reported early)."""
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    return [fd for fd, _ in poller.poll(None if timeout is None else max(0, int(timeout * 1000) + 1))]
+
+
 def _death_reason(exitcode: int | None) -> str:
     if exitcode is not None and exitcode < 0:
         try:
@@ -465,9 +467,10 @@ def _worker_main(
             )
     thread = threading.Thread(target=_serve, args=(conn, handler, state, slot), name="declint-work")
     thread.start()
-    # A killed parent (SIGKILL, the OOM killer) must not leave its workers behind: an idle one may
-    # never see EOF (workers forked after it hold a copy of its pipe's parent end), a busy one
-    # would finish its item for no one. Re-parented, the worker exits.
+    # A killed parent (SIGKILL, the OOM killer) must not leave its workers behind: a busy one would
+    # finish its item for no one, and a spawned idle one may never see EOF (workers started after
+    # it may hold a copy of its pipe's parent end; forked ones close theirs). Re-parented, the
+    # worker exits.
     while thread.is_alive():
         thread.join(_ORPHAN_CHECK_S)
         if os.getppid() != parent:

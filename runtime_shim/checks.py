@@ -304,9 +304,7 @@ def after_construction(
     facts, selection = construction.facts, construction.selection
     encoders = locate_encoders(model, construction, encoder_mixin, conventions)
     found: list[Violation] = []
-    for encoder, entry in sorted((facts.entries or {}).items()):
-        if entry.kind != "configurable":
-            continue
+    for encoder, entry in facts.configurable:
         modules = encoders.get(encoder, [])
         if not modules:
             found.append(_absent(facts.model, encoder, selection))
