@@ -500,7 +500,7 @@ class Cache:
             os.unlink(self.path_for(key, ".snapshot"))
 
     def load_previews(self) -> dict[str, Any]:
-        """Fix previews of earlier runs (`declint.fixes.PreviewMemo`), for this version of declint."""
+        """Fix previews of earlier runs (`declint.previews.PreviewMemo`), for this version of declint."""
         stored = self._read(self.path_for("fix-previews", ".previews"))
         ok = isinstance(stored, tuple) and len(stored) == 2 and stored[0] == code_fingerprint()
         return stored[1] if ok and isinstance(stored[1], dict) else {}

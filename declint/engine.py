@@ -61,6 +61,7 @@ from declint.prefilter import (
     index_needles,
     syntax_error,
 )
+from declint.previews import Memoized, file_previews
 from declint.rule import (
     FactRule,
     FileContext,
@@ -148,6 +149,8 @@ class Engine:
     full_index: bool = False
     stats: RunStats = field(default_factory=RunStats, init=False, repr=False)
     _suppressed: list[SuppressedFinding] = field(default_factory=list, init=False, repr=False)
+    # Fix previews the check workers computed from the trees they parsed (`PreviewMemo` entries).
+    previews: dict[str, Memoized] = field(default_factory=dict, init=False, repr=False)
 
     @property
     def uses_cache(self) -> bool:
@@ -163,6 +166,7 @@ class Engine:
 
     def run(self, paths: Iterable[Path]) -> RunResult:
         self._suppressed = []
+        self.previews = {}
         self.stats = RunStats()
         paths = list(paths)
         roots = [self.config.root / root for root in self.config.str_list("roots")]
@@ -274,6 +278,7 @@ class _CheckState:
     facts: Mapping[str, ModuleFacts]
     overrides: Mapping[str, bytes]
     max_size: int
+    previews: bool  # compute the previews of the fixes found (a report will show them)
 
 
 @dataclass(frozen=True)
@@ -291,6 +296,7 @@ class _Checked:
     deps: tuple[Dep, ...] | None  # None: not cacheable
     touched: frozenset[str]  # placeholder modules the rules read
     final: bool = False  # does not depend on the index (a read error, a crash, a timeout)
+    previews: tuple[tuple[str, Memoized], ...] = ()  # never cached: the preview memo keeps them
 
 
 # ---- one run -------------------------------------------------------------------------------------
@@ -778,7 +784,7 @@ class _Run:
             self.stats.files_checked_fresh += len(todo)
             state = _CheckState(
                 self.config, self.file_rules, self.fact_rules, self.engine.known_codes, self.engine.enabled_codes,
-                index, self.index_facts, self.overrides, self.max_size,
+                index, self.index_facts, self.overrides, self.max_size, not self.overrides,
             )  # fmt: skip
             if self._prepare_pool is not None:  # free its processes before forking a new pool
                 self._collect_stats(self._prepare_pool)
@@ -792,6 +798,7 @@ class _Run:
                 pool.close()
             for checked_item, outcome in zip(todo, outcomes, strict=True):
                 results[checked_item.rel] = self._store(checked_item, outcome, signature)
+                self.engine.previews.update(results[checked_item.rel].previews)
         if self.engine.progress is not None:
             self.engine.progress(len(checked), len(checked))
         return results
@@ -936,9 +943,11 @@ def _check_handler(state: _CheckState, item: _CheckItem) -> _Checked:
     digest = content_digest(source.data)
     facts = state.facts[item.rel]
     recorder = Recorder(state.index)
-    findings, suppressed = _check_source(state, source, facts, recorder, item.syntax_pending)
+    findings, suppressed, tree = _check_source(state, source, facts, recorder, item.syntax_pending)
     deps = recorder.collected()
-    return _Checked(digest, tuple(findings), tuple(suppressed), deps, frozenset(TRACKER.take()))
+    fixes = [finding.fix for finding in findings if finding.fix is not None]
+    previews = file_previews(source, digest, facts.module, tree, fixes) if fixes and tree and state.previews else ()
+    return _Checked(digest, tuple(findings), tuple(suppressed), deps, frozenset(TRACKER.take()), previews=previews)
 
 
 def _test_hooks(data: bytes) -> None:
@@ -956,11 +965,12 @@ def _test_hooks(data: bytes) -> None:
 
 def _check_source(
     state: _CheckState, source: SourceFile, facts: ModuleFacts, recorder: Recorder, syntax_pending: bool
-) -> tuple[list[Finding], list[SuppressedFinding]]:
+) -> tuple[list[Finding], list[SuppressedFinding], cst.Module | None]:
+    """(findings, suppressed, the libcst tree when the rules parsed one)."""
     rel = source.rel
     real = not isinstance(facts, PlaceholderFacts)
     if real and facts.error is not None:
-        return [parse_error(rel, facts.error, facts.error_line, facts.error_column)], []
+        return [parse_error(rel, facts.error, facts.error_line, facts.error_column)], [], None
     context = FileContext(source, facts, state.config, recorder.proxy)
     findings: list[Finding] = []
     wanted: list[type[FileGate]] = []
@@ -983,19 +993,21 @@ def _check_source(
     if tree_rules:
         tree, problem = _parse_tree(source)
         if problem is not None or tree is None:
-            return [parse_error(rel, *(problem or ("cannot parse", 1, 0)))], []
+            return [parse_error(rel, *(problem or ("cannot parse", 1, 0)))], [], None
         findings += _run_tree_rules(context, tree_rules, tree)
     elif not real and (cst_rules or syntax_pending):
         problem = _syntax_error(source.text, rel)
         if problem is not None:
-            return [parse_error(rel, *problem)], []
+            return [parse_error(rel, *problem)], [], None
+    module: cst.Module | None = None
     if cst_rules:
         try:
-            findings += _run_rules(context, cst_rules)
+            module = parse_module(source)
         except SourceError as error:
-            return [parse_error(rel, error.message, error.line or 1, error.column)], []
+            return [parse_error(rel, error.message, error.line or 1, error.column)], [], None
+        findings += _run_rules(context, cst_rules, module)
     if not has_marker:
-        return findings, []
+        return findings, [], module
     suppressions = parse_suppressions(source.text)
     kept, hygiene = apply_suppressions(
         findings,
@@ -1005,7 +1017,7 @@ def _check_source(
         rules_ran=True,
         rel=rel,
     )
-    return kept + hygiene, _suppressed(findings, kept, suppressions)
+    return kept + hygiene, _suppressed(findings, kept, suppressions), module
 
 
 def _parse_tree(source: SourceFile) -> tuple[ast.Module | None, tuple[str, int, int] | None]:
@@ -1036,10 +1048,9 @@ def parse_module(source: SourceFile) -> cst.Module:
         raise SourceError("nesting too deep for the parser", path=source.rel) from None
 
 
-def _run_rules(context: FileContext, rule_classes: list[type[Rule]]) -> list[Finding]:
+def _run_rules(context: FileContext, rule_classes: list[type[Rule]], module: cst.Module) -> list[Finding]:
     import libcst as cst
 
-    module = parse_module(context.source)
     positions = Positions(module)
     rules = [_instance(cls, context, positions) for cls in rule_classes]
     try:

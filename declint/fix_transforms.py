@@ -39,13 +39,17 @@ class Applied:
     not_applied: list[Fix] = field(default_factory=list)
 
 
-def apply_fixes(source: SourceFile, fixes: Sequence[Fix], module: str) -> Applied:
-    """One pass over the module applying every fix it can; the text is unchanged when none applies."""
-    tree = parse(source)
+def apply_fixes(source: SourceFile, fixes: Sequence[Fix], module: str, tree: cst.Module | None = None) -> Applied:
+    """One pass over the module applying every fix it can; the text is unchanged when none applies.
+
+    `tree`: the source already parsed; left as it is (libcst transforms build new nodes).
+    """
+    tree = tree if tree is not None else parse(source)
     # A declaration needs its marker: importable from a known module, or already bound here.
     usable = [f for f in fixes if f.kind != "add-declaration-entries" or f.args[2] or _bound(tree, f.args[1])]
     transformer = _FixTransformer(usable)
-    new_tree = MetadataWrapper(tree).visit(transformer)
+    # unsafe_skip_copy: a parsed tree holds each node once (the rules' positions rely on it too).
+    new_tree = MetadataWrapper(tree, unsafe_skip_copy=True).visit(transformer)
     for name, home in sorted(transformer.imports):
         new_tree = _ensure_import(new_tree, name, home, module, source.rel.endswith("__init__.py"))
     applied = [fix for fix in fixes if fix in transformer.applied]

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from declint.cache import FORMAT, NO_CACHE_ENV
+from declint.cache import FORMAT, NO_CACHE_ENV, Cache, content_digest
 from declint.config import find_config_file, load_config
 from declint.engine import Engine, Selection
 from declint.rules import ALL_RULES, RULES_BY_CODE
@@ -456,7 +456,13 @@ def test_fix_previews_are_reused_until_the_file_changes(demo: Path, monkeypatch:
     target = demo / MODELS / "modeling_llava_next.py"
     target.write_text(target.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
     assert _json_report(demo, monkeypatch) == cold  # same previews, recomputed
-    assert sorted(set(parsed)) == [MODELS + "modeling_llava_next.py"]  # for the edited file only
+    # ... by the check worker, from the tree its rules parsed: the main process parses nothing
+    assert parsed == []
+    stored = Cache.open(demo, ".declint_cache")
+    assert stored is not None
+    digest = content_digest(target.read_bytes())
+    fresh = {key.split("\0")[1] for key in stored.load_previews() if key.startswith(digest)}
+    assert fresh == {"unrewritable", "tensorrt_llm._torch.models.modeling_llava_next"}
 
 
 def test_a_warm_run_never_imports_libcst(demo: Path) -> None:
@@ -477,5 +483,7 @@ def test_a_warm_run_never_imports_libcst(demo: Path) -> None:
         assert done.returncode == 1, done.stderr
         return done.stderr.strip().splitlines()[-1]
 
-    assert run() == "libcst imported: True"  # cold: DL102/DL103/DL104/DL106 parse with libcst
+    # cold: DL102/DL103/DL104/DL106 parse with libcst, in the check workers, which also compute
+    # the fix previews from those trees; the main process imports libcst for neither
+    assert run() == "libcst imported: False"
     assert run() == "libcst imported: False"  # warm: findings from the cache, previews from the memo

@@ -21,7 +21,8 @@ from declint.changed_lines import ChangedLines, base_fingerprints, compute
 from declint.discovery import discover, display_path
 from declint.engine import Engine
 from declint.fingerprint import fingerprints
-from declint.fixes import FixOutcome, PreviewMemo, fix_run, previews
+from declint.fixes import FixOutcome, fix_run
+from declint.previews import PreviewMemo, previews
 from declint.reporting.model import BaselineInfo, DiffScope, FixPreview, Item, Report
 from declint.reporting.sources import SourceCache
 from declint.rule import RuleMeta
@@ -52,7 +53,8 @@ def run(engine: Engine, request: CheckRequest, rules: Sequence[type[RuleMeta]]) 
     outcome = None
     if request.fix or request.diff_only:
         outcome = fix_run(engine, paths, unsafe=request.unsafe_fixes, write=not request.diff_only)
-    result = replace(engine, keep_suppressed=True).run(paths)
+    checker = replace(engine, keep_suppressed=True)
+    result = checker.run(paths)
     root = engine.config.root
     sources = SourceCache(root)
     prints = fingerprints([*result.findings, *(s.finding for s in result.suppressed)], sources)
@@ -72,7 +74,7 @@ def run(engine: Engine, request: CheckRequest, rules: Sequence[type[RuleMeta]]) 
     if request.diff_base is not None:
         findings, on_diff, scope = _apply_diff(engine, request, findings, prints)
 
-    fixable = _previews(engine, findings, sources)
+    fixable = _previews(checker, findings, sources)  # with the previews its workers computed
     items = tuple(
         Item(f, prints[f], fixable.get(f), on_changed_lines=on_diff.get(f, True))
         for f in sorted(findings, key=Finding.sort_key)
@@ -154,6 +156,7 @@ def _previews(engine: Engine, findings: list[Finding], sources: SourceCache) -> 
     """Fix previews, reusing those of earlier runs when the cache is on."""
     store = Cache.open(engine.config.root, str(engine.config.get("cache-dir"))) if engine.uses_cache else None
     memo = PreviewMemo(store.load_previews() if store is not None else None)
+    memo.seed(engine.previews)
     fixable = previews(findings, sources, memo)
     if store is not None and memo.changed:
         store.save_previews(memo.to_store())

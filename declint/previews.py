@@ -1,0 +1,207 @@
+"""Fix previews for reports: what each fix would change in a file as it is, never written.
+
+A preview needs the file parsed with libcst. The check workers parse every file a fixing rule
+fires on anyway, so they compute the previews of its fixes with that very tree (`file_previews`)
+and hand them over as `PreviewMemo` entries; the main process computes only what they did not
+(fixes of findings from a cached result, of project rules, of suppression hygiene).
+"""
+
+from __future__ import annotations
+
+import codecs
+import difflib
+import re
+from collections.abc import Callable, Iterable, Mapping
+from functools import partial
+from itertools import groupby
+from typing import TYPE_CHECKING
+
+from declint.cache import content_digest
+from declint.discovery import module_name
+from declint.errors import SourceError
+from declint.lazy import lazy_module
+from declint.reporting.model import Edit, FixPreview
+from declint.reporting.sources import SourceCache
+from declint.source import SourceFile, decode_source
+from declint.types import Finding, Fix, Position
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from declint import fix_transforms as transforms
+else:
+    transforms = lazy_module("declint.fix_transforms")  # libcst: only when a fix is previewed
+
+_LONE_CR = re.compile(rb"\r(?!\n)")
+
+
+# ---- whether a file may be rewritten ---------------------------------------------------------
+def unrewritable(data: bytes, rel: str, tree: cst.Module | None = None) -> str | None:
+    """Why the file must not be rewritten, or None when libcst reproduces it byte for byte.
+
+    `tree`: the file already parsed (by `parse_module`, as `transforms.parse` would)."""
+    if b"\f" in data:
+        return "contains a form feed; not rewritten"
+    if _LONE_CR.search(data):
+        return "contains a lone carriage return; not rewritten"
+    try:
+        source = decode_source(data, rel)
+        module = tree if tree is not None else transforms.parse(source)
+    except SourceError as error:
+        return f"cannot be parsed ({error.message}); not rewritten"
+    if encode(source, module.code) != data:
+        return "libcst does not reproduce it byte for byte; not rewritten"
+    return None
+
+
+def encode(source: SourceFile, text: str) -> bytes:
+    bom = codecs.BOM_UTF8 if source.data.startswith(codecs.BOM_UTF8) else b""
+    return bom + text.encode(source.encoding)
+
+
+# ---- previews for reports ---------------------------------------------------------------------
+def text_edits(old: str, new: str) -> tuple[tuple[Edit, ...], tuple[Edit, ...]]:
+    """(minimal edits, whole-line edits) that turn `old` into `new`."""
+    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    edits: list[Edit] = []
+    line_edits: list[Edit] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        before, after = "".join(a[i1:i2]), "".join(b[j1:j2])
+        line_edits.append(Edit(Position(i1 + 1, 0), Position(i2 + 1, 0), after))
+        head = _common_prefix(before, after)
+        tail = _common_prefix(before[head:][::-1], after[head:][::-1])
+        start = _advance(i1 + 1, before[:head])
+        end = _advance(i1 + 1, before[: len(before) - tail])
+        edits.append(Edit(start, end, after[head : len(after) - tail]))
+    return tuple(edits), tuple(line_edits)
+
+
+def _common_prefix(a: str, b: str) -> int:
+    length = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        length += 1
+    return length
+
+
+def _advance(line: int, text: str) -> Position:
+    parts = text.splitlines(keepends=True)
+    if not parts:
+        return Position(line, 0)
+    if parts[-1].endswith(("\n", "\r")):
+        return Position(line + len(parts), 0)
+    return Position(line + len(parts) - 1, len(parts[-1]))
+
+
+def unified_diff(rel: str, old: str, new: str, context: int = 3) -> str:
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{rel}", f"b/{rel}", n=context
+    )
+    out: list[str] = []
+    for line in lines:
+        if line.endswith(("\n", "\r")):
+            out.append(line)
+        else:
+            out += [line + "\n", "\\ No newline at end of file\n"]
+    return "".join(out)
+
+
+# A fix's preview (None: the fix does not apply), or why a file may not be rewritten (None: it may).
+Memoized = FixPreview | str | None
+
+
+class PreviewMemo:
+    """Previews already computed, by file content, module and fix (kept in the cache directory).
+
+    A preview costs a libcst parse of the file; a warm run over a tree with many fixable findings
+    would otherwise spend most of its time recomputing previews of files that did not change.
+    """
+
+    LIMIT = 20_000  # entries; past it only this run's are kept
+
+    def __init__(self, stored: Mapping[str, Memoized] | None = None) -> None:
+        self.entries: dict[str, Memoized] = dict(stored or {})
+        self.used: set[str] = set()
+        self.changed = False
+
+    def get(self, key: str, compute: Callable[[], Memoized]) -> Memoized:
+        self.used.add(key)
+        if key in self.entries:
+            return self.entries[key]
+        value = self.entries[key] = compute()
+        self.changed = True
+        return value
+
+    def seed(self, entries: Mapping[str, Memoized]) -> None:
+        """Entries computed elsewhere (the check workers), kept like computed ones."""
+        for key, value in entries.items():
+            if key not in self.entries:
+                self.entries[key] = value
+                self.changed = True
+
+    def to_store(self) -> dict[str, Memoized]:
+        if len(self.entries) <= self.LIMIT:
+            return dict(self.entries)
+        return {key: value for key, value in self.entries.items() if key in self.used}
+
+
+_UNREWRITABLE = "unrewritable"  # the key suffix of a file's `unrewritable` verdict
+
+
+def verdict_key(digest: str) -> str:
+    return f"{digest}\0{_UNREWRITABLE}"
+
+
+def preview_key(digest: str, module: str, fix: Fix) -> str:
+    return f"{digest}\0{module}\0{fix!r}"
+
+
+def previews(
+    findings: Iterable[Finding], sources: SourceCache, memo: PreviewMemo | None = None
+) -> dict[Finding, FixPreview]:
+    """What each finding's fix would change in the file as it is, for reports; no validation."""
+    memo = memo if memo is not None else PreviewMemo()
+    out: dict[Finding, FixPreview] = {}
+    fixable = sorted((f for f in findings if f.fix is not None), key=Finding.sort_key)
+    for rel, group in groupby(fixable, key=lambda f: f.path):
+        path = sources.path_of(rel)
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        digest = content_digest(data)
+        module = module_name(path)
+        if memo.get(verdict_key(digest), partial(unrewritable, data, rel)) is not None:
+            continue
+        source = decode_source(data, rel)  # decodes: `unrewritable` said so
+        for finding in group:
+            fix = finding.fix
+            assert fix is not None
+            preview = memo.get(preview_key(digest, module, fix), partial(_preview, source, fix, module))
+            if isinstance(preview, FixPreview):
+                out[finding] = preview
+    return out
+
+
+def file_previews(
+    source: SourceFile, digest: str, module: str, tree: cst.Module, fixes: Iterable[Fix]
+) -> tuple[tuple[str, Memoized], ...]:
+    """The memo entries `previews` would compute for these fixes of one file, from its parsed tree."""
+    verdict = unrewritable(source.data, source.rel, tree)
+    entries: list[tuple[str, Memoized]] = [(verdict_key(digest), verdict)]
+    if verdict is None:
+        for fix in dict.fromkeys(fixes):
+            entries.append((preview_key(digest, module, fix), _preview(source, fix, module, tree)))
+    return tuple(entries)
+
+
+def _preview(source: SourceFile, fix: Fix, module: str, tree: cst.Module | None = None) -> FixPreview | None:
+    applied = transforms.apply_fixes(source, [fix], module, tree)
+    if not applied.applied:
+        return None
+    edits, line_edits = text_edits(source.text, applied.text)
+    diff = unified_diff(source.rel, source.text, applied.text, context=1)
+    return FixPreview(fix.applicability, fix.description, edits, line_edits, diff)
