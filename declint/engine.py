@@ -53,6 +53,7 @@ from declint.prefilter import (
     LITERAL_NEEDLE,
     TRACKER,
     Demand,
+    NeedleSet,
     PartialFacts,
     PlaceholderFacts,
     ScanRecord,
@@ -73,7 +74,7 @@ from declint.rule import (
     TreeRule,
     visitor_class,
 )
-from declint.source import SourceFile, decode_source, read_source
+from declint.source import SourceFile, decode_source, read_file
 from declint.suppressions import MARKER, Suppression, apply_suppressions, parse_suppressions
 from declint.types import Finding, Position, RunResult, Span, SuppressedFinding
 from declint.workers import Failure, InlinePool, Limits, ProcessPool, in_worker
@@ -235,13 +236,18 @@ class _PrepareState:
     overrides: Mapping[str, bytes]
 
     @functools.cached_property
-    def needle_codes(self) -> tuple[tuple[bytes, tuple[str, ...]], ...]:
+    def needle_codes(self) -> dict[bytes, tuple[str, ...]]:
         """Each distinct needle once, with the rules it opens (rules share needles and their cases)."""
         codes: dict[bytes, list[str]] = {}
         for code, needles in self.gates:
             for needle in needles:
                 codes.setdefault(needle, []).append(code)
-        return tuple((needle, tuple(found)) for needle, found in sorted(codes.items()))
+        return {needle: tuple(found) for needle, found in sorted(codes.items())}
+
+    @functools.cached_property
+    def needles(self) -> NeedleSet:
+        """Every needle a scan looks for: the rules', the index's, the Literal's and the marker."""
+        return NeedleSet([*self.needle_codes, *self.seeds, LITERAL_NEEDLE, MARKER])
 
 
 @dataclass(frozen=True)
@@ -265,6 +271,14 @@ class _FactsItem:
 class _Scanned:
     record: ScanRecord
     facts: ModuleFacts | None
+    stat: _Stat | None  # of the file read (None: an override, or it could not be read)
+
+
+# (stat key, settled) of a file as read
+_Stat = tuple[tuple[int, int, int], bool]
+# A file with no needle, no facts and no error (most of a tree): (digest, size, class bases, stat).
+# A bare tuple crosses the pipe ~10x cheaper than the dataclasses, and most records are these.
+_Plain = tuple[str, int, frozenset[str], _Stat | None]
 
 
 @dataclass(frozen=True)
@@ -414,25 +428,25 @@ class _Run:
     def _scan(self, files: Sequence[SourcePath], checked: set[str]) -> None:
         literal_module = self.config.literal_module
         todo: list[_ScanItem] = []
-        stats: dict[str, tuple[tuple[int, int, int], bool]] = {}
         now = time.time()
+        cached = self.data.files
         for item in files:
             module = self.modules[item.rel]
             is_checked = item.rel in checked
-            current = None if item.rel in self.overrides else self._current_stat(item, now)
-            if current is not None:
-                stats[item.rel] = current
-                entry = self.data.files.get(item.rel)
-                if (
-                    entry is not None
-                    and entry.settled
-                    and entry.stat == current[0]
-                    and self._complete(entry.scan, is_checked)
-                ):
-                    self.records[item.rel] = entry.scan
-                    if entry.facts is not None and entry.facts.module == module:
-                        self.facts[item.rel] = entry.facts
-                    continue
+            entry = cached.get(item.rel)
+            # Without an entry to compare with, the reader stats the file (on the open file, cheaper).
+            current = None if entry is None or item.rel in self.overrides else self._current_stat(item, now)
+            if (
+                entry is not None
+                and current is not None
+                and entry.settled
+                and entry.stat == current[0]
+                and self._complete(entry.scan, is_checked)
+            ):
+                self.records[item.rel] = entry.scan
+                if entry.facts is not None and entry.facts.module == module:
+                    self.facts[item.rel] = entry.facts
+                continue
             scope = self.check_syntax or (bool(self.syntax_paths) and glob_match(item.rel, self.syntax_paths))
             todo.append(_ScanItem(item.rel, str(item.path), module, is_checked, module == literal_module, scope))
         if not todo:
@@ -440,7 +454,7 @@ class _Run:
         self.stats.files_read += len(todo)
         outcomes = self._prepare(len(todo)).map(todo, self._batch(len(todo), 64))
         for scanned, outcome in zip(todo, outcomes, strict=True):
-            self._scanned(scanned, outcome, stats)
+            self._scanned(scanned, outcome)
 
     def _current_stat(self, item: SourcePath, now: float) -> tuple[tuple[int, int, int], bool] | None:
         """(stat key, settled) of the file now; None when it cannot be stat'ed."""
@@ -455,25 +469,24 @@ class _Run:
             return None
         return stat_key(stat), settled(stat, now)
 
-    def _scanned(
-        self,
-        item: _ScanItem,
-        outcome: _Scanned | Failure,
-        stats: Mapping[str, tuple[tuple[int, int, int], bool]],
-    ) -> None:
+    def _scanned(self, item: _ScanItem, outcome: _Scanned | _Plain | Failure) -> None:
         facts: ModuleFacts | None
+        stat: _Stat | None = None
         if isinstance(outcome, Failure):
             record = ScanRecord(f"failed:{outcome.reason}", 0, (_failure_message(outcome), 1, 0))
             facts = ModuleFacts(item.module, item.rel, error=_failure_message(outcome))
+        elif isinstance(outcome, tuple):
+            digest, size, bases, stat = outcome
+            record, facts = ScanRecord(digest, size, bases=bases, syntax_scope=item.syntax_scope), None
         else:
-            record, facts = outcome.record, outcome.facts
+            record, facts, stat = outcome.record, outcome.facts, outcome.stat
         self.records[item.rel] = record
         if facts is not None:
             self.facts[item.rel] = facts
             self.stats.facts_extracted += 1
         # A read that failed is never cached: a permission change moves no mtime.
-        if item.rel in stats and not record.digest.startswith(("failed:", "error:")):
-            key, is_settled = stats[item.rel]
+        if stat is not None and not record.digest.startswith(("failed:", "error:")):
+            key, is_settled = stat
             old = self.data.files.get(item.rel)
             same = old is not None and old.scan.digest == record.digest
             self.data.files[item.rel] = FileEntry(
@@ -874,39 +887,40 @@ def _module_names(files: Sequence[SourcePath], probed: set[str] | None = None) -
     return names
 
 
-# ---- worker-side handlers (module functions: picklable, and `read_source` is looked up here) ------
+# ---- worker-side handlers (module functions: picklable, and `read_file` is looked up here) --------
 
 
-def _read(rel: str, path: str, overrides: Mapping[str, bytes], max_size: int) -> SourceFile:
+def _read(rel: str, path: str, overrides: Mapping[str, bytes], max_size: int) -> tuple[SourceFile, _Stat | None]:
+    """The file (or its override) and, for a file read from disk, its (stat key, settled)."""
     override = overrides.get(rel)
     if override is not None:
-        return decode_source(override, rel)
-    try:
-        size = os.stat(path).st_size
-    except OSError:
-        size = 0  # read_source reports why
-    if max_size and size > max_size:
-        raise SourceError(f"file too large to check ({size:,} bytes; max-file-size is {max_size:,})", path=rel)
-    return read_source(path, rel)
+        return decode_source(override, rel), None
+    source, stat = read_file(path, rel, max_size)
+    return source, (stat_key(stat), settled(stat))
 
 
-def _prepare_handler(state: _PrepareState, item: _ScanItem | _FactsItem) -> _Scanned | ModuleFacts:
+def _prepare_handler(state: _PrepareState, item: _ScanItem | _FactsItem) -> _Scanned | _Plain | ModuleFacts:
     if isinstance(item, _FactsItem):
         try:
-            source = _read(item.rel, item.path, state.overrides, state.max_size)
+            source, _ = _read(item.rel, item.path, state.overrides, state.max_size)
         except SourceError as error:
             return ModuleFacts(item.module, item.rel, error=error.message, error_line=error.line or 1)
         return extract_facts(source.text, item.module, item.rel, state.options, item.path.endswith("__init__.py"))
     try:
-        source = _read(item.rel, item.path, state.overrides, state.max_size)
+        source, stat = _read(item.rel, item.path, state.overrides, state.max_size)
     except SourceError as error:
         record = ScanRecord(f"error:{error.message}", 0, (error.message, error.line or 1, error.column))
-        return _Scanned(record, ModuleFacts(item.module, item.rel, error=error.message, error_line=error.line or 1))
+        unreadable = ModuleFacts(item.module, item.rel, error=error.message, error_line=error.line or 1)
+        return _Scanned(record, unreadable, None)
     data = source.data
-    rules = frozenset(code for needle, codes in state.needle_codes if needle in data for code in codes)
-    seeds = any(needle in data for needle in state.seeds)
-    literal = LITERAL_NEEDLE in data
-    marker = MARKER in data
+    found = state.needles.found(data)
+    if not found and not item.want_facts and not (item.checked and item.syntax_scope):
+        return content_digest(data), len(data), class_bases(data), stat
+    codes = state.needle_codes
+    rules = frozenset(code for needle in found if needle in codes for code in codes[needle])
+    seeds = any(needle in found for needle in state.seeds)
+    literal = LITERAL_NEEDLE in found
+    marker = MARKER in found
     facts: ModuleFacts | None = None
     if seeds or literal or item.want_facts:
         facts = extract_facts(source.text, item.module, item.rel, state.options, item.path.endswith("__init__.py"))
@@ -922,7 +936,7 @@ def _prepare_handler(state: _PrepareState, item: _ScanItem | _FactsItem) -> _Sca
         content_digest(data), len(data), problem, rules, seeds, literal, marker, class_bases(data), syntax_checked,
         item.syntax_scope,
     )  # fmt: skip
-    return _Scanned(record, facts)
+    return _Scanned(record, facts, stat)
 
 
 def _syntax_error(text: str, rel: str) -> tuple[str, int, int] | None:
@@ -934,7 +948,7 @@ def _syntax_error(text: str, rel: str) -> tuple[str, int, int] | None:
 def _check_handler(state: _CheckState, item: _CheckItem) -> _Checked:
     TRACKER.take()
     try:
-        source = _read(item.rel, item.path, state.overrides, state.max_size)
+        source, _ = _read(item.rel, item.path, state.overrides, state.max_size)
     except SourceError as error:
         finding = parse_error(item.rel, error.message, error.line or 1, error.column)
         return _Checked("", (finding,), (), None, frozenset(), final=True)

@@ -78,18 +78,19 @@ def class_bases(data: bytes) -> frozenset[str]:
     files to index, and indexing one file too many only costs a parse.
     """
     names: set[bytes] = set()
-    position = data.find(b"class")
-    while position >= 0:
+    header = _HEADER.search(data)
+    while header is not None:  # every "class" that starts a header, as a find loop would see them
+        position = header.start()
         line_start = max(data.rfind(b"\n", 0, position), data.rfind(b"\r", 0, position)) + 1
         if not data[line_start:position].strip(b" \t\f"):
-            header = _HEADER.match(data, position)
-            if header is not None:
-                bases = _BASES.match(data, header.end())  # always matches (it may match nothing)
-                end = bases.end() if bases is not None else header.end()
-                if data[end : end + 1] != b")":  # deeper nesting than the pattern follows
-                    end = min(len(data), header.end() + 2000)
-                names.update(_IDENT.findall(data, header.end(), end))
-        position = data.find(b"class", position + 5)
+            bases = _BASES.match(data, header.end())  # always matches (it may match nothing)
+            end = bases.end() if bases is not None else header.end()
+            if data[end : end + 1] != b")":  # deeper nesting than the pattern follows
+                end = min(len(data), header.end() + 2000)
+            names.update(_IDENT.findall(data, header.end(), end))
+        header = _HEADER.search(data, position + 5)
+    if not names or b" as " not in data:
+        return frozenset(name.decode("utf-8", "replace") for name in names)
     for name in list(names):  # `from m import Base as B` ... `class X(B)`: Base counts too
         needle = b" as " + name
         found = data.find(needle)
@@ -122,6 +123,35 @@ def syntax_error(text: str, path: str) -> tuple[str, int, int] | None:
     except (RecursionError, MemoryError, ValueError) as error:
         return f"cannot parse: {type(error).__name__}", 1, 0
     return None
+
+
+# ---- searching many needles at once ----------------------------------------------------------
+
+# Substrings most needles share: one search of the lower-cased text rules out every needle under
+# the gate it lacks. On a file that matches nothing (most of a tree), 7 searches instead of 22.
+_GATES = (b"backend", b"attention", b"metadata")
+
+
+class NeedleSet:
+    """Which of a fixed set of needles occur in a file's bytes (exact, case-sensitive matches).
+
+    Each needle sits under a gate: the first of `_GATES` its lower-cased form contains, else that
+    form itself. A needle can occur only where its gate occurs in the lower-cased text, so a gate
+    search that fails skips its whole group (a multi-needle automaton would do it in one pass;
+    none is a dependency, and this costs ~19 us against ~33 us on a 5 kB file).
+    """
+
+    def __init__(self, needles: Iterable[bytes]) -> None:
+        groups: dict[bytes, list[bytes]] = {}
+        for needle in sorted(set(needles)):
+            lowered = needle.lower()
+            gate = next((gate for gate in _GATES if gate in lowered), lowered)
+            groups.setdefault(gate, []).append(needle)
+        self.groups = tuple((gate, tuple(group)) for gate, group in sorted(groups.items()))
+
+    def found(self, data: bytes) -> frozenset[bytes]:
+        lowered = data.lower()
+        return frozenset(needle for gate, group in self.groups if gate in lowered for needle in group if needle in data)
 
 
 # ---- string literals close to a name (DL103's refined prefilter) ------------------------------

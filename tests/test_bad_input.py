@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import BinaryIO
 
 import pytest
 from click.testing import CliRunner
@@ -102,14 +101,14 @@ def test_file_deleted_between_discovery_and_reading(make_tree: MakeTree, monkeyp
     from declint import engine
 
     root = make_tree({GOOD: GOOD_SOURCE, MODELS + "modeling_gone.py": "x = 1\n"})
-    original = engine.read_source
+    original = engine.read_file
 
-    def vanish(path: str, rel: str) -> object:
+    def vanish(path: str, rel: str, max_size: int = 0) -> object:
         if os.path.basename(path) == "modeling_gone.py" and os.path.exists(path):
             os.unlink(path)
-        return original(path, rel)
+        return original(path, rel, max_size)
 
-    monkeypatch.setattr(engine, "read_source", vanish)
+    monkeypatch.setattr(engine, "read_file", vanish)
     code, lines = run(root, MODELS)
     assert code == 1
     assert (
@@ -121,14 +120,14 @@ def test_file_deleted_between_discovery_and_reading(make_tree: MakeTree, monkeyp
 def test_unreadable_file(make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch) -> None:
     # Tests run as root in CI, where chmod 000 does not stop a read: the OS error is simulated.
     root = make_tree({GOOD: GOOD_SOURCE, MODELS + "modeling_secret.py": "x = 1\n"})
-    from declint import source
+    real_open = os.open
 
-    def deny(path: str, mode: str) -> BinaryIO:
+    def deny(path: str, flags: int, *args: int, **kwargs: int) -> int:
         if os.path.basename(path) == "modeling_secret.py":
             raise PermissionError(13, "Permission denied")
-        return open(path, mode)
+        return real_open(path, flags, *args, **kwargs)
 
-    monkeypatch.setattr(source, "open", deny, raising=False)  # the module's own name shadows the builtin
+    monkeypatch.setattr(os, "open", deny)  # files are read with os.open (declint.source.read_file)
     code, lines = run(root, MODELS)
     assert code == 1
     assert lines[0] == "tensorrt_llm/_torch/models/modeling_good.py:2:35: DL103 " + lines[0].split(" DL103 ")[1]

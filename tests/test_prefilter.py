@@ -6,7 +6,7 @@ import difflib
 import random
 import string
 
-from declint.prefilter import _Checker, strings_close_to
+from declint.prefilter import NeedleSet, _Checker, class_bases, strings_close_to
 
 NAMES = ("FLASHINFER", "TRTLLM", "VANILLA")
 
@@ -52,3 +52,28 @@ def test_strings_close_to_sees_literals_in_either_quote_and_escaped() -> None:
     assert strings_close_to(b'backend = "VANI\\x4cLA"\n', NAMES, cutoff=0.8)
     assert not strings_close_to(b'backend = "cuda"\nname = "float32"\n', NAMES, cutoff=0.8)
     assert not strings_close_to(b"backend = TRTLLM\n", NAMES, cutoff=0.8)  # a name, not a literal
+
+
+def test_needle_set_finds_exactly_the_needles_a_search_for_each_finds() -> None:
+    needles = [b"attn_backend", b"ATTN_BACKEND", b"AttentionMetadata", b"Literal", b"declint:", b"zz_top"]
+    needle_set = NeedleSet(needles)
+    # One group per gate: a needle that contains no shared gate is its own (lower-cased) gate.
+    assert [gate for gate, _ in needle_set.groups] == [b"attention", b"backend", b"declint:", b"literal", b"zz_top"]
+    rng = random.Random(7)
+    pieces = [*needles, b"Attn_Backend", b"BACKEND", b"attention", b"literal", b"ZZ_TOP", b"x = 1\n", b"# declint"]
+    for _ in range(2000):
+        data = b" ".join(rng.choice(pieces) for _ in range(rng.randint(0, 6)))
+        assert needle_set.found(data) == frozenset(n for n in needles if n in data), data
+    assert needle_set.found(b"ATTN_backend Attn_Backend literal") == frozenset()  # gates pass, no exact needle
+
+
+def test_class_bases_sees_headers_at_line_starts_and_their_aliases() -> None:
+    data = (
+        b"from torch import nn as tnn\n"
+        b"x = 'class Fake(Hidden):'\n"  # not at a line start
+        b"class A(tnn.Module, metaclass=M):\n"
+        b"    class Inner [T] (Base[T]):\r"
+        b"\tclass  Lone( (Grouped) ):\n"
+        b"@classmethod\n"
+    )
+    assert class_bases(data) == {"tnn", "Module", "metaclass", "M", "nn", "Base", "T", "Grouped"}
