@@ -21,6 +21,9 @@ import pathspec
 from declint.config import Config
 from declint.errors import UsageError
 
+# A gitignore line `name/`: one directory name, no glob, no anchor.
+_PLAIN_DIRECTORY = re.compile(r"[^/*?\[\]!#\\\s][^/*?\[\]\\]*/")
+
 # Directories no project wants linted; like ruff's default excludes.
 BUILTIN_EXCLUDES = (
     ".git/",
@@ -76,6 +79,15 @@ class _Filter:
         self.include = config.str_list("include")
         excludes = [*BUILTIN_EXCLUDES, *config.str_list("exclude")]
         self.exclude = pathspec.GitIgnoreSpec.from_lines(excludes)
+        # A directory the walk reached is not below an excluded one: a plain `name/` pattern then
+        # matches it by its name alone, a set lookup instead of a regex per pattern (the walk asks
+        # once per directory). With a negation anywhere, order matters: the full spec decides.
+        negated = any(line.strip().startswith("!") for line in excludes)
+        self._dir_names = frozenset() if negated else frozenset(
+            line.strip()[:-1] for line in excludes if _PLAIN_DIRECTORY.fullmatch(line.strip())
+        )  # fmt: skip
+        rest = [line for line in excludes if negated or not _PLAIN_DIRECTORY.fullmatch(line.strip())]
+        self._walked_dirs = pathspec.GitIgnoreSpec.from_lines(rest) if rest else None
         # Patterns ending in "/" only match directories (and what is below them): a file reached
         # by walking directories that were not excluded cannot match them, so it needs no probe.
         self._file_patterns = any(
@@ -90,12 +102,21 @@ class _Filter:
         return self._included.match(name) is not None or self._included.match(rel) is not None
 
     def excluded(self, path: Path | str, rel: str, is_dir: bool, *, walked: bool = False) -> bool:
-        """`walked`: a file found inside a directory the walk did not exclude."""
-        if not (walked and not is_dir and not self._file_patterns):
+        """`walked`: an entry found inside a directory the walk did not exclude."""
+        if walked and is_dir:
+            name = rel.rpartition("/")[2]
+            if name in self._dir_names or (self._walked_dirs is not None and self._walked_dirs.match_file(rel + "/")):
+                return True
+        elif not (walked and not self._file_patterns):
             probe = rel + "/" if is_dir else rel
             if self.exclude.match_file(probe):
                 return True
         return self.respect_gitignore and self._gitignored(str(path), is_dir)
+
+    def listed(self, directory: str, names: Iterable[str]) -> None:
+        """The walk listed `directory`: without a .gitignore among its names, none is opened there."""
+        if directory not in self._gitignores and ".gitignore" not in names:
+            self._gitignores[directory] = None
 
     def _gitignored(self, path: str, is_dir: bool) -> bool:
         for directory, spec in self._applicable(os.path.dirname(path)):
@@ -167,6 +188,7 @@ def _walk_dir(
     except OSError as error:
         yield SkippedPath(display_path(directory, flt.root), f"cannot list directory: {error.strerror}")
         return
+    flt.listed(os.fspath(directory), [entry.name for entry in entries])
     if base is None or inside is None:
         base = display_path(directory, flt.root)
         inside = base != directory.as_posix() or directory == flt.root
@@ -177,7 +199,7 @@ def _walk_dir(
             path = child_path(directory, entry.name)
             yield from _symlink(path, rel if inside else display_path(path, flt.root), flt)
         elif entry.is_dir(follow_symlinks=False):
-            if not (inside and flt.excluded(entry.path, rel, True)):
+            if not (inside and flt.excluded(entry.path, rel, True, walked=True)):
                 yield from _walk_dir(child_path(directory, entry.name), flt, rel if inside else None, inside or None)
         elif not inside:
             yield from _walk(child_path(directory, entry.name), flt, explicit=False)

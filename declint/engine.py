@@ -365,6 +365,7 @@ class _Run:
         self.demanded: set[str] = set()
         self._demand: Demand | None = None
         self.index_facts: dict[str, ModuleFacts] = {}
+        self._placeholders: dict[str, PlaceholderFacts] = {}
         self._prepare_pool: InlinePool[Any, Any] | ProcessPool[Any, Any] | None = None
 
     def __enter__(self) -> _Run:
@@ -452,9 +453,10 @@ class _Run:
         if not todo:
             return
         self.stats.files_read += len(todo)
-        outcomes = self._prepare(len(todo)).map(todo, self._batch(len(todo), 64))
-        for scanned, outcome in zip(todo, outcomes, strict=True):
-            self._scanned(scanned, outcome)
+        # Each outcome is taken in while the workers read later batches (in order: deterministic).
+        self._prepare(len(todo)).map(
+            todo, self._batch(len(todo), 64), lambda i, outcome: self._scanned(todo[i], outcome)
+        )
 
     def _current_stat(self, item: SourcePath, now: float) -> tuple[tuple[int, int, int], bool] | None:
         """(stat key, settled) of the file now; None when it cannot be stat'ed."""
@@ -561,10 +563,13 @@ class _Run:
 
     def _build(self, files: Sequence[SourcePath]) -> ProjectIndex:
         every: list[ModuleFacts] = []
+        placeholders = self._placeholders
         for item in files:
             facts = self.facts.get(item.rel)
             if facts is None:
-                facts = PlaceholderFacts(self.modules[item.rel], item.rel)
+                facts = placeholders.get(item.rel)
+                if facts is None:  # one per file for every round of the closure (most files of a tree)
+                    facts = placeholders[item.rel] = PlaceholderFacts(self.modules[item.rel], item.rel)
             elif item.rel not in self.demanded:
                 literal = self.records[item.rel].literal
                 facts = PartialFacts.of(facts) if literal else PlaceholderFacts(facts.module, facts.path)
@@ -865,12 +870,14 @@ def _module_names(files: Sequence[SourcePath], probed: set[str] | None = None) -
     `probed` collects the `__init__.py` paths looked for (the names depend on them).
     """
 
+    found = {item.path for item in files if item.path.endswith("__init__.py")}
+
     @functools.cache
     def package(directory: str) -> tuple[str, ...] | None:
         marker = os.path.join(directory, "__init__.py")
         if probed is not None:
             probed.add(marker)
-        if not os.path.isfile(marker):
+        if marker not in found and not os.path.isfile(marker):  # the walk found most markers
             return None
         parent = os.path.dirname(directory)
         above = package(parent) if parent != directory else None

@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # multiprocessing is imported only where there is no fork (Wi
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
+Each = Callable[[int, Any], None]  # called with (index, result or Failure), in index order
 Handler = Callable[[Any, Any], Any]
 
 _MIB = 2**20
@@ -90,11 +91,16 @@ class InlinePool(Generic[Item, Result]):
         self.guarded = guarded  # an exception becomes the item's Failure, as in a worker (else it propagates)
         self.stats = Stats()
 
-    def map(self, items: Sequence[Item], batch: int = 1) -> list[Result | Failure]:
+    def map(self, items: Sequence[Item], batch: int = 1, each: Each | None = None) -> list[Result | Failure]:
         if not self.guarded:
-            return [self.handler(self.state, item) for item in items]
-        outcomes = (guarded_call(self.handler, self.state, item) for item in items)
-        return [value if ok else Failure(str(value), "error") for ok, value in outcomes]  # type: ignore[misc]
+            results: list[Result | Failure] = [self.handler(self.state, item) for item in items]
+        else:
+            outcomes = (guarded_call(self.handler, self.state, item) for item in items)
+            results = [value if ok else Failure(str(value), "error") for ok, value in outcomes]  # type: ignore[misc]
+        if each is not None:
+            for index, result in enumerate(results):
+                each(index, result)
+        return results
 
     def close(self) -> None:
         pass
@@ -233,8 +239,11 @@ class ProcessPool(Generic[Item, Result]):
         self._workers: list[_Worker] = []
 
     # ---- public ---------------------------------------------------------------------------
-    def map(self, items: Sequence[Item], batch: int = 1) -> list[Result | Failure]:
+    def map(self, items: Sequence[Item], batch: int = 1, each: Each | None = None) -> list[Result | Failure]:
+        """Results in the order of `items`. `each(index, result)` is called in that order too, as
+        soon as every result up to `index` is in, while the workers go on with later batches."""
         results: list[Result | Failure | None] = [None] * len(items)
+        handed = 0  # results before this index went to `each`
         batch = max(1, batch)
         queue: deque[list[int]] = deque(
             list(range(start, min(start + batch, len(items)))) for start in range(0, len(items), batch)
@@ -251,8 +260,14 @@ class ProcessPool(Generic[Item, Result]):
                 worker.batch = (next_id, indices)
                 next_id += 1
                 worker.conn.send([items[i] for i in indices])
+            if each is not None:  # after handing out the next batches: this overlaps their work
+                handed = _hand_over(results, handed, each)
             self._wait(results, queue, unattributed)
-        return [r if r is not None else Failure("no result", "error") for r in results]
+        final = [r if r is not None else Failure("no result", "error") for r in results]
+        if each is not None:
+            for index in range(handed, len(final)):
+                each(index, final[index])
+        return final
 
     def close(self) -> None:
         for worker in self._workers:
@@ -415,6 +430,15 @@ class ProcessPool(Generic[Item, Result]):
         worker.batch = None
         worker.conn.close()
         self._workers.remove(worker)
+
+
+def _hand_over(results: Sequence[Any], start: int, each: Each) -> int:
+    """Call `each` for the results from `start` on that are in, up to the first missing one."""
+    index = start
+    while index < len(results) and results[index] is not None:
+        each(index, results[index])
+        index += 1
+    return index
 
 
 def _readable(fds: list[int], timeout: float | None) -> list[int]:

@@ -214,6 +214,25 @@ def test_process_pool_keeps_input_order_and_isolates_exceptions() -> None:
     assert inline.map([2, 3]) == [4, 9]
 
 
+def test_each_result_is_handed_over_in_order_while_later_batches_run() -> None:
+    items = list(range(40))
+    expected = [Failure("internal error: ValueError: thirteen", "error") if i == 13 else i * i for i in items]
+    handed: list[tuple[int, object]] = []
+    pending: list[int] = []  # batches still out when each result was handed over
+
+    def each(index: int, result: object) -> None:
+        handed.append((index, result))
+        pending.append(sum(w.batch is not None for w in pool._workers))
+
+    with ProcessPool(_square_slowly, None, 2, Limits(timeout=30)) as pool:
+        assert pool.map(items, batch=4, each=each) == expected
+    assert handed == list(enumerate(expected))
+    assert max(pending) >= 1  # some results were taken in while a worker was still busy
+    inline: list[tuple[int, object]] = []
+    InlinePool(_square_slowly, None, guarded=True).map(items, each=lambda i, r: inline.append((i, r)))
+    assert inline == handed
+
+
 def _explode_on_seven(state: object, item: int) -> int:
     if item == 7:
         os.kill(os.getpid(), 9)
