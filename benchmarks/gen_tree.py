@@ -6,7 +6,8 @@ Deterministic for a seed. The tree has the layout declint's defaults expect: the
 `tensorrt_llm/llmapi/llm_args.py`, attention backends with their metadata classes, the model
 registry and mixin, and `--model-share` of the files (3% by default) as `modeling_*.py` model
 files, about a third of which carry a finding (direct SDPA in a configurable tower, a missing
-declaration, a retyped backend name, an invalid declaration), plus another 1% of files that
+declaration, a retyped backend name, an invalid declaration; each kind in the same share in every
+tree, see `model_kinds`), plus another 1% of files that
 mention `attn_backend` without a finding. Every other file is filler code shaped like the rest
 of TensorRT-LLM (modules, executors, tests, examples, scripts): classes, methods, docstrings,
 imports of the shared modules, and none of declint's needles. Sizes vary around 6 KB.
@@ -264,11 +265,30 @@ class {name}VLModel(MultimodalModelMixin, nn.Module):
 """
 
 
-def _model(rng: random.Random, index: int) -> tuple[str, str, list[str]]:
-    """(module name, source, expected codes) of one model file; about a third have a finding."""
+# Kinds of model file and their shares; about a third carry a finding.
+KINDS = (("clean", 50), ("fixed", 15), ("sdpa", 12), ("missing", 8), ("literal", 8), ("invalid", 7))
+
+
+def model_kinds(count: int) -> list[str]:
+    """The kind of each of `count` model files: every prefix holds each kind in its share, to
+    within one file (the kind furthest below its share comes next), so trees of any size have
+    the same composition. Drawn at random, the share of model files with a finding was 28% in
+    the 5k tree and 35% in the 20k tree, a difference in work per megabyte as large as what
+    the scaling target measures."""
+    total = sum(weight for _, weight in KINDS)
+    counts = dict.fromkeys((kind for kind, _ in KINDS), 0)
+    kinds = []
+    for index in range(count):
+        kind = max(KINDS, key=lambda item: item[1] * (index + 1) / total - counts[item[0]])[0]
+        counts[kind] += 1
+        kinds.append(kind)
+    return kinds
+
+
+def _model(rng: random.Random, index: int, kind: str) -> tuple[str, str, list[str]]:
+    """(module name, source, expected codes) of one model file of that kind."""
     name = f"Family{index}"
     hub, hub_class = rng.choice((("linear", "Linear"), ("attention", "Attention"), ("mlp", "GatedMLP")))
-    kind = rng.choices(("clean", "fixed", "sdpa", "missing", "literal", "invalid"), (50, 15, 12, 8, 8, 7))[0]
     attention = "        return self.proj(q) @ k.transpose(-1, -2) @ v"
     declaration = '    encoder_attention_backends = {"vision": ("VANILLA", "TRTLLM", "FLASHINFER")}\n'
     extra = ""
@@ -378,8 +398,8 @@ def generate(root: Path, files: int, seed: int = 0, model_share: float = 0.03) -
     tree: dict[str, str] = {**CORE, **HUBS}
     expected: dict[str, list[str]] = {}
     models = max(1, int(files * model_share))
-    for index in range(models):
-        module, source, codes = _model(rng, index)
+    for index, kind in enumerate(model_kinds(models)):
+        module, source, codes = _model(rng, index, kind)
         rel = f"tensorrt_llm/_torch/models/{module}.py"
         tree[rel] = source
         if codes:
