@@ -189,12 +189,23 @@ def previews(
 def file_previews(
     source: SourceFile, digest: str, module: str, tree: cst.Module, fixes: Iterable[Fix]
 ) -> tuple[tuple[str, Memoized], ...]:
-    """The memo entries `previews` would compute for these fixes of one file, from its parsed tree."""
-    verdict = unrewritable(source.data, source.rel, tree)
+    """The memo entries `previews` would compute for these fixes of one file, from its parsed tree.
+
+    Runs in a check worker: an exception in a transform costs that preview (none is shown),
+    never the findings the worker hands back with it.
+    """
+    try:
+        verdict = unrewritable(source.data, source.rel, tree)
+    except Exception as error:  # e.g. RecursionError in libcst's codegen of a deeply nested module
+        verdict = f"cannot be rendered again ({type(error).__name__}); not rewritten"
     entries: list[tuple[str, Memoized]] = [(verdict_key(digest), verdict)]
     if verdict is None:
         for fix in dict.fromkeys(fixes):
-            entries.append((preview_key(digest, module, fix), _preview(source, fix, module, tree)))
+            try:
+                preview = _preview(source, fix, module, tree)
+            except Exception:  # as above: no preview for this fix
+                preview = None
+            entries.append((preview_key(digest, module, fix), preview))
     return tuple(entries)
 
 

@@ -487,3 +487,25 @@ def test_a_warm_run_never_imports_libcst(demo: Path) -> None:
     # the fix previews from those trees; the main process imports libcst for neither
     assert run() == "libcst imported: False"
     assert run() == "libcst imported: False"  # warm: findings from the cache, previews from the memo
+
+
+def test_a_preview_that_raises_in_a_worker_costs_the_preview_not_the_findings(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    from declint import fix_transforms
+
+    monkeypatch.setenv(NO_CACHE_ENV, "1")
+    clean = json.loads(_json_report(demo, monkeypatch))["findings"]
+    assert sum(bool(f["fix"]) for f in clean) == 2  # the demo's fixable findings, with previews
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("transform bug")
+
+    monkeypatch.setattr(fix_transforms, "apply_fixes", broken)  # forked workers inherit it
+    failing = json.loads(_json_report(demo, monkeypatch))["findings"]
+    assert [{k: v for k, v in f.items() if k != "fix"} for f in failing] == [
+        {k: v for k, v in f.items() if k != "fix"} for f in clean
+    ]
+    assert not any(f["fix"] for f in failing)
