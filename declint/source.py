@@ -8,7 +8,7 @@ import os
 import re
 import tokenize
 from dataclasses import dataclass, field
-from stat import S_ISDIR
+from stat import S_ISDIR, S_ISREG
 
 from declint.errors import SourceError
 
@@ -40,8 +40,17 @@ def read_file(path: str, rel: str, max_size: int = 0) -> tuple[SourceFile, os.st
     third of reading a typical module (~5 of ~15 us), and every file of a tree is read.
     `max_size` (0: no limit): larger files are refused before they are read.
     """
+    data, stat = read_bytes(path, rel, max_size)
+    return decode_source(data, rel), stat
+
+
+def read_bytes(path: str, rel: str, max_size: int = 0) -> tuple[bytes, os.stat_result]:
+    """A regular file's bytes and its stat (see `read_file`); any failure is a SourceError."""
+    # O_NONBLOCK: a FIFO named like a module opens at once (and is refused below) instead of
+    # blocking its reader until a writer appears; it changes nothing for a regular file.
+    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+        fd = os.open(path, flags)
     except IsADirectoryError:  # Windows; elsewhere a directory opens, and fstat says what it is
         raise SourceError("is a directory, not a file", path=rel) from None
     except OSError as error:
@@ -50,16 +59,17 @@ def read_file(path: str, rel: str, max_size: int = 0) -> tuple[SourceFile, os.st
         stat = os.fstat(fd)
         if S_ISDIR(stat.st_mode):
             raise SourceError("is a directory, not a file", path=rel)
+        if not S_ISREG(stat.st_mode):
+            raise SourceError("not a regular file (a FIFO, socket or device); not read", path=rel)
         if max_size and stat.st_size > max_size:
             raise SourceError(
                 f"file too large to check ({stat.st_size:,} bytes; max-file-size is {max_size:,})", path=rel
             )
-        data = _read_all(fd, stat.st_size)
+        return _read_all(fd, stat.st_size), stat
     except OSError as error:
         raise SourceError(f"cannot read file: {error.strerror or error}", path=rel) from None
     finally:
         os.close(fd)
-    return decode_source(data, rel), stat
 
 
 def _read_all(fd: int, size: int) -> bytes:

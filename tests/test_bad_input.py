@@ -134,6 +134,18 @@ def test_unreadable_file(make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch) -
     assert lines[1] == "tensorrt_llm/_torch/models/modeling_secret.py:1:1: DL000 cannot read file: Permission denied"
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_a_fifo_named_like_a_module_is_refused_without_blocking(make_tree: MakeTree) -> None:
+    root = make_tree({GOOD: GOOD_SOURCE})
+    os.mkfifo(root / MODELS / "modeling_pipe.py")  # no writer: a blocking open would wait forever
+    code, lines = run(root, MODELS)
+    assert code == 1
+    assert lines[0].startswith(GOOD_LINE)
+    assert lines[1] == (
+        "tensorrt_llm/_torch/models/modeling_pipe.py:1:1: DL000 not a regular file (a FIFO, socket or device); not read"
+    )
+
+
 def test_symlink_loop_and_directory_named_like_a_module(make_tree: MakeTree) -> None:
     root = make_tree({GOOD: GOOD_SOURCE, MODELS + "package.py/inner.py": LITERAL_CHECK})
     os.symlink(root / MODELS / "loop_b.py", root / MODELS / "loop_a.py")

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from declint.errors import SourceError
-from declint.source import decode_source
+from declint.source import decode_source, read_bytes
 
 
 class SourceCache:
@@ -39,12 +39,12 @@ class SourceCache:
         return lines[number - 1] if 1 <= number <= len(lines) else None
 
     def _read(self, rel: str) -> str | None:
-        try:
-            data = self._overrides.get(rel)
-            if data is None:
-                data = self.path_of(rel).read_bytes()
-        except OSError:
-            return None
+        data = self._overrides.get(rel)
+        if data is None:
+            try:
+                data, _ = read_bytes(str(self.path_of(rel)), rel)  # refuses a FIFO: a read would block
+            except SourceError:
+                return None
         if rel.endswith(".py"):
             try:
                 return decode_source(data, rel).text
