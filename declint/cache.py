@@ -5,7 +5,7 @@ Keys, so that a cached result is used only where recomputing it would give the s
 - one cache file per *run key*: declint's version and the fingerprint of its own source files
   (a rule edited in a checkout invalidates everything), the effective configuration, the
   enabled rules and the cache format;
-- per file, the content hash (BLAKE2b of the bytes). Reading every file to hash it would cost
+- per file, the content hash (SHA-256 of the bytes, 128 bits). Reading every file to hash it would cost
   more than the rest of a warm run, so a file whose size, mtime and inode are what they were
   when it was hashed is not read again; a file modified within two seconds of being hashed is
   always read again next time (its mtime cannot be trusted to have moved: git's "racily clean");
