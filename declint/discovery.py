@@ -83,10 +83,9 @@ class _Filter:
         # matches it by its name alone, a set lookup instead of a regex per pattern (the walk asks
         # once per directory). With a negation anywhere, order matters: the full spec decides.
         negated = any(line.strip().startswith("!") for line in excludes)
-        self._dir_names = frozenset() if negated else frozenset(
-            line.strip()[:-1] for line in excludes if _PLAIN_DIRECTORY.fullmatch(line.strip())
-        )  # fmt: skip
-        rest = [line for line in excludes if negated or not _PLAIN_DIRECTORY.fullmatch(line.strip())]
+        plain = set() if negated else {line for line in excludes if _PLAIN_DIRECTORY.fullmatch(line.strip())}
+        self._dir_names = frozenset(line.strip()[:-1] for line in plain)
+        rest = [line for line in excludes if line not in plain]
         self._walked_dirs = pathspec.GitIgnoreSpec.from_lines(rest) if rest else None
         # Patterns ending in "/" only match directories (and what is below them): a file reached
         # by walking directories that were not excluded cannot match them, so it needs no probe.

@@ -897,13 +897,14 @@ def _module_names(files: Sequence[SourcePath], probed: set[str] | None = None) -
 # ---- worker-side handlers (module functions: picklable, and `read_file` is looked up here) --------
 
 
-def _read(rel: str, path: str, overrides: Mapping[str, bytes], max_size: int) -> tuple[SourceFile, _Stat | None]:
-    """The file (or its override) and, for a file read from disk, its (stat key, settled)."""
+def _read(
+    rel: str, path: str, overrides: Mapping[str, bytes], max_size: int
+) -> tuple[SourceFile, os.stat_result | None]:
+    """The file (or its override) and, for a file read from disk, its stat."""
     override = overrides.get(rel)
     if override is not None:
         return decode_source(override, rel), None
-    source, stat = read_file(path, rel, max_size)
-    return source, (stat_key(stat), settled(stat))
+    return read_file(path, rel, max_size)
 
 
 def _prepare_handler(state: _PrepareState, item: _ScanItem | _FactsItem) -> _Scanned | _Plain | ModuleFacts:
@@ -914,12 +915,13 @@ def _prepare_handler(state: _PrepareState, item: _ScanItem | _FactsItem) -> _Sca
             return ModuleFacts(item.module, item.rel, error=error.message, error_line=error.line or 1)
         return extract_facts(source.text, item.module, item.rel, state.options, item.path.endswith("__init__.py"))
     try:
-        source, stat = _read(item.rel, item.path, state.overrides, state.max_size)
+        source, read_stat = _read(item.rel, item.path, state.overrides, state.max_size)
     except SourceError as error:
         record = ScanRecord(f"error:{error.message}", 0, (error.message, error.line or 1, error.column))
         unreadable = ModuleFacts(item.module, item.rel, error=error.message, error_line=error.line or 1)
         return _Scanned(record, unreadable, None)
     data = source.data
+    stat = None if read_stat is None else (stat_key(read_stat), settled(read_stat))
     found = state.needles.found(data)
     if not found and not item.want_facts and not (item.checked and item.syntax_scope):
         return content_digest(data), len(data), class_bases(data), stat
@@ -967,7 +969,9 @@ def _check_handler(state: _CheckState, item: _CheckItem) -> _Checked:
     findings, suppressed, tree = _check_source(state, source, facts, recorder, item.syntax_pending)
     deps = recorder.collected()
     fixes = [finding.fix for finding in findings if finding.fix is not None]
-    previews = file_previews(source, digest, facts.module, tree, fixes) if fixes and tree and state.previews else ()
+    previews: tuple[tuple[str, Memoized], ...] = ()
+    if fixes and tree is not None and state.previews:
+        previews = file_previews(source, digest, facts.module, tree, fixes)
     return _Checked(digest, tuple(findings), tuple(suppressed), deps, frozenset(TRACKER.take()), previews=previews)
 
 

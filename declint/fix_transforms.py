@@ -14,7 +14,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from declint.errors import SourceError
+from declint.engine import parse_module
 from declint.source import SourceFile
 from declint.types import Fix
 
@@ -23,12 +23,8 @@ _ONE_LINE_LIMIT = 100
 
 
 def parse(source: SourceFile) -> cst.Module:
-    try:
-        return cst.parse_module(source.text, config=cst.PartialParserConfig(encoding=source.encoding))
-    except cst.ParserSyntaxError as error:
-        raise SourceError(f"syntax error: {error.message}", path=source.rel, line=error.raw_line) from None
-    except RecursionError:
-        raise SourceError("nesting too deep for the parser", path=source.rel) from None
+    """The module as the check workers parse it: previews reuse their trees, so it is one parse."""
+    return parse_module(source)
 
 
 # ---- the transforms ---------------------------------------------------------------------------

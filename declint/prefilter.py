@@ -89,9 +89,14 @@ def class_bases(data: bytes) -> frozenset[str]:
                 end = min(len(data), header.end() + 2000)
             names.update(_IDENT.findall(data, header.end(), end))
         header = _HEADER.search(data, position + 5)
-    if not names or b" as " not in data:
-        return frozenset(name.decode("utf-8", "replace") for name in names)
-    for name in list(names):  # `from m import Base as B` ... `class X(B)`: Base counts too
+    if b" as " in data:
+        _add_aliased(data, names)
+    return frozenset(name.decode("utf-8", "replace") for name in names)
+
+
+def _add_aliased(data: bytes, names: set[bytes]) -> None:
+    """`from m import Base as B` ... `class X(B)`: Base counts too."""
+    for name in list(names):
         needle = b" as " + name
         found = data.find(needle)
         while found >= 0:
@@ -101,7 +106,6 @@ def class_bases(data: bytes) -> frozenset[str]:
                 if before is not None:
                     names.add(before.group(1))
             found = data.find(needle, found + 1)
-    return frozenset(name.decode("utf-8", "replace") for name in names)
 
 
 def syntax_error(text: str, path: str) -> tuple[str, int, int] | None:

@@ -33,19 +33,20 @@ class SourceFile:
 
 
 def read_file(path: str, rel: str, max_size: int = 0) -> tuple[SourceFile, os.stat_result]:
-    """Bytes and decoded text of `path`, and its stat; any failure is a SourceError (DL000).
+    """Bytes and decoded text of `path`, and its stat (see `read_bytes`); any failure is a
+    SourceError (DL000)."""
+    data, stat = read_bytes(path, rel, max_size)
+    return decode_source(data, rel), stat
+
+
+def read_bytes(path: str, rel: str, max_size: int = 0) -> tuple[bytes, os.stat_result]:
+    """A regular file's bytes and its stat; any failure is a SourceError.
 
     The stat is taken on the open file before its bytes are read, so a cache entry never pairs
     a newer stat with older bytes. Plain `os` calls, not `open()`: the io objects cost about a
     third of reading a typical module (~5 of ~15 us), and every file of a tree is read.
     `max_size` (0: no limit): larger files are refused before they are read.
     """
-    data, stat = read_bytes(path, rel, max_size)
-    return decode_source(data, rel), stat
-
-
-def read_bytes(path: str, rel: str, max_size: int = 0) -> tuple[bytes, os.stat_result]:
-    """A regular file's bytes and its stat (see `read_file`); any failure is a SourceError."""
     # O_NONBLOCK: a FIFO named like a module opens at once (and is refused below) instead of
     # blocking its reader until a writer appears; it changes nothing for a regular file.
     flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)

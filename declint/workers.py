@@ -265,8 +265,7 @@ class ProcessPool(Generic[Item, Result]):
             self._wait(results, queue, unattributed)
         final = [r if r is not None else Failure("no result", "error") for r in results]
         if each is not None:
-            for index in range(handed, len(final)):
-                each(index, final[index])
+            _hand_over(final, handed, each)
         return final
 
     def close(self) -> None:
