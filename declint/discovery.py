@@ -8,15 +8,18 @@ the root), and a symlinked file is used only when it resolves inside the root.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import functools
 import os
 import re
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pathspec
+from pathspec.util import normalize_file
 
 from declint.config import Config
 from declint.errors import UsageError
@@ -58,9 +61,21 @@ class SkippedPath:
 
 
 @dataclass(frozen=True)
+class Listing:
+    """What the walk saw in one directory that another walk of the tree needs (DL108's, for the
+    serving schemas): its subdirectories (not symlinks, whether or not the walk excluded them)
+    and its entries named `*.json` that are not directories, as `os.walk` would sort them."""
+
+    subdirectories: tuple[str, ...]
+    json_files: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Discovery:
     files: tuple[SourcePath, ...]
     skipped: tuple[SkippedPath, ...]
+    # absolute directory -> its Listing, for every directory the walk listed
+    listings: Mapping[str, Listing] = field(default_factory=dict, compare=False, repr=False)
 
 
 def display_path(path: Path, root: Path) -> str:
@@ -95,13 +110,17 @@ class _Filter:
         self._included = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in self.include) or r"(?!)")
         self.respect_gitignore = bool(config.get("respect-gitignore"))
         self._gitignores: dict[str, pathspec.GitIgnoreSpec | None] = {}
+        self.listings: dict[str, Listing] = {}
 
     def included(self, rel: str) -> bool:
         name = rel.rsplit("/", 1)[-1]
         return self._included.match(name) is not None or self._included.match(rel) is not None
 
-    def excluded(self, path: Path | str, rel: str, is_dir: bool, *, walked: bool = False) -> bool:
-        """`walked`: an entry found inside a directory the walk did not exclude."""
+    def excluded(
+        self, path: Path | str, rel: str, is_dir: bool, *, walked: bool = False, gitignores: bool = True
+    ) -> bool:
+        """`walked`: an entry found inside a directory the walk did not exclude; `gitignores`:
+        False when no .gitignore applies in the entry's directory (`gitignored_in` said so)."""
         if walked and is_dir:
             name = rel.rpartition("/")[2]
             if name in self._dir_names or (self._walked_dirs is not None and self._walked_dirs.match_file(rel + "/")):
@@ -110,7 +129,12 @@ class _Filter:
             probe = rel + "/" if is_dir else rel
             if self.exclude.match_file(probe):
                 return True
-        return self.respect_gitignore and self._gitignored(str(path), is_dir)
+        return gitignores and self.respect_gitignore and self._gitignored(str(path), is_dir)
+
+    def gitignored_in(self, directory: str) -> bool:
+        """Can a .gitignore exclude an entry of `directory`? (Most directories have none above them
+        in a tree without .gitignore files: then the walk skips the per-entry probe.)"""
+        return self.respect_gitignore and bool(self._applicable(directory))
 
     def listed(self, directory: str, names: Iterable[str]) -> None:
         """The walk listed `directory`: without a .gitignore among its names, none is opened there."""
@@ -161,7 +185,7 @@ def discover(paths: Iterable[Path], config: Config) -> Discovery:
                 files[item.rel] = item
             else:
                 skipped[item.rel] = item
-    return Discovery(tuple(sorted(files.values())), tuple(sorted(skipped.values())))
+    return Discovery(tuple(sorted(files.values())), tuple(sorted(skipped.values())), flt.listings)
 
 
 def _walk(path: Path, flt: _Filter, *, explicit: bool) -> Iterator[SourcePath | SkippedPath]:
@@ -188,6 +212,8 @@ def _walk_dir(
         yield SkippedPath(display_path(directory, flt.root), f"cannot list directory: {error.strerror}")
         return
     flt.listed(os.fspath(directory), [entry.name for entry in entries])
+    flt.listings[os.fspath(directory)] = _listing(entries)
+    gitignores = flt.gitignored_in(os.fspath(directory))
     if base is None or inside is None:
         base = display_path(directory, flt.root)
         inside = base != directory.as_posix() or directory == flt.root
@@ -198,12 +224,62 @@ def _walk_dir(
             path = child_path(directory, entry.name)
             yield from _symlink(path, rel if inside else display_path(path, flt.root), flt)
         elif entry.is_dir(follow_symlinks=False):
-            if not (inside and flt.excluded(entry.path, rel, True, walked=True)):
+            if not (inside and flt.excluded(entry.path, rel, True, walked=True, gitignores=gitignores)):
                 yield from _walk_dir(child_path(directory, entry.name), flt, rel if inside else None, inside or None)
         elif not inside:
             yield from _walk(child_path(directory, entry.name), flt, explicit=False)
-        elif flt.included(rel) and not flt.excluded(entry.path, rel, False, walked=True):
+        elif flt.included(rel) and not flt.excluded(entry.path, rel, False, walked=True, gitignores=gitignores):
             yield SourcePath(rel, entry.path)
+
+
+def _listing(entries: Sequence[os.DirEntry[str]]) -> Listing:
+    subdirectories = tuple(entry.name for entry in entries if entry.is_dir(follow_symlinks=False))
+    return Listing(
+        subdirectories, tuple(entry.name for entry in entries if entry.name.endswith(".json") and not _is_dir(entry))
+    )
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    """`os.walk`'s test: a symlink to a directory counts as one, an error as none."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+# The run's walk, lent to the project rules while they run (`Engine` sets it): a second walk of
+# the same tree (DL108's) reads the directories this one listed from here.
+_LISTINGS: ContextVar[Mapping[str, Listing] | None] = ContextVar("declint_listings", default=None)
+
+
+@contextlib.contextmanager
+def listings_lent(listings: Mapping[str, Listing]) -> Iterator[None]:
+    token = _LISTINGS.set(listings)
+    try:
+        yield
+    finally:
+        _LISTINGS.reset(token)
+
+
+def json_files_under(root: Path, pruned: frozenset[str]) -> list[Path]:
+    """The `*.json` files under `root`, as `os.walk(root)` finds them with directories named in
+    `pruned` skipped (no exclude, no .gitignore, symlinked directories not followed). Directories
+    the run's walk listed (see `listings_lent`) are not listed again."""
+    lent = _LISTINGS.get() or {}
+    found: list[Path] = []
+    pending = [os.fspath(root)]
+    while pending:
+        directory = pending.pop()
+        listing = lent.get(directory)
+        if listing is None:
+            try:
+                with os.scandir(directory) as scan:
+                    listing = _listing(sorted(scan, key=lambda entry: entry.name))
+            except OSError:  # as os.walk: a directory that cannot be listed is skipped
+                continue
+        found += (Path(directory, name) for name in listing.json_files)
+        pending += (os.path.join(directory, name) for name in reversed(listing.subdirectories) if name not in pruned)
+    return found
 
 
 def child_path(directory: Path, name: str) -> Path:
@@ -243,9 +319,24 @@ def module_name(path: Path) -> str:
 
 def glob_match(rel: str, patterns: tuple[str, ...]) -> bool:
     """Gitignore-style match of a root-relative path (used for per-path options)."""
-    return _compiled(patterns).match_file(rel)
+    return _matcher(patterns)(rel)
 
 
 @functools.lru_cache(maxsize=128)
-def _compiled(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
-    return pathspec.GitIgnoreSpec.from_lines(list(patterns))
+def _matcher(patterns: tuple[str, ...]) -> Callable[[str], bool]:
+    """pathspec's `match_file`, or the same answer in one regex search per pattern.
+
+    Without a negated pattern, a path matches when any pattern's regex does (the spec's
+    last-match and directory-priority rules only choose between including and excluding).
+    `match_file` spends ~3 us a path on that choice, and the scan asks once per file.
+    """
+    spec = pathspec.GitIgnoreSpec.from_lines(list(patterns))
+    if any(pattern.include is False for pattern in spec.patterns):
+        return spec.match_file
+    regexes = tuple(pattern.regex for pattern in spec.patterns if pattern.include and pattern.regex is not None)
+
+    def match(rel: str) -> bool:
+        path = normalize_file(rel)
+        return any(regex.search(path) for regex in regexes)
+
+    return match

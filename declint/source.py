@@ -74,11 +74,17 @@ def read_bytes(path: str, rel: str, max_size: int = 0) -> tuple[bytes, os.stat_r
 
 
 def _read_all(fd: int, size: int) -> bytes:
-    """Everything up to end of file (it may have grown since the stat)."""
+    """Everything up to end of file (it may have grown since the stat).
+
+    A regular file's read returns less than asked only at its end, so a file that did not grow
+    takes one read (asking for one byte more than its size), not a second one that returns b"".
+    """
     chunks: list[bytes] = []
     want = size + 1
     while chunk := os.read(fd, want):
         chunks.append(chunk)
+        if len(chunk) < want:
+            break
         want = 1 << 16
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -11,7 +10,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from declint.config import Config
-from declint.discovery import BUILTIN_EXCLUDES, display_path, glob_match
+from declint.discovery import BUILTIN_EXCLUDES, display_path, glob_match, json_files_under
 from declint.index import ProjectIndex
 from declint.rule import Invalid, ProjectRule, Valid, name_matches_any
 from declint.types import Finding, Position, Span
@@ -104,15 +103,8 @@ class SchemaDrift(ProjectRule):
 
 def _schema_files(config: Config) -> list[Path]:
     patterns = config.str_list("serving-schemas")
-    found = []
-    for directory, subdirectories, files in os.walk(config.root):
-        subdirectories[:] = sorted(d for d in subdirectories if d not in _PRUNED)
-        for name in files:
-            if name.endswith(".json"):  # before any Path: this walk sees every file of the tree
-                path = Path(directory, name)
-                if glob_match(display_path(path, config.root), patterns):
-                    found.append(path)
-    return sorted(found)
+    found = json_files_under(config.root, _PRUNED)
+    return sorted(path for path in found if glob_match(display_path(path, config.root), patterns))
 
 
 def schema_drift(path: Path, config: Config, members: frozenset[str], literal: str) -> list[Finding]:

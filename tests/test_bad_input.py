@@ -202,3 +202,19 @@ def test_the_declared_encoding_is_kept_also_for_ascii_files(data: bytes, encodin
     source = decode_source(data, "m.py")
     assert source.encoding == encoding
     assert source.text == data.decode("utf-8-sig")
+
+
+@pytest.mark.parametrize("stat_size", [0, 3, 9, 10, 70_000])
+def test_a_read_returns_the_whole_file_whatever_size_the_stat_said(tmp_path: Path, stat_size: int) -> None:
+    """The reader asks for one byte more than the stat's size: a file that grew since (a smaller
+    stat size) is read to its end, and one that did not takes a single read."""
+    from declint.source import _read_all
+
+    data = bytes(range(256)) * 300  # 76,800 bytes: longer than one 64 KiB follow-up read
+    target = tmp_path / "grown.py"
+    target.write_bytes(data[: 10 if stat_size < 70_000 else len(data)])
+    fd = os.open(target, os.O_RDONLY)
+    try:
+        assert _read_all(fd, stat_size) == target.read_bytes()
+    finally:
+        os.close(fd)

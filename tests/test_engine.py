@@ -266,3 +266,80 @@ def test_progress_line_only_for_long_runs(capsys: pytest.CaptureFixture[str]) ->
     assert err == "".join(f"\rdeclint: checked {n}/250 files" for n in (50, 100, 150, 200)) + (
         "\rdeclint: checked 250/250 files\n"
     )
+
+
+GLOBS = (
+    ("**/_torch/models/**", "**/_torch/attention_backend/**"),
+    ("*.py",),
+    ("docs/", "/top.py", "a/**/b.py"),
+    ("tests/**", "!tests/keep.py"),  # a negation: the spec decides
+    ("build", "x/y/"),
+)
+GLOB_PATHS = (
+    "tensorrt_llm/_torch/models/modeling_a.py",
+    "_torch/models/x/y.py",
+    "tensorrt_llm/_torch/attention_backend/trtllm.py",
+    "top.py",
+    "sub/top.py",
+    "docs/conf.py",
+    "a/b.py",
+    "a/x/y/b.py",
+    "tests/keep.py",
+    "tests/other.py",
+    "build/lib/m.py",
+    "x/y/z.py",
+    "x/y",
+    "./a/b.py",
+    "/abs/docs/conf.py",
+)
+
+
+@pytest.mark.parametrize("patterns", GLOBS)
+def test_glob_match_agrees_with_pathspec(patterns: tuple[str, ...]) -> None:
+    """The per-path option matcher answers as pathspec's GitIgnoreSpec does, negations included."""
+    import pathspec
+
+    from declint.discovery import glob_match
+
+    spec = pathspec.GitIgnoreSpec.from_lines(list(patterns))
+    expected = {rel: spec.match_file(rel) for rel in GLOB_PATHS}
+    assert {rel: glob_match(rel, patterns) for rel in GLOB_PATHS} == expected
+    assert any(expected.values()) and not all(expected.values())
+
+
+def test_the_schema_walk_reuses_the_run_walk_and_finds_what_os_walk_finds(tmp_path: Path) -> None:
+    """DL108's walk of the root reads the directories discovery listed from its listings and lists
+    the others itself (excluded, gitignored): the same files as os.walk, pruned the same way."""
+    from declint.config import load_config
+    from declint.discovery import discover, json_files_under, listings_lent
+
+    schema = "trtllm-serve-config.schema.json"
+    for rel in ("docs", "build/out", "ignored", "node_modules/pkg", "a/b.json"):
+        (tmp_path / rel).mkdir(parents=True)
+    for rel in (f"docs/{schema}", f"build/out/{schema}", f"ignored/{schema}", f"node_modules/pkg/{schema}", "x.json"):
+        (tmp_path / rel).write_text("{}", encoding="utf-8")
+    (tmp_path / "docs" / "m.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "linked").symlink_to(tmp_path / "docs")  # not followed, as os.walk does not
+    (tmp_path / "dangling.json").symlink_to(tmp_path / "missing.json")  # a file entry to os.walk
+    (tmp_path / ".gitignore").write_text("ignored/\n", encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text('[tool.declint]\nexclude = ["build/"]\n', encoding="utf-8")
+    config = load_config(tmp_path / "pyproject.toml", default_root=tmp_path, known_codes=frozenset())
+    pruned = frozenset({"node_modules"})
+
+    found = discover([tmp_path], config)
+    assert str(tmp_path / "docs") in found.listings and str(tmp_path / "build") not in found.listings
+    expected = []
+    for directory, subdirectories, files in os.walk(tmp_path):
+        subdirectories[:] = [d for d in subdirectories if d not in pruned]
+        expected += [Path(directory, name) for name in files if name.endswith(".json")]
+    expected.sort()
+    assert [p.relative_to(tmp_path).as_posix() for p in expected] == [
+        f"build/out/{schema}",
+        "dangling.json",
+        f"docs/{schema}",
+        f"ignored/{schema}",
+        "x.json",
+    ]
+    assert sorted(json_files_under(tmp_path, pruned)) == expected
+    with listings_lent(found.listings):
+        assert sorted(json_files_under(tmp_path, pruned)) == expected
