@@ -89,7 +89,7 @@ def class_bases(data: bytes) -> frozenset[str]:
                 end = min(len(data), header.end() + 2000)
             names.update(_IDENT.findall(data, header.end(), end))
         header = _HEADER.search(data, position + 5)
-    if b" as " in data:
+    if names and b" as " in data:  # (a search for " as " costs ~5 us on a 5 kB file: only when needed)
         _add_aliased(data, names)
     return frozenset(name.decode("utf-8", "replace") for name in names)
 
