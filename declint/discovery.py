@@ -64,7 +64,7 @@ class SkippedPath:
 class Listing:
     """What the walk saw in one directory that another walk of the tree needs (DL108's, for the
     serving schemas): its subdirectories (not symlinks, whether or not the walk excluded them)
-    and its entries named `*.json` that are not directories, as `os.walk` would sort them."""
+    and its entries named `*.json` that are not directories, as `os.walk` tells them apart."""
 
     subdirectories: tuple[str, ...]
     json_files: tuple[str, ...]
@@ -120,7 +120,7 @@ class _Filter:
         self, path: Path | str, rel: str, is_dir: bool, *, walked: bool = False, gitignores: bool = True
     ) -> bool:
         """`walked`: an entry found inside a directory the walk did not exclude; `gitignores`:
-        False when no .gitignore applies in the entry's directory (`gitignored_in` said so)."""
+        False when no .gitignore applies in the entry's directory (`listed` said so)."""
         if walked and is_dir:
             name = rel.rpartition("/")[2]
             if name in self._dir_names or (self._walked_dirs is not None and self._walked_dirs.match_file(rel + "/")):
@@ -131,15 +131,15 @@ class _Filter:
                 return True
         return gitignores and self.respect_gitignore and self._gitignored(str(path), is_dir)
 
-    def gitignored_in(self, directory: str) -> bool:
-        """Can a .gitignore exclude an entry of `directory`? (Most directories have none above them
-        in a tree without .gitignore files: then the walk skips the per-entry probe.)"""
-        return self.respect_gitignore and bool(self._applicable(directory))
-
-    def listed(self, directory: str, names: Iterable[str]) -> None:
-        """The walk listed `directory`: without a .gitignore among its names, none is opened there."""
-        if directory not in self._gitignores and ".gitignore" not in names:
+    def listed(self, directory: str, entries: Sequence[os.DirEntry[str]]) -> bool:
+        """The walk listed `directory`: keep its Listing, open no .gitignore there when none is
+        among its entries, and say whether a .gitignore can exclude any of them (most directories
+        have none above them in a tree without .gitignore files: the walk then skips the
+        per-entry probe)."""
+        self.listings[directory] = _listing(entries)
+        if directory not in self._gitignores and not any(entry.name == ".gitignore" for entry in entries):
             self._gitignores[directory] = None
+        return self.respect_gitignore and bool(self._applicable(directory))
 
     def _gitignored(self, path: str, is_dir: bool) -> bool:
         for directory, spec in self._applicable(os.path.dirname(path)):
@@ -211,9 +211,7 @@ def _walk_dir(
     except OSError as error:
         yield SkippedPath(display_path(directory, flt.root), f"cannot list directory: {error.strerror}")
         return
-    flt.listed(os.fspath(directory), [entry.name for entry in entries])
-    flt.listings[os.fspath(directory)] = _listing(entries)
-    gitignores = flt.gitignored_in(os.fspath(directory))
+    gitignores = flt.listed(os.fspath(directory), entries)
     if base is None or inside is None:
         base = display_path(directory, flt.root)
         inside = base != directory.as_posix() or directory == flt.root
@@ -262,9 +260,9 @@ def listings_lent(listings: Mapping[str, Listing]) -> Iterator[None]:
 
 
 def json_files_under(root: Path, pruned: frozenset[str]) -> list[Path]:
-    """The `*.json` files under `root`, as `os.walk(root)` finds them with directories named in
-    `pruned` skipped (no exclude, no .gitignore, symlinked directories not followed). Directories
-    the run's walk listed (see `listings_lent`) are not listed again."""
+    """The `*.json` files under `root` (in no particular order), as `os.walk(root)` finds them with
+    directories named in `pruned` skipped (no exclude, no .gitignore, symlinked directories not
+    followed). Directories the run's walk listed (see `listings_lent`) are not listed again."""
     lent = _LISTINGS.get() or {}
     found: list[Path] = []
     pending = [os.fspath(root)]
@@ -274,11 +272,11 @@ def json_files_under(root: Path, pruned: frozenset[str]) -> list[Path]:
         if listing is None:
             try:
                 with os.scandir(directory) as scan:
-                    listing = _listing(sorted(scan, key=lambda entry: entry.name))
+                    listing = _listing(list(scan))
             except OSError:  # as os.walk: a directory that cannot be listed is skipped
                 continue
         found += (Path(directory, name) for name in listing.json_files)
-        pending += (os.path.join(directory, name) for name in reversed(listing.subdirectories) if name not in pruned)
+        pending += (os.path.join(directory, name) for name in listing.subdirectories if name not in pruned)
     return found
 
 

@@ -366,7 +366,6 @@ class _Run:
         self.demanded: set[str] = set()
         self._demand: Demand | None = None
         self.index_facts: dict[str, ModuleFacts] = {}
-        self._placeholders: dict[str, PlaceholderFacts] = {}
         self._built_from: Sequence[SourcePath] | None = None  # the files `_entries` holds
         self._entries: dict[str, ModuleFacts] = {}  # rel -> its facts in the index being built
         self.listings: Mapping[str, Listing] = {}  # the directories this run's walk listed
@@ -572,11 +571,7 @@ class _Run:
         are demanded): a later round over the same files updates those entries and keeps the
         placeholders (a loop over every file of the tree was ~2.5 us a file and round)."""
         if self._built_from is not files:
-            placeholders = self._placeholders
-            for item in files:
-                if item.rel not in placeholders:
-                    placeholders[item.rel] = PlaceholderFacts(self.modules[item.rel], item.rel)
-            self._entries = {item.rel: placeholders[item.rel] for item in files}
+            self._entries = {item.rel: PlaceholderFacts(self.modules[item.rel], item.rel) for item in files}
             self._built_from = files
         entries = self._entries
         for rel, facts in self.facts.items():
