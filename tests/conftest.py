@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +18,13 @@ DEMO = REPO / "examples" / "mini_trtllm"
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 MakeTree = Callable[[dict[str, str]], Path]
+
+
+def copy_project(source: Path, destination: Path) -> None:
+    """Copy a checked-in tree without what running it locally leaves there: the README's
+    `declint check examples/mini_trtllm` writes a (git-ignored) .declint_cache into the demo, and
+    a copy that kept it would start warm."""
+    shutil.copytree(source, destination, ignore=shutil.ignore_patterns(".declint_cache", "__pycache__"))
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from declint.engine import Engine, Selection
 from declint.rules import ALL_RULES, RULES_BY_CODE
 from declint.testing import PRELUDE, write_tree
 from declint.types import RunResult
-from tests.conftest import DEMO
+from tests.conftest import DEMO, copy_project
 
 MODELS = "tensorrt_llm/_torch/models/"
 LITERAL = "tensorrt_llm/llmapi/llm_args.py"
@@ -60,7 +59,7 @@ def edit(path: Path, old: str, new: str) -> None:
 @pytest.fixture
 def demo(tmp_path: Path) -> Path:
     root = tmp_path / "demo"
-    shutil.copytree(DEMO, root)
+    copy_project(DEMO, root)
     settle(root)
     return root
 

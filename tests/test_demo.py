@@ -13,7 +13,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from declint.cli import cli
-from tests.conftest import DEMO, REPO
+from tests.conftest import DEMO, REPO, copy_project
 
 FIXES = REPO / "tests" / "fixtures" / "demo_fixes"
 EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>DL\d{3}(?:\s*,\s*DL\d{3})*)\s*$")
@@ -66,7 +66,7 @@ def test_demo_covers_every_rule_of_the_foundation() -> None:
 
 def test_fixed_copy_is_clean(tmp_path: Path) -> None:
     copy = tmp_path / "demo"
-    shutil.copytree(DEMO, copy)
+    copy_project(DEMO, copy)
     files_with_expectations = {path for path, _, _ in expectations(DEMO)}
     fixes = {p.relative_to(FIXES).as_posix() for p in FIXES.rglob("*") if p.is_file()}
     assert fixes == files_with_expectations

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from declint.cli import cli
-from tests.conftest import DEMO
+from tests.conftest import DEMO, copy_project
 
 FORMATS = ["text", "full", "json", "jsonl", "sarif", "github", "rdjson", "rdjsonl", "gitlab", "junit"]
 
@@ -44,7 +43,7 @@ def test_output_does_not_depend_on_directory_order(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, output_format: str
 ) -> None:
     root = tmp_path / "demo"
-    shutil.copytree(DEMO, root)
+    copy_project(DEMO, root)
     plain = CliRunner().invoke(cli, ["check", "--output-format", output_format, str(root)])
     real_scandir = os.scandir
     monkeypatch.setattr(os, "scandir", lambda path=".": _Listing(list(reversed(list(real_scandir(path))))))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import json
-import shutil
 import stat
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from declint.cli import cli
-from tests.conftest import DEMO, MakeTree
+from tests.conftest import DEMO, MakeTree, copy_project
 
 MODEL = "tensorrt_llm/_torch/models/"
 IMPORTS = (
@@ -232,7 +231,7 @@ def test_writes_keep_mode_encoding_bom_and_symlinks(make_tree: MakeTree) -> None
 
 def test_fix_on_a_copy_of_the_demo(tmp_path: Path) -> None:
     demo = tmp_path / "demo"
-    shutil.copytree(DEMO, demo)
+    copy_project(DEMO, demo)
     qwen = demo / MODEL / "modeling_qwen3vl.py"
     original = qwen.read_text()
     broken = original.replace(

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 from pathlib import Path
 
 import hypothesmith
@@ -20,7 +19,7 @@ from declint.config import find_config_file, load_config
 from declint.engine import Engine, Selection
 from declint.rules import ALL_RULES, RULES_BY_CODE
 from declint.testing import PRELUDE, write_tree
-from tests.conftest import DEMO
+from tests.conftest import DEMO, copy_project
 
 EXAMPLES = int(os.environ.get("DECLINT_FUZZ_EXAMPLES", "1000"))
 MUTATIONS = int(os.environ.get("DECLINT_FUZZ_MUTATIONS", "40"))
@@ -75,7 +74,7 @@ def mutate(text: str, rng: random.Random) -> str:
 
 def test_mutated_demo_trees(tmp_path: Path) -> None:
     copy = tmp_path / "demo"
-    shutil.copytree(DEMO, copy)
+    copy_project(DEMO, copy)
     files = sorted(copy.rglob("*.py"))
     originals = {path: path.read_text(encoding="utf-8") for path in files}
     engine = make_engine(copy)

@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.conftest import DEMO
+from tests.conftest import DEMO, copy_project
 
 KILLS = int(os.environ.get("DECLINT_KILLS", "100"))
 MODELS = "tensorrt_llm/_torch/models/"
@@ -24,7 +24,7 @@ FIXABLE = ("modeling_qwen3vl.py", "modeling_gemma4.py", "modeling_minicpmv.py", 
 
 
 def prepare(target: Path) -> None:
-    shutil.copytree(DEMO, target)
+    copy_project(DEMO, target)
     for name in FIXABLE:
         path = target / MODELS / name
         text = path.read_text(encoding="utf-8")

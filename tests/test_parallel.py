@@ -7,7 +7,6 @@ whatever the hash seed, and with the index prefilter or with every file indexed 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,7 +23,7 @@ from declint.rule import Invalid, Valid
 from declint.rules import ALL_RULES, RULES_BY_CODE
 from declint.testing import PRELUDE, write_tree
 from declint.workers import Failure, InlinePool, Limits, ProcessPool
-from tests.conftest import DEMO, REPO
+from tests.conftest import DEMO, REPO, copy_project
 
 
 def engine(root: Path, **options: object) -> Engine:
@@ -35,7 +34,7 @@ def engine(root: Path, **options: object) -> Engine:
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("parallel") / "demo"
-    shutil.copytree(DEMO, root)
+    copy_project(DEMO, root)
     return root
 
 
@@ -73,7 +72,7 @@ def test_identical_across_hash_seeds_with_workers(demo: Path) -> None:
 def test_warm_and_cold_give_the_same_bytes(demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("DECLINT_NO_CACHE", raising=False)
     root = tmp_path / "demo"
-    shutil.copytree(demo, root)
+    copy_project(demo, root)
     runs = [CliRunner().invoke(cli, ["check", "--jobs", "2", str(root)]).output for _ in range(3)]
     assert runs[0] == runs[1] == runs[2]
     assert (root / ".declint_cache").is_dir()
@@ -120,7 +119,7 @@ def test_the_index_prefilter_changes_no_finding_in_any_rule_example() -> None:
 )
 def test_the_index_prefilter_changes_no_finding_in_the_fixture_trees(tree: Path, tmp_path: Path) -> None:
     root = tmp_path / tree.name
-    shutil.copytree(tree, root)
+    copy_project(tree, root)
     prefiltered = engine(root)
     result = prefiltered.run([root])
     assert result == engine(root, full_index=True).run([root])

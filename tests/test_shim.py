@@ -25,7 +25,7 @@ from click.testing import CliRunner  # noqa: E402
 
 from declint import runtime_shim as shim  # noqa: E402
 from declint.cli import cli  # noqa: E402
-from tests.conftest import DEMO, REPO  # noqa: E402
+from tests.conftest import DEMO, REPO, copy_project  # noqa: E402
 from tests.shim_fixtures.demo_models import (  # noqa: E402
     ENCODER_CALLS,
     flashinfer_importable,
@@ -342,12 +342,11 @@ def test_32_threads_constructing_models_for_10_seconds(models: dict[str, type]) 
 
 
 def test_shim_targets_command(tmp_path: Path) -> None:
-    import shutil
 
     result = CliRunner().invoke(cli, ["shim-targets", str(DEMO)])
     assert (result.exit_code, result.output.splitlines()[-1]) == (0, "All 10 targets ok.")
     copy = tmp_path / "tree"
-    shutil.copytree(DEMO / "tensorrt_llm", copy / "tensorrt_llm")
+    copy_project(DEMO / "tensorrt_llm", copy / "tensorrt_llm")
     mixin = copy / "tensorrt_llm/_torch/models/modeling_multimodal_mixin.py"
     mixin.write_text(mixin.read_text().replace("model_config: ModelConfig, encoder: str", "encoder: str, model_config"))
     encoder = copy / "tensorrt_llm/_torch/models/modeling_multimodal_encoder.py"
