@@ -52,6 +52,12 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "Backend names outside the Literal that DL103 still treats as backend names.",
     ),
     OptionSpec(
+        "fallback-backend-names",
+        "list[str]",
+        ["VANILLA", "TRTLLM", "FLASHINFER"],
+        "The backend names DL103 looks for while the shared Literal is not found (DL100 reports that).",
+    ),
+    OptionSpec(
         "declaration-attribute",
         "str",
         "encoder_attention_backends",

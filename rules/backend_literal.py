@@ -36,6 +36,10 @@ class BackendLiteral(Rule):
     `match` on such a name, or passed first to `get_attention_backend` / `create_attention`
     (`backend-functions`).
 
+    While the shared Literal is not found (DL100 says so), the names looked for are
+    `fallback-backend-names`, so the retyped names of a tree that predates the Literal are found
+    before it lands.
+
     Not reported: the Literal itself and any annotation naming it, the declaration (DL104
     validates it), docstrings, comments, log and error messages, f-strings, and names of other
     namespaces (MoE backends, other Literals).
@@ -47,6 +51,7 @@ class BackendLiteral(Rule):
     OPTIONS = (
         "shared-literal",
         "extra-backend-names",
+        "fallback-backend-names",
         "backend-context-names",
         "backend-functions",
         "declaration-attribute",
@@ -108,9 +113,8 @@ class BackendLiteral(Rule):
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
-        members = self.index.literal_members or ()
-        self._members = tuple(members)
-        self._names = {name.upper(): name for name in (*members, *self.config.str_list("extra-backend-names"))}
+        self._found = self.index.literal_members is not None
+        self._names = {name.upper(): name for name in _backend_names(self.config, self.index)}
         self._patterns = self.config.str_list("backend-context-names")
         self._functions = self.config.str_list("backend-functions")
         self._literal = self.index.literal_name
@@ -130,8 +134,7 @@ class BackendLiteral(Rule):
         # transformers model): also require a string that is, or nearly is, a backend name.
         if not super().prefilter(data, config, index):
             return False
-        names = (*(index.literal_members or ()), *config.str_list("extra-backend-names"))
-        return strings_close_to(data, names, cutoff=_CUTOFF)
+        return strings_close_to(data, _backend_names(config, index), cutoff=_CUTOFF)
 
     # ---- contexts -------------------------------------------------------------------------
     def visit_Comparison(self, node: cst.Comparison) -> None:
@@ -249,7 +252,17 @@ class BackendLiteral(Rule):
             canonical = self._names[close[0]] if close else None
         if canonical is None:
             return None
+        if not self._found:
+            return f'"{value}" is not a backend name (did you mean "{canonical}"?)'
         return f'"{value}" is not a member of {self._literal} (did you mean "{canonical}"?)'
+
+
+def _backend_names(config: Config, index: ProjectIndex) -> tuple[str, ...]:
+    """The Literal's members, or the fallback names while it is not found, and the extra names."""
+    members = index.literal_members
+    if members is None:
+        members = config.str_list("fallback-backend-names")
+    return (*members, *config.str_list("extra-backend-names"))
 
 
 def _last_name(node: cst.BaseExpression | cst.CSTNode) -> str | None:

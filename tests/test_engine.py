@@ -41,6 +41,44 @@ def test_bad_files_become_dl000_and_the_run_goes_on(make_tree: MakeTree) -> None
     assert output.splitlines()[3] == "Found 3 findings in 6 files."
 
 
+def test_backend_literals_are_found_before_the_shared_literal_exists(make_tree: MakeTree) -> None:
+    """A tree that predates the Literal (today's TensorRT-LLM): DL100 says it is missing, and DL103
+    still finds the retyped names, from fallback-backend-names, and their near misses."""
+    typo = 'def pick(attn_backend="FLASHINFR"):\n    return attn_backend\n'
+    root = make_tree(
+        {
+            "tensorrt_llm/llmapi/llm_args.py": "attn_backend_default = 1\n",
+            MODEL + "modeling_good.py": CONFIG_CHECK,
+            MODEL + "modeling_typo.py": typo,
+            MODEL + "modeling_other.py": 'def pick(attn_backend="CUTLASS"):\n    return attn_backend\n',
+        }
+    )
+    code, output = check(str(root / "tensorrt_llm"))
+    assert code == 1
+    assert output.splitlines() == [
+        'tensorrt_llm/_torch/models/modeling_good.py:2:35: DL103 backend name "TRTLLM" retyped as a string '
+        "literal; read it from the shared Literal EncoderAttentionBackend (tensorrt_llm.llmapi.llm_args) so it "
+        "is type-checked and cannot drift",
+        'tensorrt_llm/_torch/models/modeling_typo.py:1:23: DL103 "FLASHINFR" is not a backend name (did you '
+        'mean "FLASHINFER"?)',
+        'tensorrt_llm/llmapi/llm_args.py:1:1: DL100 shared Literal "EncoderAttentionBackend" is not defined as a '
+        "typing.Literal in tensorrt_llm.llmapi.llm_args",
+        "Found 3 findings in 17 files.",
+    ]
+    (root / "pyproject.toml").write_text(
+        '[tool.declint]\nroots = ["tensorrt_llm"]\nfallback-backend-names = ["CUTLASS"]\n', encoding="utf-8"
+    )
+    # Checked alone, as pre-commit would pass them: "TRTLLM" is no longer a name it looks for.
+    code, output = check(str(root / MODEL / "modeling_other.py"), str(root / MODEL / "modeling_good.py"))
+    assert code == 1
+    assert output.splitlines() == [
+        'tensorrt_llm/_torch/models/modeling_other.py:1:23: DL103 backend name "CUTLASS" retyped as a string '
+        "literal; read it from the shared Literal EncoderAttentionBackend (tensorrt_llm.llmapi.llm_args) so it "
+        "is type-checked and cannot drift",
+        "Found 1 finding in 2 files.",
+    ]
+
+
 def test_null_bytes_and_bad_cookie_are_dl000(make_tree: MakeTree) -> None:
     root = make_tree({})
     (root / "nul.py").write_bytes(b"x = 1\x00\n")
