@@ -56,7 +56,7 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "model-registration",
-        (f"{_MODELS}.modeling_utils",),
+        ("tensorrt_llm.inputs.registry", f"{_MODELS}.modeling_utils"),  # TensorRT-LLM's; the stand-in's
         "register_input_processor",
         "function",
         ("processor_cls", "model_type", "placeholder_metadata"),

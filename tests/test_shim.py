@@ -362,6 +362,55 @@ def test_shim_targets_command(tmp_path: Path) -> None:
     assert sum(state == "ok" for state, _ in states.values()) == 8
 
 
+REGISTRY = """INPUT_PROCESSOR_REGISTRY = {}
+
+
+def register_input_processor(processor_cls, model_type, placeholder_metadata=None):
+    def wrapper(model_cls):
+        INPUT_PROCESSOR_REGISTRY[model_cls] = processor_cls
+        return model_cls
+
+    return wrapper
+"""
+
+
+def test_registration_in_the_inputs_registry_as_tensorrt_llm_has_it(tmp_path: Path) -> None:
+    """TensorRT-LLM defines register_input_processor in tensorrt_llm.inputs.registry (models import
+    it from tensorrt_llm.inputs); the stand-in in modeling_utils. Both are targets, statically and
+    at runtime: Phi4MM's audio encoder is known only from its registration's placeholder_map."""
+    copy = tmp_path / "tree"
+    copy_project(DEMO / "tensorrt_llm", copy / "tensorrt_llm")
+    inputs = copy / "tensorrt_llm" / "inputs"
+    inputs.mkdir()
+    (inputs / "registry.py").write_text(REGISTRY, encoding="utf-8")
+    (inputs / "__init__.py").write_text("from .registry import register_input_processor\n", encoding="utf-8")
+    utils = copy / "tensorrt_llm/_torch/models/modeling_utils.py"
+    text = utils.read_text(encoding="utf-8").replace("def register_input_processor(", "def _stand_in_register(")
+    utils.write_text(text + "\nfrom tensorrt_llm.inputs import register_input_processor  # noqa: E402\n")
+    result = CliRunner().invoke(cli, ["shim-targets", "--format", "json", str(copy)])
+    rows = {row["key"]: (row["state"], row["where"]) for row in json.loads(result.output)["targets"]}
+    assert rows["model-registration"] == ("ok", "tensorrt_llm.inputs.registry.register_input_processor")
+    assert result.exit_code == 0
+    code = (
+        "import sys\n"
+        "from tests.shim_fixtures.demo_models import DEMO, model_config, use_demo\n"
+        f"use_demo(); sys.path.remove(str(DEMO)); sys.path.insert(0, {str(copy)!r})\n"
+        "import declint.runtime_shim as s\n"
+        "s.install('enforce')\n"
+        "from tensorrt_llm._torch.models.modeling_phi4mm import Phi4MMModel\n"
+        "print({t.key: (t.state, t.where) for t in s.status().targets}['model-registration'])\n"
+        "try:\n    Phi4MMModel(model_config('TRTLLM'))\n"
+        "except s.ShimError as error:\n    print(error.violations[0].code, error.violations[0].message)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=_env(), cwd=REPO, check=False
+    )
+    assert done.stdout.splitlines() == [
+        "('patched', 'tensorrt_llm.inputs.registry.register_input_processor')",
+        'DL102 the declaration of "Phi4MMModel" misses encoder "audio" (registered modality "audio")',
+    ], done.stderr
+
+
 # ---- backends recorded at creation (runtime_shim/recording.py) ------------------------------------
 @pytest.fixture
 def recorded(monkeypatch: pytest.MonkeyPatch) -> list[dict[object, list[object]]]:
