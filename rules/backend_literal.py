@@ -113,7 +113,7 @@ class BackendLiteral(Rule):
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
-        self._found = self.index.literal_members is not None
+        self._literal_found = self.index.literal_members is not None
         self._names = {name.upper(): name for name in _backend_names(self.config, self.index)}
         self._patterns = self.config.str_list("backend-context-names")
         self._functions = self.config.str_list("backend-functions")
@@ -252,7 +252,7 @@ class BackendLiteral(Rule):
             canonical = self._names[close[0]] if close else None
         if canonical is None:
             return None
-        if not self._found:
+        if not self._literal_found:
             return f'"{value}" is not a backend name (did you mean "{canonical}"?)'
         return f'"{value}" is not a member of {self._literal} (did you mean "{canonical}"?)'
 
