@@ -202,8 +202,7 @@ class _Checker:
         self.low = max(1, int(min(map(len, wanted)) * cutoff / (2 - cutoff)))
         self.high = int(max(map(len, wanted)) * (2 - cutoff) / cutoff) + 1
         self.seen: dict[bytes, bool] = {}
-        # Letter counts of each name: an upper bound of difflib's matches, without a SequenceMatcher.
-        self.counts = tuple((name, len(name), tuple(Counter(name).items())) for name in wanted)
+        self.bounds = tuple(_NameBound(name, cutoff) for name in wanted)
 
     def __call__(self, piece: bytes) -> bool:
         found = self.seen.get(piece)
@@ -232,13 +231,34 @@ class _Checker:
         with repeats); names that bound cannot reach are skipped before difflib runs.
         """
         size = len(upper)
-        for name, length, letters in self.counts:
-            shared = sum(min(upper.count(letter), count) for letter, count in letters)
-            if 2 * shared >= self.cutoff * (size + length) - 1e-9 and difflib.get_close_matches(
-                upper, (name,), n=1, cutoff=self.cutoff
-            ):
+        for bound in self.bounds:
+            if not bound.low <= size <= bound.high:
+                continue
+            needed = self.cutoff * (size + bound.length) - 1e-9  # 2 * M must reach this
+            if 2 * len(upper.translate(bound.others)) < needed:  # M <= the characters the name has
+                continue
+            shared = sum(min(upper.count(letter), count) for letter, count in bound.letters)
+            if 2 * shared >= needed and difflib.get_close_matches(upper, (bound.name,), n=1, cutoff=self.cutoff):
                 return True
         return False
+
+
+class _NameBound:
+    """Upper bounds of difflib's matches against one name, cheapest first: the candidate lengths
+    that can reach the cutoff at all; the candidate's characters that occur in the name (one
+    `str.translate`); the letters both share, counted with repeats. With three names of 6-10
+    letters most strings of a file fall in the global length window, and the per-name checks
+    keep difflib for the few that can match."""
+
+    __slots__ = ("high", "length", "letters", "low", "name", "others")
+
+    def __init__(self, name: str, cutoff: float) -> None:
+        self.name, self.length = name, len(name)
+        self.low = max(1, int(self.length * cutoff / (2 - cutoff)))
+        self.high = int(self.length * (2 - cutoff) / cutoff) + 1
+        self.letters = tuple(Counter(name).items())
+        # Deletes the ASCII characters the name lacks; any other character is kept (over-counted).
+        self.others = str.maketrans("", "", "".join(chr(c) for c in range(128) if chr(c) not in name))
 
 
 _ESCAPE = re.compile(r"\\(N\{[^}]*\}|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|.)", re.S)
