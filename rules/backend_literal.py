@@ -2,26 +2,24 @@
 
 from __future__ import annotations
 
+import ast
 import difflib
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, ClassVar
+import io
+import tokenize
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, ClassVar
 
 from declint.config import Config
 from declint.index import ProjectIndex
-from declint.lazy import lazy_module
 from declint.prefilter import strings_close_to
-from declint.rule import FileContext, Invalid, Rule, Valid, name_matches_any
-
-if TYPE_CHECKING:
-    import libcst as cst
-else:
-    cst = lazy_module("libcst")  # imported when a file is first checked (see declint/lazy.py)
+from declint.rule import FileContext, Invalid, TreeRule, Valid, name_matches_any
+from declint.types import Finding
 
 _CASE_METHODS = frozenset({"upper", "lower", "casefold", "strip"})
 _CUTOFF = 0.8  # how close a string must come to a backend name to be taken for a typo of it
 
 
-class BackendLiteral(Rule):
+class BackendLiteral(TreeRule):
     """A backend name is retyped as a string literal instead of read from the shared Literal.
 
     TensorRT-LLM keeps one `typing.Literal` of encoder attention-backend names. Code that retypes
@@ -111,16 +109,16 @@ class BackendLiteral(Rule):
         Invalid('def default_attn_backend():\n    return "TRTLLM"\n', expect=((2, 11),)),
     )
 
-    def __init__(self, context: FileContext) -> None:
-        super().__init__(context)
+    def __init__(self, context: FileContext, tree: ast.Module) -> None:
+        super().__init__(context, tree)
         self._literal_found = self.index.literal_members is not None
         self._names = {name.upper(): name for name in _backend_names(self.config, self.index)}
         self._patterns = self.config.str_list("backend-context-names")
         self._functions = self.config.str_list("backend-functions")
         self._literal = self.index.literal_name
         self._declaration = str(self.config.get("declaration-attribute"))
+        self._scope: list[str] = []
         self._functions_stack: list[str] = []
-        self._excluded = 0
 
     @classmethod
     def needles(cls, config: Config, index: ProjectIndex) -> tuple[bytes, ...]:
@@ -137,10 +135,52 @@ class BackendLiteral(Rule):
         return strings_close_to(data, _backend_names(config, index), cutoff=_CUTOFF)
 
     # ---- contexts -------------------------------------------------------------------------
-    def visit_Comparison(self, node: cst.Comparison) -> None:
-        operands = [node.left, *(target.comparator for target in node.comparisons)]
-        for position, target in enumerate(node.comparisons):
-            if not isinstance(target.operator, (cst.Equal, cst.NotEqual, cst.In, cst.NotIn, cst.Is, cst.IsNot)):
+    # Over the standard library's `ast` (a file this rule alone opens is never parsed by libcst:
+    # `"vanilla"` and `_supports_attention_backend` in one file is common and almost never a finding).
+    def check(self) -> list[Finding]:
+        # An explicit stack, parents before children: deep nesting cannot exhaust the recursion
+        # limit. "scope" / "function" mark where a class or function ends.
+        stack: list[ast.AST | str] = [self.tree]
+        while stack:
+            item = stack.pop()
+            if item == "scope":
+                self._scope.pop()
+            elif item == "function":
+                self._scope.pop()
+                self._functions_stack.pop()
+            elif isinstance(item, ast.AST) and not self._excluded(item):
+                stack.extend(self._enter(item))
+                stack.extend(reversed(list(ast.iter_child_nodes(item))))
+        return self.findings
+
+    def _excluded(self, node: ast.AST) -> bool:
+        """A region whose strings are never retyped names: a declaration (DL104 validates it) or
+        a `Literal[...]` (it defines names)."""
+        if isinstance(node, ast.Assign):
+            return any(_last_name(target) == self._declaration for target in node.targets)
+        if isinstance(node, ast.AnnAssign):
+            return _last_name(node.target) == self._declaration
+        return isinstance(node, ast.Subscript) and _last_name(node.value) == "Literal"
+
+    def _enter(self, node: ast.AST) -> list[str]:
+        """Check the contexts `node` opens; the markers to push before its children."""
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            self._scope.append(node.name)
+            self._functions_stack.append(node.name)
+            self._check_parameters(node.args)
+            return ["function"]
+        if isinstance(node, ast.ClassDef):
+            self._scope.append(node.name)
+            return ["scope"]
+        handler = self._HANDLERS.get(type(node))
+        if handler is not None:
+            handler(self, node)
+        return []
+
+    def _compare(self, node: ast.Compare) -> None:
+        operands = [node.left, *node.comparators]
+        for position, operator in enumerate(node.ops):
+            if not isinstance(operator, ast.Eq | ast.NotEq | ast.In | ast.NotIn | ast.Is | ast.IsNot):
                 continue
             left, right = operands[position], operands[position + 1]
             if self._is_context(left):
@@ -148,98 +188,99 @@ class BackendLiteral(Rule):
             elif self._is_context(right):
                 self._check_strings(left)
 
-    # Batched visitors cannot prune subtrees, so excluded regions are tracked by depth.
-    def visit_Assign(self, node: cst.Assign) -> None:
-        names = [n for t in node.targets for n in [_last_name(t.target)] if n is not None]
-        if self._declaration in names:
-            self._excluded += 1  # DL104 validates declarations
-        elif any(name_matches_any(n, self._patterns) for n in names):
+    def _assign(self, node: ast.Assign) -> None:
+        if any(name_matches_any(name, self._patterns) for name in map(_last_name, node.targets) if name):
             self._check_strings(node.value)
 
-    def leave_Assign(self, original_node: cst.Assign) -> None:
-        if any(_last_name(t.target) == self._declaration for t in original_node.targets):
-            self._excluded -= 1
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+    def _annotated(self, node: ast.AnnAssign) -> None:
         name = _last_name(node.target)
-        if name == self._declaration:
-            self._excluded += 1
-        elif node.value is not None and name and name_matches_any(name, self._patterns):
-            if not self._typed_by_literal(node.annotation.annotation):
+        if node.value is not None and name and name_matches_any(name, self._patterns):
+            if not self._typed_by_literal(node.annotation):
                 self._check_strings(node.value)
 
-    def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
-        if _last_name(original_node.target) == self._declaration:
-            self._excluded -= 1
+    def _lambda(self, node: ast.Lambda) -> None:
+        self._check_parameters(node.args)
 
-    def visit_Param(self, node: cst.Param) -> None:
-        if node.default is None or not name_matches_any(node.name.value, self._patterns):
-            return
-        if node.annotation is None or not self._typed_by_literal(node.annotation.annotation):
-            self._check_strings(node.default)
+    def _check_parameters(self, arguments: ast.arguments) -> None:
+        positional = [*arguments.posonlyargs, *arguments.args]
+        defaults = [
+            *zip(positional[len(positional) - len(arguments.defaults) :], arguments.defaults, strict=True),
+            *((a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True) if d is not None),
+        ]
+        for argument, default in defaults:
+            if not name_matches_any(argument.arg, self._patterns):
+                continue
+            if argument.annotation is None or not self._typed_by_literal(argument.annotation):
+                self._check_strings(default)
 
-    def visit_Call(self, node: cst.Call) -> None:
-        for argument in node.args:
-            if argument.keyword is not None and name_matches_any(argument.keyword.value, self._patterns):
-                self._check_strings(argument.value)
-        callee = _last_name(node.func)
-        if callee in self._functions and node.args and node.args[0].keyword is None:
-            self._check_strings(node.args[0].value)
+    def _call(self, node: ast.Call) -> None:
+        for keyword in node.keywords:
+            if keyword.arg is not None and name_matches_any(keyword.arg, self._patterns):
+                self._check_strings(keyword.value)
+        if _last_name(node.func) in self._functions and node.args:
+            first = node.args[0]
+            self._check_strings(first.value if isinstance(first, ast.Starred) else first)
 
-    def visit_DictElement(self, node: cst.DictElement) -> None:
-        if isinstance(node.key, cst.SimpleString) and name_matches_any(str(node.key.evaluated_value), self._patterns):
-            self._check_strings(node.value)
+    def _dict(self, node: ast.Dict) -> None:
+        for key, value in zip(node.keys, node.values, strict=True):
+            name = self._simple_string(key) if key is not None else None
+            if name is not None and name_matches_any(name, self._patterns):
+                self._check_strings(value)
 
-    def visit_Match(self, node: cst.Match) -> None:
+    def _match(self, node: ast.Match) -> None:
         if not self._is_context(node.subject):
             return
         for case in node.cases:
             for value in _match_values(case.pattern):
                 self._check_strings(value)
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        super().visit_FunctionDef(node)
-        self._functions_stack.append(node.name.value)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        super().leave_FunctionDef(original_node)
-        self._functions_stack.pop()
-
-    def visit_Return(self, node: cst.Return) -> None:
+    def _return(self, node: ast.Return) -> None:
         if node.value is not None and self._functions_stack:
             if name_matches_any(self._functions_stack[-1], self._patterns):
                 self._check_strings(node.value)
 
-    def visit_Subscript(self, node: cst.Subscript) -> None:
-        if _last_name(node.value) == "Literal":
-            self._excluded += 1  # a Literal[...] defines names, never retypes them
-
-    def leave_Subscript(self, original_node: cst.Subscript) -> None:
-        if _last_name(original_node.value) == "Literal":
-            self._excluded -= 1
+    _HANDLERS: ClassVar[dict[type[ast.AST], Callable[[BackendLiteral, Any], None]]] = {
+        ast.Compare: _compare,
+        ast.Assign: _assign,
+        ast.AnnAssign: _annotated,
+        ast.Lambda: _lambda,
+        ast.Call: _call,
+        ast.Dict: _dict,
+        ast.Match: _match,
+        ast.Return: _return,
+    }
 
     # ---- helpers --------------------------------------------------------------------------
-    def _is_context(self, node: cst.BaseExpression) -> bool:
-        node = _strip_case_calls(node)
-        name = _last_name(node)
+    def _is_context(self, node: ast.expr) -> bool:
+        name = _last_name(_strip_case_calls(node))
         return name is not None and name_matches_any(name, self._patterns)
 
-    def _typed_by_literal(self, annotation: cst.BaseExpression) -> bool:
-        # libcst.matchers would cost 0.2 s of import time for this one comparison.
-        return any(_last_name(n) == self._literal for n in _walk(annotation) if isinstance(n, cst.Name | cst.Attribute))
+    def _typed_by_literal(self, annotation: ast.expr) -> bool:
+        return any(
+            _last_name(n) == self._literal for n in ast.walk(annotation) if isinstance(n, ast.Name | ast.Attribute)
+        )
 
-    def _check_strings(self, node: cst.BaseExpression) -> None:
-        if self._excluded:
-            return
+    def _check_strings(self, node: ast.expr) -> None:
         for string in _strings(node):
-            message = self._message(string)
+            value = self._simple_string(string)
+            message = self._message(value) if value is not None else None
             if message is not None:
-                self.report(string, message)
+                self.report(string, message, ".".join(self._scope))
 
-    def _message(self, string: cst.SimpleString) -> str | None:
-        value = string.evaluated_value
-        if not isinstance(value, str):
+    def _simple_string(self, node: ast.expr) -> str | None:
+        """The value of a one-token `str` literal (what libcst calls a SimpleString); None for
+        anything else, implicitly concatenated literals and f-strings included."""
+        if not isinstance(node, ast.Constant) or not isinstance(node.value, str):
             return None
+        text = self.segment(node)
+        quote = text[:1]
+        if not (quote in ("'", '"') and text.endswith(quote) and text.count(quote) == 2):  # else ask tokenize
+            tokens = [t for t in _tokens(text) if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER)]
+            if len(tokens) != 1 or tokens[0].type != tokenize.STRING:
+                return None
+        return node.value
+
+    def _message(self, value: str) -> str | None:
         literal = f"{self._literal} ({self.index.literal_qualname.rpartition('.')[0]})"
         if value in self._names.values():
             return (
@@ -265,38 +306,40 @@ def _backend_names(config: Config, index: ProjectIndex) -> tuple[str, ...]:
     return (*members, *config.str_list("extra-backend-names"))
 
 
-def _last_name(node: cst.BaseExpression | cst.CSTNode) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return node.attr.value
+def _last_name(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
     return None
 
 
-def _strip_case_calls(node: cst.BaseExpression) -> cst.BaseExpression:
+def _strip_case_calls(node: ast.expr) -> ast.expr:
     """`x.attn_backend.upper()` is still the backend name."""
-    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _CASE_METHODS:
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _CASE_METHODS:
         node = node.func.value
     return node
 
 
-def _strings(node: cst.BaseExpression) -> Iterator[cst.SimpleString]:
-    if isinstance(node, cst.SimpleString):
+def _strings(node: ast.expr) -> Iterator[ast.expr]:
+    """The string constants `node` is, or holds as elements of a tuple, list or set."""
+    if isinstance(node, ast.Constant):
         yield node
-    elif isinstance(node, cst.Tuple | cst.List | cst.Set):
-        for element in node.elements:
-            yield from _strings(element.value)
+    elif isinstance(node, ast.Tuple | ast.List | ast.Set):
+        for element in node.elts:
+            yield from _strings(element.value if isinstance(element, ast.Starred) else element)
 
 
-def _match_values(pattern: cst.MatchPattern) -> Sequence[cst.BaseExpression]:
-    if isinstance(pattern, cst.MatchValue):
+def _match_values(pattern: ast.pattern) -> Sequence[ast.expr]:
+    if isinstance(pattern, ast.MatchValue):
         return [pattern.value]
-    if isinstance(pattern, cst.MatchOr):
-        return [v for element in pattern.patterns for v in _match_values(element.pattern)]
+    if isinstance(pattern, ast.MatchOr):
+        return [v for element in pattern.patterns for v in _match_values(element)]
     return []
 
 
-def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    yield node
-    for child in node.children:
-        yield from _walk(child)
+def _tokens(text: str) -> list[tokenize.TokenInfo]:
+    try:
+        return list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return []

@@ -482,7 +482,7 @@ def test_a_warm_run_never_imports_libcst(demo: Path) -> None:
         assert done.returncode == 1, done.stderr
         return done.stderr.strip().splitlines()[-1]
 
-    # cold: DL102/DL103/DL104/DL106 parse with libcst, in the check workers, which also compute
+    # cold: DL102/DL104/DL106 parse with libcst, in the check workers, which also compute
     # the fix previews from those trees; the main process imports libcst for neither
     assert run() == "libcst imported: False"
     assert run() == "libcst imported: False"  # warm: findings from the cache, previews from the memo

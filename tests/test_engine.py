@@ -189,13 +189,12 @@ def test_rule_crash_costs_one_file(make_tree: MakeTree, monkeypatch: object) -> 
 
     from declint.rules.backend_literal import BackendLiteral
 
-    # libcst collects visitor methods by their __name__, so the replacement keeps the name.
-    def visit_Comparison(self: object, node: object) -> None:
+    def _message(self: object, value: str) -> str | None:
         raise ValueError("boom")
 
     root = make_tree({MODEL + "modeling_good.py": CONFIG_CHECK, MODEL + "modeling_other.py": "x = 1\n"})
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(BackendLiteral, "visit_Comparison", visit_Comparison)
+        patch.setattr(BackendLiteral, "_message", _message)
         code, output = check(str(root / MODEL))
     assert code == 1
     assert output.splitlines()[0] == (
