@@ -198,11 +198,11 @@ class _Checker:
         self.wanted = wanted
         self.exact = frozenset(wanted)
         self.cutoff = cutoff
-        # 2 * M / (a + b) >= cutoff with M <= min(a, b) bounds a candidate's length.
-        self.low = max(1, int(min(map(len, wanted)) * cutoff / (2 - cutoff)))
-        self.high = int(max(map(len, wanted)) * (2 - cutoff) / cutoff) + 1
         self.seen: dict[bytes, bool] = {}
         self.bounds = tuple(_NameBound(name, cutoff) for name in wanted)
+        # The lengths any name can match: the union of the names' windows.
+        self.low = min(bound.low for bound in self.bounds)
+        self.high = max(bound.high for bound in self.bounds)
 
     def __call__(self, piece: bytes) -> bool:
         found = self.seen.get(piece)
@@ -254,6 +254,7 @@ class _NameBound:
 
     def __init__(self, name: str, cutoff: float) -> None:
         self.name, self.length = name, len(name)
+        # 2 * M / (a + b) >= cutoff with M <= min(a, b) bounds a candidate's length.
         self.low = max(1, int(self.length * cutoff / (2 - cutoff)))
         self.high = int(self.length * (2 - cutoff) / cutoff) + 1
         self.letters = tuple(Counter(name).items())

@@ -148,6 +148,7 @@ class TreeRule(FileGate):
         self.context = context
         self.tree = tree
         self.findings: list[Finding] = []
+        self._scope: list[str] = []  # the enclosing classes and functions, while `walk` runs
         self._data: bytes | None = None
         self._starts: list[int] | None = None
 
@@ -161,6 +162,27 @@ class TreeRule(FileGate):
 
     def check(self) -> list[Finding]:
         raise NotImplementedError
+
+    def walk(self, visit: Callable[[ast.AST], bool]) -> None:
+        """Call `visit` on every node in source order, parents before children (as a libcst
+        visitor sees them), with `scope_name` naming the enclosing classes and functions (a class
+        or function is in its own scope); `visit` returns False to skip the node's children. An
+        explicit stack: deeply nested code cannot exhaust Python's recursion limit."""
+        stack: list[ast.AST | None] = [self.tree]
+        while stack:
+            node = stack.pop()
+            if node is None:
+                self._scope.pop()  # leaving a class or function
+                continue
+            if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+                self._scope.append(node.name)
+                stack.append(None)
+            if visit(node):
+                stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+    @property
+    def scope_name(self) -> str:
+        return ".".join(self._scope)
 
     def report(self, node: ast.expr | ast.stmt, message: str, scope: str) -> None:
         end_line = node.end_lineno or node.lineno

@@ -117,8 +117,6 @@ class BackendLiteral(TreeRule):
         self._functions = self.config.str_list("backend-functions")
         self._literal = self.index.literal_name
         self._declaration = str(self.config.get("declaration-attribute"))
-        self._scope: list[str] = []
-        self._functions_stack: list[str] = []
 
     @classmethod
     def needles(cls, config: Config, index: ProjectIndex) -> tuple[bytes, ...]:
@@ -138,44 +136,26 @@ class BackendLiteral(TreeRule):
     # Over the standard library's `ast` (a file this rule alone opens is never parsed by libcst:
     # `"vanilla"` and `_supports_attention_backend` in one file is common and almost never a finding).
     def check(self) -> list[Finding]:
-        # An explicit stack, parents before children: deep nesting cannot exhaust the recursion
-        # limit. "scope" / "function" mark where a class or function ends.
-        stack: list[ast.AST | str] = [self.tree]
-        while stack:
-            item = stack.pop()
-            if item == "scope":
-                self._scope.pop()
-            elif item == "function":
-                self._scope.pop()
-                self._functions_stack.pop()
-            elif isinstance(item, ast.AST) and not self._excluded(item):
-                stack.extend(self._enter(item))
-                stack.extend(reversed(list(ast.iter_child_nodes(item))))
+        self.walk(self._visit)
         return self.findings
 
-    def _excluded(self, node: ast.AST) -> bool:
-        """A region whose strings are never retyped names: a declaration (DL104 validates it) or
-        a `Literal[...]` (it defines names)."""
+    def _visit(self, node: ast.AST) -> bool:
+        """Check the contexts `node` opens; False for a region whose strings are never retyped
+        names: a declaration (DL104 validates it) or a `Literal[...]` (it defines names)."""
         if isinstance(node, ast.Assign):
-            return any(_last_name(target) == self._declaration for target in node.targets)
-        if isinstance(node, ast.AnnAssign):
-            return _last_name(node.target) == self._declaration
-        return isinstance(node, ast.Subscript) and _last_name(node.value) == "Literal"
-
-    def _enter(self, node: ast.AST) -> list[str]:
-        """Check the contexts `node` opens; the markers to push before its children."""
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            self._scope.append(node.name)
-            self._functions_stack.append(node.name)
+            if any(_last_name(target) == self._declaration for target in node.targets):
+                return False
+        elif isinstance(node, ast.AnnAssign):
+            if _last_name(node.target) == self._declaration:
+                return False
+        elif isinstance(node, ast.Subscript) and _last_name(node.value) == "Literal":
+            return False
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
             self._check_parameters(node.args)
-            return ["function"]
-        if isinstance(node, ast.ClassDef):
-            self._scope.append(node.name)
-            return ["scope"]
         handler = self._HANDLERS.get(type(node))
         if handler is not None:
             handler(self, node)
-        return []
+        return True
 
     def _compare(self, node: ast.Compare) -> None:
         operands = [node.left, *node.comparators]
@@ -197,9 +177,6 @@ class BackendLiteral(TreeRule):
         if node.value is not None and name and name_matches_any(name, self._patterns):
             if not self._typed_by_literal(node.annotation):
                 self._check_strings(node.value)
-
-    def _lambda(self, node: ast.Lambda) -> None:
-        self._check_parameters(node.args)
 
     def _check_parameters(self, arguments: ast.arguments) -> None:
         positional = [*arguments.posonlyargs, *arguments.args]
@@ -235,15 +212,14 @@ class BackendLiteral(TreeRule):
                 self._check_strings(value)
 
     def _return(self, node: ast.Return) -> None:
-        if node.value is not None and self._functions_stack:
-            if name_matches_any(self._functions_stack[-1], self._patterns):
-                self._check_strings(node.value)
+        # A return's innermost class or function is its function (a class body cannot return).
+        if node.value is not None and self._scope and name_matches_any(self._scope[-1], self._patterns):
+            self._check_strings(node.value)
 
     _HANDLERS: ClassVar[dict[type[ast.AST], Callable[[BackendLiteral, Any], None]]] = {
         ast.Compare: _compare,
         ast.Assign: _assign,
         ast.AnnAssign: _annotated,
-        ast.Lambda: _lambda,
         ast.Call: _call,
         ast.Dict: _dict,
         ast.Match: _match,
@@ -265,7 +241,7 @@ class BackendLiteral(TreeRule):
             value = self._simple_string(string)
             message = self._message(value) if value is not None else None
             if message is not None:
-                self.report(string, message, ".".join(self._scope))
+                self.report(string, message, self.scope_name)
 
     def _simple_string(self, node: ast.expr) -> str | None:
         """The value of a one-token `str` literal (what libcst calls a SimpleString); None for

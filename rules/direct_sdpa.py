@@ -179,7 +179,6 @@ class DirectSdpa(TreeRule):
         self._aliases: set[str] = set()
         self._bound: set[int] = set()
         self._pending: list[_Pending] = []
-        self._scope: list[str] = []
 
     @classmethod
     def needles(cls, config: Config, index: ProjectIndex) -> tuple[bytes, ...]:
@@ -190,22 +189,7 @@ class DirectSdpa(TreeRule):
         return not glob_match(context.rel, context.config.str_list("sdpa-allowed-paths"))
 
     def check(self) -> list[Finding]:
-        # Source order, parents before children (as a libcst visitor sees them); an explicit
-        # stack so that deeply nested code cannot exhaust Python's recursion limit.
-        stack: list[ast.AST | str] = [self.tree]
-        while stack:
-            item = stack.pop()
-            if isinstance(item, str):
-                self._scope.pop()  # leaving a class or function
-                continue
-            if isinstance(item, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-                self._scope.append(item.name)
-                stack.append("leave")
-            elif isinstance(item, ast.Assign):
-                self._visit_assign(item)
-            elif isinstance(item, ast.Call):
-                self._visit_call(item)
-            stack.extend(reversed(_children(item)))
+        self.walk(self._visit)
         # Aliases may be bound after their use in source order (`__init__` below `forward`).
         for pending in self._pending:
             if self._key(pending.call.func, pending.top) in self._aliases:
@@ -213,6 +197,13 @@ class DirectSdpa(TreeRule):
         return self.findings
 
     # ---- collecting -----------------------------------------------------------------------
+    def _visit(self, node: ast.AST) -> bool:
+        if isinstance(node, ast.Assign):
+            self._visit_assign(node)
+        elif isinstance(node, ast.Call):
+            self._visit_call(node)
+        return True
+
     def _visit_assign(self, node: ast.Assign) -> None:
         if not self._produces_sdpa(node.value):
             return
@@ -232,10 +223,6 @@ class DirectSdpa(TreeRule):
             self._report(node, self.scope_name)  # created and passed on without a name
         elif self._key(node.func, self._top) is not None:
             self._pending.append(_Pending(node, self.scope_name, self._top))
-
-    @property
-    def scope_name(self) -> str:
-        return ".".join(self._scope)
 
     @property
     def _top(self) -> str:
@@ -322,7 +309,3 @@ def _arguments(call: ast.Call) -> list[ast.expr]:
     values = [arg.value if isinstance(arg, ast.Starred) else arg for arg in call.args]
     values += [keyword.value for keyword in call.keywords]
     return sorted(values, key=lambda value: (value.lineno, value.col_offset))
-
-
-def _children(node: ast.AST) -> list[ast.AST]:
-    return list(ast.iter_child_nodes(node))
