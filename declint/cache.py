@@ -43,6 +43,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISDIR
 from typing import Any
 
 from declint import __version__
@@ -376,30 +377,74 @@ def path_key(path: str) -> tuple[int, int, int] | None:
         return None
 
 
+StatKey = tuple[int, int, int]  # size, mtime_ns, inode
+
+
+class Recorded(dict[str, "StatKey | None"]):
+    """Paths a run read, each with its stat key taken *before* it was read (None: it did not
+    exist). A key taken afterwards would hide a change made in between: a file created in a
+    directory already listed, or an input edited after a rule read it, would look unchanged to
+    every later run. `racy` holds the files whose mtime was too fresh, when their key was taken,
+    to tell a later edit within the same timestamp tick apart (as for a checked file's entry:
+    no snapshot then). Directories are not held to that: their mtime moves only when an entry is
+    added, removed or renamed, and one just created or emptied would otherwise cost the snapshot
+    of the next run too (a change within the tick of the listing itself goes unseen where the
+    file system's timestamps are coarse). Without `keys` (no cache) only the paths are kept."""
+
+    def __init__(self, items: Iterable[tuple[str, StatKey | None]] = (), *, keys: bool = True) -> None:
+        super().__init__(items)
+        self.with_keys = keys
+        self.racy: set[str] = set()
+
+    def take(self, path: str) -> None:
+        """Record `path` as it is now, unless it was recorded before (its first read counts)."""
+        if path in self:
+            return
+        try:
+            stat = os.stat(path) if self.with_keys else None
+        except OSError:
+            stat = None
+        self.note(path, stat)
+
+    def note(self, path: str, stat: os.stat_result | None) -> None:
+        """Record `path` with `stat`, which the caller took before it read the path."""
+        self[path] = None if stat is None else stat_key(stat)
+        if stat is not None and not S_ISDIR(stat.st_mode) and not settled(stat):
+            self.racy.add(path)
+
+    def merged(self, other: Recorded) -> Recorded:
+        """Both recordings; a path in both keeps this one's key."""
+        both = Recorded({**other, **self}.items(), keys=self.with_keys and other.with_keys)
+        both.racy = self.racy | {path for path in other.racy if path not in self}
+        return both
+
+
 class InputRecorder:
-    """Records the files opened and directories listed while active (a process audit hook).
+    """Records the files opened and directories listed while active (a process audit hook),
+    each with its stat before the open or the listing (see `Recorded`).
 
     The project rules read files the index does not cover (the docs table, the serving schemas
     they find by walking the root); their findings are reused only while those are unchanged.
     """
 
     _installed = False
-    _active: set[str] | None = None
+    _active: Recorded | None = None
 
     @classmethod
     def _hook(cls, event: str, args: tuple[Any, ...]) -> None:
-        if cls._active is not None and event in ("open", "os.scandir", "os.listdir") and args:
+        active = cls._active
+        if active is not None and event in ("open", "os.scandir", "os.listdir") and args:
             path = args[0]
             if isinstance(path, str | bytes | os.PathLike):
-                cls._active.add(os.path.abspath(os.fsdecode(path)))
+                active.take(os.path.abspath(os.fsdecode(path)))  # audit hooks run before the call
 
     @classmethod
     @contextlib.contextmanager
-    def recording(cls) -> Iterator[set[str]]:
+    def recording(cls, *, keys: bool = True) -> Iterator[Recorded]:
         if not cls._installed:
             sys.addaudithook(cls._hook)
             cls._installed = True
-        previous, cls._active = cls._active, set()
+        previous, cls._active = cls._active, Recorded(keys=keys)
         try:
             yield cls._active
         finally:

@@ -24,6 +24,7 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISREG
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from declint.cache import (
@@ -33,6 +34,7 @@ from declint.cache import (
     Dep,
     FileEntry,
     InputRecorder,
+    Recorded,
     Recorder,
     Snapshot,
     content_digest,
@@ -181,9 +183,9 @@ class Engine:
                 if listing is not None:  # no directory changed: the last walk's files, no walk
                     snapshot, rels, skipped = listing
                     checked_files, indexed_files = run.files_from_snapshot(rels)
-                    listed = {path for path, _ in snapshot.walk}
+                    listed = Recorded(snapshot.walk)  # checked against the disk before anything was read
                 else:
-                    with self.stats.phase("discover"), InputRecorder.recording() as listed:
+                    with self.stats.phase("discover"), InputRecorder.recording(keys=run.keeps_keys) as listed:
                         checked = discover(paths, self.config)
                         # `declint check ROOT` (CI): the same walk twice would give the same files.
                         same = sorted(map(os.path.abspath, paths)) == sorted(map(os.path.abspath, existing))
@@ -597,11 +599,11 @@ class _Run:
 
     # ---- phase 2 ------------------------------------------------------------------------------------
     def check(
-        self, checked: Sequence[SourcePath], indexed: Sequence[SourcePath], listed: set[str] | None = None
+        self, checked: Sequence[SourcePath], indexed: Sequence[SourcePath], listed: Recorded | None = None
     ) -> tuple[list[Finding], list[SuppressedFinding], int]:
         files = _union(checked, indexed)
         checked_rels = {item.rel for item in checked}
-        probed: set[str] = set()
+        probed = Recorded(keys=self.keeps_keys)
         with self.stats.phase("scan"):
             known = self._known_modules
             if known is not None and all(item.rel in known for item in files):
@@ -609,13 +611,14 @@ class _Run:
             else:
                 self.modules = _module_names(files, probed)
             self._scan(files, checked_rels)
-        walked = (listed or set()) | probed
+        walked = probed if listed is None else listed.merged(probed)
         results: dict[str, _Checked] = {}
         while True:
             with self.stats.phase("index"):
                 index = self._index(files)
                 signature = self._signature(files)
-            with self.stats.phase("project rules"), InputRecorder.recording() as inputs, listings_lent(self.listings):
+            recording = InputRecorder.recording(keys=self.keeps_keys)
+            with self.stats.phase("project rules"), recording as inputs, listings_lent(self.listings):
                 TRACKER.take()
                 everything = self._project_findings(index)
                 project = self._visible(everything, checked_rels)
@@ -727,13 +730,15 @@ class _Run:
         results: Mapping[str, _Checked],
         per_file: dict[str, tuple[tuple[Finding, ...], tuple[SuppressedFinding, ...]]],
         project: list[Finding],
-        inputs: set[str],
-        walked: set[str],
+        inputs: Recorded,
+        walked: Recorded,
     ) -> None:
         if self.store is None or self.overrides or self.request is None:
             return
         if any(result.final for result in results.values()):
             return  # a crash or a timeout is retried, never replayed
+        if walked.racy or inputs.racy:
+            return  # an input file too fresh to trust its mtime (see Recorded): no snapshot this time
         stats: dict[str, tuple[str, tuple[int, int, int], str]] = {}
         for item in files:
             entry = self.data.files.get(item.rel)
@@ -750,8 +755,8 @@ class _Run:
         def needed(keys: dict[str, tuple[int, int, int] | None]) -> tuple[tuple[str, Any], ...]:
             return tuple(sorted((p, k) for p, k in keys.items() if k is not None or os.path.dirname(p) not in listed))
 
-        walk = {path: path_key(path) for path in walked - sources}
-        inputs_only = {path: path_key(path) for path in inputs - sources - walk.keys()}
+        walk = {path: key for path, key in walked.items() if path not in sources}
+        inputs_only = {path: key for path, key in inputs.items() if path not in sources and path not in walk}
         paths, roots, checked, skipped = self.request
         self._pending_snapshot = Snapshot(
             self.key,
@@ -765,6 +770,11 @@ class _Run:
             checked=tuple(checked),
             skipped=tuple(skipped),
         )
+
+    @property
+    def keeps_keys(self) -> bool:
+        """Are stat keys of what the run reads needed (for a snapshot)?"""
+        return self.store is not None and not self.overrides
 
     def _project_findings(self, index: ProjectIndex) -> list[Finding]:
         findings: list[Finding] = []
@@ -871,10 +881,11 @@ def _failure_message(failure: Failure) -> str:
     return failure.reason
 
 
-def _module_names(files: Sequence[SourcePath], probed: set[str] | None = None) -> dict[str, str]:
+def _module_names(files: Sequence[SourcePath], probed: Recorded | None = None) -> dict[str, str]:
     """Module names, asking the file system once per directory (not once per file and level).
 
-    `probed` collects the `__init__.py` paths looked for (the names depend on them).
+    `probed` collects the `__init__.py` paths looked for that the walk did not find (the names
+    depend on them), with their stat at the time.
     """
 
     found = {item.path for item in files if item.path.endswith("__init__.py")}
@@ -882,10 +893,15 @@ def _module_names(files: Sequence[SourcePath], probed: set[str] | None = None) -
     @functools.cache
     def package(directory: str) -> tuple[str, ...] | None:
         marker = os.path.join(directory, "__init__.py")
-        if probed is not None:
-            probed.add(marker)
-        if marker not in found and not os.path.isfile(marker):  # the walk found most markers
-            return None
+        if marker not in found:  # the walk found most markers
+            try:
+                stat: os.stat_result | None = os.stat(marker)
+            except OSError:
+                stat = None
+            if probed is not None:
+                probed.note(marker, stat)
+            if stat is None or not S_ISREG(stat.st_mode):
+                return None
         parent = os.path.dirname(directory)
         above = package(parent) if parent != directory else None
         return (*(above or ()), os.path.basename(directory))

@@ -17,7 +17,7 @@ import pytest
 
 from declint.cache import FORMAT, NO_CACHE_ENV, Cache, content_digest
 from declint.config import find_config_file, load_config
-from declint.engine import Engine, Selection
+from declint.engine import Engine, Selection, _Run
 from declint.rules import ALL_RULES, RULES_BY_CODE
 from declint.testing import PRELUDE, write_tree
 from declint.types import RunResult
@@ -508,3 +508,59 @@ def test_a_preview_that_raises_in_a_worker_costs_the_preview_not_the_findings(
         {k: v for k, v in f.items() if k != "fix"} for f in clean
     ]
     assert not any(f["fix"] for f in failing)
+
+
+# ---- changes made while a run reads the tree ----------------------------------------------------
+CREATED_MEANWHILE = MODELS + "modeling_created_meanwhile.py"
+DIRECT_SDPA = (
+    "import torch\n\n\n"
+    "def attend(config, q, k, v):\n"
+    '    if config.attn_backend == "TRTLLM":\n'
+    "        return torch.nn.functional.scaled_dot_product_attention(q, k, v)\n"
+    "    return q\n"
+)
+DISAGG_SCHEMA = "schemas/trtllm-serve-disagg-config.schema.json"
+_PROJECT_FINDINGS = _Run._project_findings
+
+
+def _after_project_rules(monkeypatch: pytest.MonkeyPatch, change: Any) -> None:
+    """Make `change` right after this run's project rules ran: the walk has listed every
+    directory and the rules have read their inputs, the snapshot is not written yet."""
+    original = _Run._project_findings
+
+    def project_findings(self: _Run, index: Any) -> Any:
+        found = original(self, index)
+        change()
+        return found
+
+    monkeypatch.setattr(_Run, "_project_findings", project_findings)
+
+
+def test_a_file_created_while_the_run_reads_the_tree_is_checked_next_time(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    created = demo / CREATED_MEANWHILE
+    _after_project_rules(monkeypatch, lambda: created.write_text(DIRECT_SDPA, encoding="utf-8"))
+    during = engine(demo).run([demo])
+    assert not any(f.path == CREATED_MEANWHILE for f in during.findings)  # listed before it existed
+    monkeypatch.setattr(_Run, "_project_findings", _PROJECT_FINDINGS)
+    after = engine(demo).run([demo])
+    assert [f"{f.path}:{f.line}:{f.column}: {f.code}" for f in after.findings if f.path == CREATED_MEANWHILE] == [
+        f"{CREATED_MEANWHILE}:5:30: DL103",
+        f"{CREATED_MEANWHILE}:6:15: DL101",
+    ]
+    assert lines(after) == lines(engine(demo, cache=False).run([demo]))
+
+
+def test_an_input_edited_after_the_project_rules_read_it_is_read_again_next_time(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    schema = demo / DISAGG_SCHEMA
+    fixed = '"enum": ["VANILLA", "vanilla", "TRTLLM", "trtllm", "FLASHINFER", "flashinfer"]'
+    _after_project_rules(monkeypatch, lambda: edit(schema, schema.read_text().split("\n")[15].strip(), fixed))
+    during = engine(demo).run([demo])
+    assert sum(f.path == DISAGG_SCHEMA for f in during.findings) == 2  # as read before the edit
+    monkeypatch.setattr(_Run, "_project_findings", _PROJECT_FINDINGS)
+    after = engine(demo).run([demo])
+    assert not any(f.path == DISAGG_SCHEMA for f in after.findings)
+    assert lines(after) == lines(engine(demo, cache=False).run([demo]))
