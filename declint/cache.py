@@ -52,6 +52,8 @@ from declint.index import ProjectIndex
 from declint.prefilter import ScanRecord
 from declint.types import Finding, SuppressedFinding
 
+StatKey = tuple[int, int, int]  # size, mtime_ns, inode
+
 FORMAT = 1
 NO_CACHE_ENV = "DECLINT_NO_CACHE"
 _KEEP_FILES = 8  # cache files of other run keys (other selections, configs) kept around
@@ -322,7 +324,7 @@ class CheckEntry:
 
 @dataclass
 class FileEntry:
-    stat: tuple[int, int, int]  # size, mtime_ns, inode
+    stat: StatKey
     settled: bool  # mtime old enough at hashing time to trust it next time
     scan: ScanRecord
     facts: ModuleFacts | None = None
@@ -359,28 +361,25 @@ class Snapshot:
     """
 
     key: str
-    files: dict[str, tuple[str, tuple[int, int, int], str]]  # rel -> (path, stat key, module name)
+    files: dict[str, tuple[str, StatKey, str]]  # rel -> (path, stat key, module name)
     results: dict[str, tuple[tuple[Finding, ...], tuple[SuppressedFinding, ...]]]
     project: tuple[Finding, ...]
-    inputs: tuple[tuple[str, tuple[int, int, int] | None], ...]
-    walk: tuple[tuple[str, tuple[int, int, int] | None], ...] = ()  # what the file list depends on
+    inputs: tuple[tuple[str, StatKey | None], ...]
+    walk: tuple[tuple[str, StatKey | None], ...] = ()  # what the file list depends on
     roots: tuple[str, ...] = ()  # the indexed roots that existed
     request: tuple[str, ...] = ()  # the paths asked for (absolute, sorted)
     checked: tuple[str, ...] = ()  # what they expanded to
     skipped: tuple[tuple[str, str], ...] = ()  # (rel, reason) of paths not followed
 
 
-def path_key(path: str) -> tuple[int, int, int] | None:
+def path_key(path: str) -> StatKey | None:
     try:
         return stat_key(os.stat(path))
     except OSError:
         return None
 
 
-StatKey = tuple[int, int, int]  # size, mtime_ns, inode
-
-
-class Recorded(dict[str, "StatKey | None"]):
+class Recorded(dict[str, StatKey | None]):
     """Paths a run read, each with its stat key taken *before* it was read (None: it did not
     exist). A key taken afterwards would hide a change made in between: a file created in a
     directory already listed, or an input edited after a rule read it, would look unchanged to
@@ -389,11 +388,11 @@ class Recorded(dict[str, "StatKey | None"]):
     no snapshot then). Directories are not held to that: their mtime moves only when an entry is
     added, removed or renamed, and one just created or emptied would otherwise cost the snapshot
     of the next run too (a change within the tick of the listing itself goes unseen where the
-    file system's timestamps are coarse). Without `keys` (no cache) only the paths are kept."""
+    file system's timestamps are coarse). Without `with_keys` (no cache) only the paths are kept."""
 
-    def __init__(self, items: Iterable[tuple[str, StatKey | None]] = (), *, keys: bool = True) -> None:
+    def __init__(self, items: Iterable[tuple[str, StatKey | None]] = (), *, with_keys: bool = True) -> None:
         super().__init__(items)
-        self.with_keys = keys
+        self.with_keys = with_keys
         self.racy: set[str] = set()
 
     def take(self, path: str) -> None:
@@ -414,7 +413,7 @@ class Recorded(dict[str, "StatKey | None"]):
 
     def merged(self, other: Recorded) -> Recorded:
         """Both recordings; a path in both keeps this one's key."""
-        both = Recorded({**other, **self}.items(), keys=self.with_keys and other.with_keys)
+        both = Recorded({**other, **self}.items(), with_keys=self.with_keys and other.with_keys)
         both.racy = self.racy | {path for path in other.racy if path not in self}
         return both
 
@@ -440,18 +439,18 @@ class InputRecorder:
 
     @classmethod
     @contextlib.contextmanager
-    def recording(cls, *, keys: bool = True) -> Iterator[Recorded]:
+    def recording(cls, *, with_keys: bool = True) -> Iterator[Recorded]:
         if not cls._installed:
             sys.addaudithook(cls._hook)
             cls._installed = True
-        previous, cls._active = cls._active, Recorded(keys=keys)
+        previous, cls._active = cls._active, Recorded(with_keys=with_keys)
         try:
             yield cls._active
         finally:
             cls._active = previous
 
 
-def stat_key(stat: os.stat_result) -> tuple[int, int, int]:
+def stat_key(stat: os.stat_result) -> StatKey:
     return (stat.st_size, stat.st_mtime_ns, stat.st_ino)
 
 

@@ -37,6 +37,7 @@ from declint.cache import (
     Recorded,
     Recorder,
     Snapshot,
+    StatKey,
     content_digest,
     disabled_by_env,
     index_signature,
@@ -185,7 +186,7 @@ class Engine:
                     checked_files, indexed_files = run.files_from_snapshot(rels)
                     listed = Recorded(snapshot.walk)  # checked against the disk before anything was read
                 else:
-                    with self.stats.phase("discover"), InputRecorder.recording(keys=run.keeps_keys) as listed:
+                    with self.stats.phase("discover"), InputRecorder.recording(with_keys=run.keeps_keys) as listed:
                         checked = discover(paths, self.config)
                         # `declint check ROOT` (CI): the same walk twice would give the same files.
                         same = sorted(map(os.path.abspath, paths)) == sorted(map(os.path.abspath, existing))
@@ -278,7 +279,7 @@ class _Scanned:
 
 
 # (stat key, settled) of a file as read
-_Stat = tuple[tuple[int, int, int], bool]
+_Stat = tuple[StatKey, bool]
 # A file with no needle, no facts and no error (most of a tree): (digest, size, class bases, stat).
 # A bare tuple crosses the pipe ~10x cheaper than the dataclasses, and most records are these.
 _Plain = tuple[str, int, frozenset[str], _Stat | None]
@@ -357,7 +358,7 @@ class _Run:
         self.request: tuple[Sequence[Path], Sequence[Path], Sequence[str], Sequence[tuple[str, str]]] | None = None
         self._snapshot_found: Snapshot | None = None
         # The snapshot's files and those whose stat changed since: the others are unchanged and settled.
-        self._stats_seen: tuple[Mapping[str, tuple[str, tuple[int, int, int], str]], set[str]] | None = None
+        self._stats_seen: tuple[Mapping[str, tuple[str, StatKey, str]], set[str]] | None = None
         self._listing: tuple[tuple[Snapshot, tuple[str, ...], list[tuple[str, str]]] | None] | None = None
         self._known_modules: dict[str, str] | None = None
         self._data: CacheData | None = None
@@ -463,7 +464,7 @@ class _Run:
             todo, self._batch(len(todo), 256), lambda i, outcome: self._scanned(todo[i], outcome)
         )
 
-    def _current_stat(self, item: SourcePath, now: float) -> tuple[tuple[int, int, int], bool] | None:
+    def _current_stat(self, item: SourcePath, now: float) -> tuple[StatKey, bool] | None:
         """(stat key, settled) of the file now; None when it cannot be stat'ed."""
         if self._stats_seen is not None:
             files, changed = self._stats_seen
@@ -603,7 +604,7 @@ class _Run:
     ) -> tuple[list[Finding], list[SuppressedFinding], int]:
         files = _union(checked, indexed)
         checked_rels = {item.rel for item in checked}
-        probed = Recorded(keys=self.keeps_keys)
+        probed = Recorded(with_keys=self.keeps_keys)
         with self.stats.phase("scan"):
             known = self._known_modules
             if known is not None and all(item.rel in known for item in files):
@@ -617,7 +618,7 @@ class _Run:
             with self.stats.phase("index"):
                 index = self._index(files)
                 signature = self._signature(files)
-            recording = InputRecorder.recording(keys=self.keeps_keys)
+            recording = InputRecorder.recording(with_keys=self.keeps_keys)
             with self.stats.phase("project rules"), recording as inputs, listings_lent(self.listings):
                 TRACKER.take()
                 everything = self._project_findings(index)
@@ -739,7 +740,7 @@ class _Run:
             return  # a crash or a timeout is retried, never replayed
         if walked.racy or inputs.racy:
             return  # an input file too fresh to trust its mtime (see Recorded): no snapshot this time
-        stats: dict[str, tuple[str, tuple[int, int, int], str]] = {}
+        stats: dict[str, tuple[str, StatKey, str]] = {}
         for item in files:
             entry = self.data.files.get(item.rel)
             if entry is None or not entry.settled or entry.scan.digest != self.records[item.rel].digest:
@@ -752,7 +753,7 @@ class _Run:
         # stats). An input the walk holds is checked there already, before the inputs are.
         listed = {os.path.abspath(path) for path in walked}
 
-        def needed(keys: dict[str, tuple[int, int, int] | None]) -> tuple[tuple[str, Any], ...]:
+        def needed(keys: dict[str, StatKey | None]) -> tuple[tuple[str, Any], ...]:
             return tuple(sorted((p, k) for p, k in keys.items() if k is not None or os.path.dirname(p) not in listed))
 
         walk = {path: key for path, key in walked.items() if path not in sources}
