@@ -6,9 +6,12 @@ Keys, so that a cached result is used only where recomputing it would give the s
   (a rule edited in a checkout invalidates everything), the effective configuration, the
   enabled rules and the cache format;
 - per file, the content hash (SHA-256 of the bytes, 128 bits). Reading every file to hash it would cost
-  more than the rest of a warm run, so a file whose size, mtime and inode are what they were
-  when it was hashed is not read again; a file modified within two seconds of being hashed is
-  always read again next time (its mtime cannot be trusted to have moved: git's "racily clean");
+  more than the rest of a warm run, so a file whose size, mtime, change time and inode are what
+  they were when it was hashed is not read again (the change time, as git's index keeps it:
+  `cp -p` or `touch -r` set an mtime back, nothing sets the ctime back; a ctime moved by a
+  chmod or a backup tool costs one read, the content hash then reuses everything); a file
+  modified within two seconds of being hashed is always read again next time (its mtime cannot
+  be trusted to have moved: git's "racily clean");
 - per file's findings, the *index facts it depends on*: while rules run on a file they see the
   project index through `IndexProxy`, which records every question asked (`owners(X)`,
   `classes.get(Y)`, `literal_members`...) with a digest of the answer. When any indexed file
@@ -52,7 +55,7 @@ from declint.index import ProjectIndex
 from declint.prefilter import ScanRecord
 from declint.types import Finding, SuppressedFinding
 
-StatKey = tuple[int, int, int]  # size, mtime_ns, inode
+StatKey = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
 
 FORMAT = 1
 NO_CACHE_ENV = "DECLINT_NO_CACHE"
@@ -352,7 +355,7 @@ class Snapshot:
     """The last run's outcome, small enough to load in milliseconds: when nothing changed, a run
     is a stat per file and directory and this (no walk, no scan record, fact or index).
 
-    `files` holds (size, mtime_ns, inode) of every file of the last run (all settled), `results`
+    `files` holds the `StatKey` of every file of the last run (all settled), `results`
     each checked file's findings and suppressed findings, `project` the project rules' findings
     before the per-run filter, `inputs` the stat of every directory the walk listed and every
     other file it or the project rules read (.gitignore files, the docs table, the serving
@@ -451,7 +454,7 @@ class InputRecorder:
 
 
 def stat_key(stat: os.stat_result) -> StatKey:
-    return (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+    return (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
 
 
 def settled(stat: os.stat_result, now: float | None = None) -> bool:

@@ -312,6 +312,26 @@ def test_an_edit_within_the_racy_window_is_seen(tmp_path: Path) -> None:
     ]
 
 
+def test_a_file_rewritten_in_place_with_its_mtime_restored_is_read_again(demo: Path) -> None:
+    """`cp -p`, `rsync -t --inplace`, `touch -r`: same size, same mtime, same inode, other bytes.
+    Only the inode's change time (which no program can set back) tells."""
+    engine(demo).run([demo])
+    target = demo / MODELS / "modeling_radio.py"
+    before = target.stat()
+    text = target.read_text(encoding="utf-8")
+    call = "torch.nn.functional.scaled_dot_product_attention("
+    assert call in text
+    with open(target, "r+", encoding="utf-8") as handle:  # the same inode
+        handle.write(text.replace(call, call.replace("torch", "tarch")))
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = target.stat()
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (before.st_size, before.st_mtime_ns, before.st_ino)
+    again = engine(demo)
+    assert lines(again.run([demo])) == lines(engine(demo, cache=False).run([demo]))
+    assert again.stats.files_read == 1
+    assert not any(line.startswith(f"{MODELS}modeling_radio.py:21:") for line in lines(again.run([demo])))
+
+
 def test_no_cache_and_the_environment_variable_write_nothing(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     engine(demo, cache=False).run([demo])
     assert not (demo / ".declint_cache").exists()
