@@ -79,6 +79,13 @@ class Discovery:
 
 
 def display_path(path: Path, root: Path) -> str:
+    """`path` relative to `root` (absolute when outside it), POSIX, printable (see `printable`)."""
+    return printable(_relative(path, root))
+
+
+def _relative(path: Path, root: Path) -> str:
+    """`display_path` with the file system's bytes as they are: the walk keeps them, so that a
+    name that is not UTF-8 is reported (escaped) instead of checked under another name."""
     absolute = Path(os.path.abspath(path))
     try:
         return absolute.relative_to(root).as_posix()
@@ -171,6 +178,9 @@ class _Filter:
         return self._gitignores[directory]
 
 
+NOT_UTF8 = "file name is not valid UTF-8 (Python cannot import it); not checked"
+
+
 def discover(paths: Iterable[Path], config: Config) -> Discovery:
     """Files under `paths` (files or directories), sorted by their display path."""
     flt = _Filter(config)
@@ -181,15 +191,28 @@ def discover(paths: Iterable[Path], config: Config) -> Discovery:
         if not absolute.exists() and not absolute.is_symlink():
             raise UsageError(f"path does not exist: {given}")
         for item in _walk(absolute, flt, explicit=True):
-            if isinstance(item, SourcePath):
+            if isinstance(item, SourcePath) and is_utf8(item.rel):
                 files[item.rel] = item
             else:
-                skipped[item.rel] = item
+                reason = item.reason if isinstance(item, SkippedPath) else NOT_UTF8
+                rel = printable(item.rel)
+                skipped[rel] = SkippedPath(rel, reason)
     return Discovery(tuple(sorted(files.values())), tuple(sorted(skipped.values())), flt.listings)
 
 
+def is_utf8(name: str) -> bool:
+    """False for a name the file system gave with bytes that are not UTF-8 (which `os.fsdecode`
+    carries as surrogate escapes: no output format, cache key or module name can hold them)."""
+    return name.isascii() or not any("\udc80" <= char <= "\udcff" for char in name)
+
+
+def printable(name: str) -> str:
+    """`name` with the bytes that are not UTF-8 escaped as Python prints them (`\\xff`)."""
+    return name if is_utf8(name) else os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
 def _walk(path: Path, flt: _Filter, *, explicit: bool) -> Iterator[SourcePath | SkippedPath]:
-    rel = display_path(path, flt.root)
+    rel = _relative(path, flt.root)
     inside = rel != path.as_posix() or path == flt.root
     if path.is_symlink():
         yield from _symlink(path, rel, flt)
@@ -209,18 +232,18 @@ def _walk_dir(
     try:
         entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
     except OSError as error:
-        yield SkippedPath(display_path(directory, flt.root), f"cannot list directory: {error.strerror}")
+        yield SkippedPath(_relative(directory, flt.root), f"cannot list directory: {error.strerror}")
         return
     gitignores = flt.listed(os.fspath(directory), entries)
     if base is None or inside is None:
-        base = display_path(directory, flt.root)
+        base = _relative(directory, flt.root)
         inside = base != directory.as_posix() or directory == flt.root
     for entry in entries:
         # What `_walk` does for one entry, with strings and the entry's cached type (the hot path).
         rel = entry.name if base == "." else f"{base}/{entry.name}"
         if entry.is_symlink():
             path = child_path(directory, entry.name)
-            yield from _symlink(path, rel if inside else display_path(path, flt.root), flt)
+            yield from _symlink(path, rel if inside else _relative(path, flt.root), flt)
         elif entry.is_dir(follow_symlinks=False):
             if not (inside and flt.excluded(entry.path, rel, True, walked=True, gitignores=gitignores)):
                 yield from _walk_dir(child_path(directory, entry.name), flt, rel if inside else None, inside or None)

@@ -6,6 +6,7 @@ never hide the others.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from declint.cli import cli
-from tests.conftest import MakeTree
+from tests.conftest import DEMO, MakeTree, copy_project
 
 MODELS = "tensorrt_llm/_torch/models/"
 GOOD = MODELS + "modeling_good.py"
@@ -218,3 +219,67 @@ def test_a_read_returns_the_whole_file_whatever_size_the_stat_said(tmp_path: Pat
         assert _read_all(fd, stat_size) == target.read_bytes()
     finally:
         os.close(fd)
+
+
+def _non_utf8_name(directory: Path, name: bytes, *, is_dir: bool = False) -> Path:
+    """`directory / name`, created (a file, or a directory with `is_dir`): Python carries the
+    bytes that are not UTF-8 in its `str` as surrogate escapes, as a directory listing gives them."""
+    path = directory / os.fsdecode(name)
+    try:
+        path.mkdir() if is_dir else path.write_bytes(b"")
+    except (OSError, UnicodeEncodeError):  # e.g. macOS: APFS accepts only UTF-8 names
+        pytest.skip("this file system refuses names that are not UTF-8")
+    return path
+
+
+NOT_UTF8 = "DL000 file name is not valid UTF-8 (Python cannot import it); not checked"
+
+
+@pytest.mark.parametrize("output_format", ["text", "json", "sarif", "github"])
+def test_a_file_name_that_is_not_utf8_is_one_dl000_in_every_format(make_tree: MakeTree, output_format: str) -> None:
+    root = make_tree({GOOD: GOOD_SOURCE})
+    _non_utf8_name(root / MODELS, b"modeling_bad\xff.py").write_text(LITERAL_CHECK, encoding="utf-8")
+    result = CliRunner().invoke(cli, ["check", "--format", output_format, str(root / MODELS)])
+    assert result.exit_code == 1, result.output
+    shown = MODELS + "modeling_bad\\xff.py"  # its bytes escaped as Python prints them
+    if output_format == "text":
+        lines = [line for line in result.output.splitlines() if ": DL" in line]
+        assert lines[0] == f"{shown}:1:1: {NOT_UTF8}"
+        assert len(lines) == 2 and lines[1].startswith(GOOD_LINE)
+    elif output_format == "json":
+        findings = json.loads(result.output)["findings"]
+        assert [(f["path"], f["code"]) for f in findings] == [(shown, "DL000"), (GOOD, "DL103")]
+    elif output_format == "sarif":
+        results = json.loads(result.output)["runs"][0]["results"]
+        located = [(r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]) for r in results]
+        assert ("DL000", MODELS + "modeling_bad%5Cxff.py") in located  # the backslash percent-encoded
+    else:
+        [annotation] = [line for line in result.output.splitlines() if "DL000" in line and line.startswith("::")]
+        assert annotation.endswith(
+            "modeling_bad\\xff.py,line=1,col=1,title=declint DL000 (parse-error)::" + NOT_UTF8.removeprefix("DL000 ")
+        )
+
+
+def test_files_below_a_directory_whose_name_is_not_utf8_are_one_dl000_each(make_tree: MakeTree) -> None:
+    root = make_tree({GOOD: GOOD_SOURCE})
+    directory = _non_utf8_name(root / MODELS, b"vendor\xfe", is_dir=True)
+    (directory / "modeling_a.py").write_text(LITERAL_CHECK, encoding="utf-8")
+    (directory / "notes.txt").write_text("not Python\n", encoding="utf-8")
+    code, lines = run(root, MODELS)
+    assert code == 1
+    assert lines[0].startswith(GOOD_LINE)
+    assert lines[1:] == [f"{MODELS}vendor\\xfe/modeling_a.py:1:1: {NOT_UTF8}"]
+
+
+def test_a_serving_schema_below_a_directory_whose_name_is_not_utf8_is_reported_escaped(tmp_path: Path) -> None:
+    root = tmp_path / "demo"
+    copy_project(DEMO, root)
+    moved = _non_utf8_name(root, b"schemas\xfe", is_dir=True)
+    schema = "trtllm-serve-disagg-config.schema.json"
+    os.replace(root / "schemas" / schema, moved / schema)
+    result = CliRunner().invoke(cli, ["check", "--no-cache", "--select", "DL108", str(root)])
+    assert result.exit_code == 1, result.output
+    assert [line.split(" /$defs")[0] for line in result.output.splitlines() if ": DL108 " in line] == [
+        "schemas\\xfe/trtllm-serve-disagg-config.schema.json:16:1: DL108",
+        "schemas\\xfe/trtllm-serve-disagg-config.schema.json:16:1: DL108",
+    ]
