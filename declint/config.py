@@ -236,12 +236,12 @@ def find_config_file(start: Path) -> Path | None:
 
 def _has_declint_table(path: Path) -> bool:
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError:
         return False
-    # A regex, not a TOML parse: a broken pyproject.toml of ours must still be found, then
-    # reported with its TOML error, not silently skipped.
-    return re.search(r"^\s*\[+\s*tool\.declint\b", text, re.MULTILINE) is not None
+    # A regex over the bytes, not a TOML parse: a broken pyproject.toml of ours (bad TOML, or
+    # not UTF-8) must still be found, then reported with its error, not silently skipped.
+    return re.search(rb"^\s*\[+\s*tool\.declint\b", data, re.MULTILINE) is not None
 
 
 def project_root(start: Path) -> Path:
@@ -278,9 +278,17 @@ def load_config(path: Path | None, *, default_root: Path, known_codes: frozenset
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"cannot read config: {error}", path=str(path)) from None
+        data = path.read_bytes()
+    except OSError as error:
+        raise ConfigError(f"cannot read config: {error.strerror or error}", path=str(path)) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(
+            f"not valid UTF-8 (TOML files must be): invalid byte 0x{data[error.start]:02x} at offset {error.start}",
+            path=str(path),
+            line=data.count(b"\n", 0, error.start) + 1,
+        ) from None
 
 
 def _toml_error_line(error: tomllib.TOMLDecodeError) -> int | None:

@@ -177,6 +177,17 @@ def test_bad_config_exits_2_naming_file_and_line(make_tree: MakeTree, pyproject:
     assert message in result.output
 
 
+def test_a_config_that_is_not_utf8_exits_2_naming_file_and_line(make_tree: MakeTree) -> None:
+    root = make_tree({GOOD: GOOD_SOURCE})
+    (root / "pyproject.toml").write_bytes(b'[tool.declint]\nexclude = ["caf\xe9/"]\n')  # latin-1, not UTF-8
+    result = CliRunner().invoke(cli, ["check", str(root)])
+    assert result.exit_code == 2
+    assert result.output == (
+        f"declint: error: {root / 'pyproject.toml'}:2: not valid UTF-8 (TOML files must be): "
+        "invalid byte 0xe9 at offset 30\n"
+    )
+
+
 def test_a_5_mb_file_is_one_dl000_under_the_default_size_cap(make_tree: MakeTree) -> None:
     data = LITERAL_CHECK.encode() * (5_000_000 // len(LITERAL_CHECK) + 1)
     code, lines = bad_file(make_tree, "modeling_huge.py", data)
