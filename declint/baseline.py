@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from declint.errors import UsageError
+from declint.errors import OutputError, UsageError
 from declint.rules.stale_baseline_entry import StaleBaselineEntry
 from declint.types import Finding, Position, Span
 
@@ -103,7 +103,13 @@ def dumps(entries: Iterable[Entry]) -> str:
 
 def write(path: Path, entries: Iterable[Entry]) -> None:
     """Atomically: a temporary file in the same directory, then os.replace."""
-    data = dumps(entries).encode("utf-8")
+    try:
+        _write_atomically(path, dumps(entries).encode("utf-8"))
+    except OSError as error:
+        raise OutputError(f"cannot write the baseline: {error.strerror or error}", path=str(path)) from None
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
     directory = path.resolve().parent
     import tempfile  # here: writing is rare, and tempfile pulls in shutil and random
 

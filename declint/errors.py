@@ -28,5 +28,9 @@ class UsageError(DeclintError):
     """The command line asks for something that cannot be done."""
 
 
+class OutputError(DeclintError):
+    """A report, a baseline or a fixed file cannot be written."""
+
+
 class SourceError(DeclintError):
     """A file cannot be read, decoded or parsed; becomes a DL000 finding, never exit 2."""

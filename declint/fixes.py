@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 from declint.discovery import module_name
 from declint.engine import Engine
-from declint.errors import SourceError
+from declint.errors import OutputError, SourceError
 from declint.fingerprint import identity
 from declint.lazy import lazy_module
 from declint.previews import encode, unified_diff, unrewritable
@@ -97,10 +97,25 @@ def fix_run(engine: Engine, paths: Sequence[Path], *, unsafe: bool, write: bool)
         if data != session.original[rel]
     )
     if write:
-        for change in changes:
-            write_checked(change.path, change.before, change.after)
+        _write_all(changes)
     not_fixed = tuple(sorted(session.given_up.values(), key=lambda n: n.finding.sort_key()))
     return FixOutcome(changes, not_fixed, first, result, write)
+
+
+def _write_all(changes: Sequence[FileChange]) -> None:
+    """Write every change that can be written; then one error naming those that could not (a
+    file saved meanwhile keeps the user's bytes, and never stops the other files' fixes)."""
+    failed: list[str] = []
+    for change in changes:
+        try:
+            write_checked(change.path, change.before, change.after)
+        except SourceError as error:
+            failed.append(f"{change.rel} ({error.message.removesuffix('; not written')})")
+        except OSError as error:
+            failed.append(f"{change.rel} ({error.strerror or error})")
+    if failed:
+        written = len(changes) - len(failed)
+        raise OutputError(f"wrote {written} of {len(changes)} fixed files; not written: {', '.join(failed)}")
 
 
 class _Session:

@@ -294,3 +294,25 @@ def test_a_serving_schema_below_a_directory_whose_name_is_not_utf8_is_reported_e
         "schemas\\xfe/trtllm-serve-disagg-config.schema.json:16:1: DL108",
         "schemas\\xfe/trtllm-serve-disagg-config.schema.json:16:1: DL108",
     ]
+
+
+# ---- places that cannot be written: exit 2 naming the place, never a traceback ---------------------
+def test_a_report_that_cannot_be_written_exits_2_naming_it(make_tree: MakeTree) -> None:
+    root = make_tree({GOOD: GOOD_SOURCE})
+    taken = root / "reports"
+    taken.mkdir()
+    result = CliRunner().invoke(cli, ["check", "--output-format", f"sarif:{taken}", str(root / MODELS)])
+    assert (result.exit_code, result.output) == (
+        2,
+        f"declint: error: {taken}: cannot write the sarif report: Is a directory\n",
+    )
+
+
+def test_a_baseline_that_cannot_be_written_exits_2_naming_it(make_tree: MakeTree) -> None:
+    root = make_tree({GOOD: GOOD_SOURCE})
+    missing = root / "no-such-directory" / "baseline.json"
+    result = CliRunner().invoke(cli, ["baseline", "write", str(missing), str(root / MODELS)])
+    assert (result.exit_code, result.output) == (
+        2,
+        f"declint: error: {missing}: cannot write the baseline: No such file or directory\n",
+    )

@@ -340,3 +340,33 @@ def test_good_fixes_go_in_when_another_fix_in_the_same_run_is_refused(make_tree:
     )
     assert (root / MODEL / "modeling_case.py").read_text() == case.replace("trtllm", "TRTLLM")
     assert run("--fix", str(root / "tensorrt_llm")).stderr.startswith("declint: fixed 0 findings in 0 files\n")
+
+
+def test_a_file_edited_while_its_fix_was_computed_is_kept_and_the_others_are_written(
+    make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from declint import fixes
+
+    model = (
+        IMPORTS
+        + "\n\nclass Tidy(MultimodalModelMixin, nn.Module):\n"
+        + '    encoder_attention_backends = {"vision": ("VANILLA", "trtllm")}\n'
+    )
+    root = make_tree({MODEL + "modeling_a.py": model, MODEL + "modeling_b.py": model.replace("Tidy", "Neat")})
+    edited, other = root / MODEL / "modeling_a.py", root / MODEL / "modeling_b.py"
+    rounds = fixes._Session.rounds
+
+    def rounds_then_the_user_saves(self: Any, result: Any, unsafe: bool) -> Any:
+        outcome = rounds(self, result, unsafe)
+        edited.write_text(model + "# saved meanwhile\n")
+        return outcome
+
+    monkeypatch.setattr(fixes._Session, "rounds", rounds_then_the_user_saves)
+    result = run("--fix", str(root / "tensorrt_llm"))
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"declint: error: wrote 1 of 2 fixed files; not written: {MODEL}modeling_a.py (changed on disk while "
+        "declint was fixing it)\n",
+    )
+    assert edited.read_text() == model + "# saved meanwhile\n"  # the user's edit, untouched
+    assert other.read_text() == model.replace("Tidy", "Neat").replace('"trtllm"', '"TRTLLM"')

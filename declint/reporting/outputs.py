@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from declint.config import suggest
-from declint.errors import UsageError
+from declint.errors import OutputError, UsageError
 from declint.reporting import RENDERERS
 from declint.reporting.github_format import step_summary
 from declint.reporting.model import Report
@@ -74,11 +74,21 @@ def emit(
         if target.path is None:
             echo(text)
         else:
-            target.path.parent.mkdir(parents=True, exist_ok=True)
-            target.path.write_text(text, encoding="utf-8")
+            _write(target.path, text, f"the {target.format} report")
     if counts and not placed:
         echo_err(counts)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary and any(t.format == "github" for t in chosen):
-        with open(summary, "a", encoding="utf-8") as stream:
-            stream.write(step_summary(report))
+        try:
+            with open(summary, "a", encoding="utf-8") as stream:
+                stream.write(step_summary(report))
+        except OSError as error:
+            raise OutputError(f"cannot append the job summary: {error.strerror or error}", path=summary) from None
+
+
+def _write(path: Path, text: str, what: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise OutputError(f"cannot write {what}: {error.strerror or error}", path=str(path)) from None
