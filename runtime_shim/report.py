@@ -95,6 +95,7 @@ class Reporter:
         self._lock = threading.Lock()
         self._kept: deque[Violation] = deque(maxlen=1000)
         self.count = 0
+        self._write_failed = False  # said once: the serving process must go on either way
 
     def emit(self, violations: Sequence[Violation]) -> None:
         if not violations:
@@ -121,7 +122,17 @@ class Reporter:
             return
         stamp = {"time": round(time.time(), 3), "pid": os.getpid(), "thread": threading.current_thread().name}
         lines = "".join(json.dumps({**v.to_json(), **stamp}, sort_keys=True) + "\n" for v in violations)
-        self.report_path.parent.mkdir(parents=True, exist_ok=True)
-        # One write per batch in append mode: lines from several processes do not interleave.
-        with self.report_path.open("a", encoding="utf-8") as stream:
-            stream.write(lines)
+        try:
+            self.report_path.parent.mkdir(parents=True, exist_ok=True)
+            # One write per batch in append mode: lines from several processes do not interleave.
+            with self.report_path.open("a", encoding="utf-8") as stream:
+                stream.write(lines)
+        except OSError as error:  # a read-only or full disk must not stop the model being built
+            if not self._write_failed:
+                self._write_failed = True
+                logger.warning(
+                    "declint runtime shim: cannot append to the record file %s: %s; violations are kept in "
+                    "memory (declint.runtime_shim.violations())",
+                    self.report_path,
+                    error.strerror or error,
+                )

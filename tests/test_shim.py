@@ -654,3 +654,19 @@ def test_the_metadata_contract_looks_each_backend_class_up_once_and_skips_the_st
     assert typing.Generic not in looked_up and object not in looked_up
     assert len(looked_up) == len(set(looked_up))
     assert set(looked_up) == {k for k in backend.__mro__ if k.__module__ not in ("builtins", "typing", "abc")}
+
+
+def test_a_record_file_that_cannot_be_written_never_breaks_construction(
+    models: dict[str, type], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    name, overrides, extra, (code, _) = CASES["fixed-encoder"]
+    shim.install("record", tmp_path)  # a directory: every append fails
+    with caplog.at_level(logging.WARNING, logger="declint.runtime_shim"):
+        for _ in range(2):
+            with contextlib.suppress(ValueError):  # the demo's own late check, as in record mode above
+                _build(models, name, overrides, extra)
+    assert [v.code for v in shim.violations()] == [code, code]  # kept in memory all the same
+    assert [r.getMessage() for r in caplog.records] == [
+        f"declint runtime shim: cannot append to the record file {tmp_path}: Is a directory; "
+        "violations are kept in memory (declint.runtime_shim.violations())"
+    ]
