@@ -47,7 +47,8 @@ def run(paths: Sequence[Path] = (), log: Path | None = None) -> Diagnosis:
     diagnosis = Diagnosis()
     pins = check_versions(search, diagnosis)
     if log is not None:
-        read_log(log.read_text(encoding="utf-8", errors="replace"), pins, diagnosis)
+        with log.open(encoding="utf-8", errors="replace") as lines:  # line by line: server logs grow to GBs
+            read_log(lines, pins, diagnosis)
     diagnosis.lines.append("result: " + ("problems found" if diagnosis.exit_code else "no skew, no known failure"))
     return diagnosis
 
@@ -132,11 +133,30 @@ def _compare(have: tuple[int, ...], operator: str, wanted: str) -> bool:
     return {"!=": a != b, "<=": a <= b, ">=": a >= b, "<": a < b, ">": a > b}[operator]
 
 
-def read_log(text: str, pins: list[Pin], diagnosis: Diagnosis) -> None:
-    defaults = [(m.group("model").strip(), _BACKEND_IN.search(m.group("mapping"))) for m in _DEFAULTS.finditer(text)]
-    applied = [(model, found.group("backend")) for model, found in defaults if found]
-    error = _ATTRIBUTE_ERROR.search(text)
-    frames = _FRAME.findall(text[: error.start()] if error else "")
+def _scan_log(lines: Iterable[str]) -> tuple[list[tuple[str, str]], re.Match[str] | None, tuple[str, ...] | None]:
+    """(model, backend) of each model-defaults line, the first metadata AttributeError, and the
+    last tensorrt_llm frame before it (the one the traceback ends in)."""
+    applied: list[tuple[str, str]] = []
+    error: re.Match[str] | None = None
+    frame: tuple[str, ...] | None = None
+    for line in lines:
+        if "Applied model defaults" in line:  # substring tests first: most lines match nothing
+            for match in _DEFAULTS.finditer(line):
+                found = _BACKEND_IN.search(match.group("mapping"))
+                if found:
+                    applied.append((match.group("model").strip(), found.group("backend")))
+        if error is not None:
+            continue
+        if "AttributeError" in line:
+            error = _ATTRIBUTE_ERROR.search(line)
+        if "tensorrt_llm/" in line:
+            frames = _FRAME.findall(line[: error.start()] if error else line)
+            frame = frames[-1] if frames else frame
+    return applied, error, frame
+
+
+def read_log(lines: Iterable[str], pins: list[Pin], diagnosis: Diagnosis) -> None:
+    applied, error, frame = _scan_log(lines)
     if not applied and error is None:
         diagnosis.lines.append("log: no model-defaults line, no metadata AttributeError")
         return
@@ -146,7 +166,7 @@ def read_log(text: str, pins: list[Pin], diagnosis: Diagnosis) -> None:
         return
     diagnosis.failure = True
     metadata_cls, attribute = error.group("cls"), error.group("attr")
-    component = f"{frames[-1][0].split('tensorrt_llm/', 1)[1]}:{frames[-1][1]} in {frames[-1][2]}" if frames else "?"
+    component = f"{frame[0].split('tensorrt_llm/', 1)[1]}:{frame[1]} in {frame[2]}" if frame else "?"
     owner = next((b for prefix, b in _METADATA_BACKENDS.items() if metadata_cls.startswith(prefix)), None)
     failing = next((b for prefix, b in _METADATA_BACKENDS.items() if prefix.lower() in component.lower()), None)
     skewed = [p for p in pins if not p.ok]

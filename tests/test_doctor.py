@@ -63,3 +63,17 @@ def test_log_alone_is_a_failure_even_without_skew(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["doctor", "--path", str(_site(tmp_path, "0.2.5")), "--log", str(LOG)])
     assert result.exit_code == 1
     assert "  2. image modified: no skew between the installed versions and tensorrt_llm's pins" in result.output
+
+
+def test_a_long_log_is_read_line_by_line_with_the_same_checklist(tmp_path: Path) -> None:
+    noise = "[TRT-LLM] [I] iteration 17: 412 tokens/s\n" * 200_000  # ~8 MB before the failure
+    earlier = '  File "/usr/lib/python3/site-packages/tensorrt_llm/_torch/pyexecutor/py_executor.py", line 9, in step\n'
+    log = tmp_path / "serve.log"
+    log.write_text(noise + earlier + LOG.read_text(encoding="utf-8") + noise, encoding="utf-8")
+    result = CliRunner().invoke(cli, ["doctor", "--path", str(_site(tmp_path, "0.2.5")), "--log", str(log)])
+    assert result.exit_code == 1
+    assert (
+        "  1. the traceback belongs to _torch/attention_backend/flashinfer.py:604 in forward_impl (the FLASHINFER "
+        "backend), but the metadata object is TrtllmAttentionMetadata (the TRTLLM backend's): a metadata/backend "
+        "contract or version-skew bug, not a bug in that line (DL105/DL106)"
+    ) in result.output.splitlines()
