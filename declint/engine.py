@@ -78,7 +78,7 @@ from declint.rule import (
     visitor_class,
 )
 from declint.source import SourceFile, decode_source, read_file
-from declint.suppressions import MARKER, Suppression, apply_suppressions, parse_suppressions
+from declint.suppressions import MARKER, Suppression, SuppressionIndex, apply_suppressions, parse_suppressions
 from declint.types import Finding, Position, RunResult, Span, SuppressedFinding
 from declint.workers import Failure, InlinePool, Limits, ProcessPool, in_worker
 
@@ -1152,10 +1152,11 @@ def _suppressed(
 ) -> list[SuppressedFinding]:
     """The findings `apply_suppressions` hid, each with the reason of the comment that hid it."""
     shown = set(kept)
+    index = SuppressionIndex(suppressions)
     hidden: list[SuppressedFinding] = []
     for finding in findings:
         if finding not in shown:
-            match = next((s for s in suppressions if finding.code in s.codes and s.covers(finding)), None)
+            match = index.hiding(finding)
             hidden.append(SuppressedFinding(finding, match.reason if match else ""))
     return hidden
 

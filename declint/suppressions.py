@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -29,10 +30,6 @@ class Suppression:
     reason: str
     applies_from: int  # first line of the node it covers when standalone, else `line`
     used: set[str] = field(default_factory=set)
-
-    def covers(self, finding: Finding) -> bool:
-        start, end = finding.span.start.line, finding.span.end.line
-        return start <= self.line <= end or self.applies_from == start
 
 
 def parse_suppressions(text: str) -> list[Suppression]:
@@ -65,6 +62,28 @@ def _next_code_line(lines: list[str], line: int) -> int:
     return line
 
 
+class SuppressionIndex:
+    """The suppression that hides a finding: the first, in source order, that names its code and
+    covers it. Found by line (the comments on the lines the finding spans, and those that apply
+    from its first line) instead of trying every comment for every finding, which made a file
+    with thousands of suppressed findings quadratic (10,000: 16 s, most of it here)."""
+
+    def __init__(self, suppressions: list[Suppression]) -> None:
+        self.suppressions = suppressions
+        self._by_line = sorted(range(len(suppressions)), key=lambda i: suppressions[i].line)
+        self._lines = [suppressions[i].line for i in self._by_line]
+        self._from: dict[int, list[int]] = {}
+        for index, suppression in enumerate(suppressions):
+            self._from.setdefault(suppression.applies_from, []).append(index)
+
+    def hiding(self, finding: Finding) -> Suppression | None:
+        start, end = finding.span.start.line, finding.span.end.line
+        on_lines = self._by_line[bisect_left(self._lines, start) : bisect_right(self._lines, end)]
+        candidates = (i for i in (*on_lines, *self._from.get(start, ())) if finding.code in self.suppressions[i].codes)
+        first = min(candidates, default=None)
+        return None if first is None else self.suppressions[first]
+
+
 @dataclass(frozen=True)
 class HygieneCodes:
     missing_reason: str = "DL901"
@@ -83,8 +102,9 @@ def apply_suppressions(
 ) -> tuple[list[Finding], list[Finding]]:
     """(kept findings, hygiene findings)."""
     kept: list[Finding] = []
+    index = SuppressionIndex(suppressions)
     for finding in findings:
-        match = next((s for s in suppressions if finding.code in s.codes and s.covers(finding)), None)
+        match = index.hiding(finding)
         if match is None:
             kept.append(finding)
         else:

@@ -5,8 +5,12 @@ from __future__ import annotations
 import re
 
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from declint.cli import cli
+from declint.suppressions import Suppression, SuppressionIndex
+from declint.types import Finding, Position, Span
 from tests.conftest import MakeTree
 
 MODEL = "tensorrt_llm/_torch/models/modeling_x.py"
@@ -67,3 +71,34 @@ def test_unused_is_not_judged_for_disabled_codes(make_tree: MakeTree) -> None:
     root = make_tree({MODEL: "x = 1  # declint: ignore[DL101] legacy\n"})
     result = CliRunner().invoke(cli, ["check", "--ignore", "DL101", str(root / MODEL)])
     assert (result.exit_code, result.output) == (0, "All clear: 1 files checked.\n")
+
+
+# ---- which comment hides a finding: found by line, same answer as trying each comment ------------
+_CODES = ("DL101", "DL103")
+
+
+def _covers(suppression: Suppression, finding: Finding) -> bool:
+    """The placement rule as the module doc states it (the reference the index must agree with)."""
+    start, end = finding.span.start.line, finding.span.end.line
+    return start <= suppression.line <= end or suppression.applies_from == start
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(
+    comments=st.lists(
+        st.tuples(st.integers(1, 30), st.integers(0, 4), st.sets(st.sampled_from(_CODES), max_size=2)), max_size=12
+    ),
+    spans=st.lists(st.tuples(st.integers(1, 30), st.integers(-2, 6), st.sampled_from(_CODES)), max_size=12),
+)
+def test_the_index_finds_the_first_covering_comment_as_trying_each_would(
+    comments: list[tuple[int, int, set[str]]], spans: list[tuple[int, int, str]]
+) -> None:
+    suppressions = sorted(
+        (Suppression(line, 0, tuple(sorted(codes)), "r", line + below) for line, below, codes in comments),
+        key=lambda s: (s.line, s.applies_from),  # source order, as parse_suppressions gives them
+    )
+    index = SuppressionIndex(suppressions)
+    for start, length, code in spans:
+        finding = Finding(code, "x", "m.py", Span(Position(start, 0), Position(start + length, 0)), "m")
+        expected = next((s for s in suppressions if code in s.codes and _covers(s, finding)), None)
+        assert index.hiding(finding) is expected
