@@ -7,12 +7,13 @@ actually previewed or applied.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider, WhitespaceInclusivePositionProvider
 
 from declint.engine import parse_module
 from declint.source import SourceFile
@@ -35,25 +36,39 @@ class Applied:
     not_applied: list[Fix] = field(default_factory=list)
 
 
-def apply_fixes(source: SourceFile, fixes: Sequence[Fix], module: str, tree: cst.Module | None = None) -> Applied:
+def apply_fixes(
+    source: SourceFile,
+    fixes: Sequence[Fix],
+    module: str,
+    tree: cst.Module | None = None,
+    wrapper: MetadataWrapper | None = None,
+) -> Applied:
     """One pass over the module applying every fix it can; the text is unchanged when none applies.
 
     `tree`: the source already parsed; left as it is (libcst transforms build new nodes).
+    `wrapper`: `positions(tree)`, shared by the previews of one file's fixes: its positions are
+    computed once, not once per fix (with the pass skipping every subtree no fix targets, one
+    preview costs about the path to its node instead of the whole module: 250 fixes in one
+    module took longer than the 60 s file timeout).
     """
     tree = tree if tree is not None else parse(source)
     # A declaration needs its marker: importable from a known module, or already bound here.
     usable = [f for f in fixes if f.kind != "add-declaration-entries" or f.args[2] or _bound(tree, f.args[1])]
     transformer = _FixTransformer(usable)
-    # unsafe_skip_copy: a parsed tree holds each node once (the rules' positions rely on it too).
-    new_tree = MetadataWrapper(tree, unsafe_skip_copy=True).visit(transformer)
+    new_tree = (wrapper if wrapper is not None else positions(tree)).visit(transformer)
     for name, home in sorted(transformer.imports):
         new_tree = _ensure_import(new_tree, name, home, module, source.rel.endswith("__init__.py"))
     applied = [fix for fix in fixes if fix in transformer.applied]
     return Applied(new_tree.code, applied, [fix for fix in fixes if fix not in transformer.applied])
 
 
+def positions(tree: cst.Module) -> MetadataWrapper:
+    """`tree` wrapped for `apply_fixes`, as is (unsafe_skip_copy: a parsed tree holds each node once)."""
+    return MetadataWrapper(tree, unsafe_skip_copy=True)
+
+
 class _FixTransformer(cst.CSTTransformer):
-    METADATA_DEPENDENCIES = (PositionProvider,)
+    METADATA_DEPENDENCIES = (PositionProvider, WhitespaceInclusivePositionProvider)
 
     def __init__(self, fixes: Iterable[Fix]) -> None:
         super().__init__()
@@ -63,6 +78,19 @@ class _FixTransformer(cst.CSTTransformer):
         self.applied: set[Fix] = set()
         self.imports: set[tuple[str, str]] = set()
         self.indent_unit = "    "
+        self._lines = sorted({line for _, line, _ in self.pending})
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        """Descend only into a node whose lines, with the whitespace and comments it owns, hold a
+        fix's target: no other node can change."""
+        if isinstance(node, cst.Module):
+            return super().on_visit(node)
+        span = self.get_metadata(WhitespaceInclusivePositionProvider, node, None)
+        if isinstance(span, CodeRange):
+            first = bisect_left(self._lines, span.start.line)
+            if first == len(self._lines) or self._lines[first] > span.end.line:
+                return False
+        return super().on_visit(node)
 
     def _take(self, kind: str, node: cst.CSTNode) -> list[Fix]:
         if not self.pending:

@@ -177,13 +177,28 @@ def previews(
         if memo.get(verdict_key(digest), partial(unrewritable, data, rel)) is not None:
             continue
         source = decode_source(data, rel)  # decodes: `unrewritable` said so
+        compute = _sharing_one_parse(source, module)
         for finding in group:
             fix = finding.fix
             assert fix is not None
-            preview = memo.get(preview_key(digest, module, fix), partial(_preview, source, fix, module))
+            preview = memo.get(preview_key(digest, module, fix), partial(compute, fix))
             if isinstance(preview, FixPreview):
                 out[finding] = preview
     return out
+
+
+def _sharing_one_parse(source: SourceFile, module: str) -> Callable[[Fix], FixPreview | None]:
+    """`_preview` for the fixes of one file, parsing it (and resolving positions) on first use only."""
+    shared: list[tuple[cst.Module, cst.MetadataWrapper]] = []
+
+    def compute(fix: Fix) -> FixPreview | None:
+        if not shared:
+            tree = transforms.parse(source)
+            shared.append((tree, transforms.positions(tree)))
+        tree, wrapper = shared[0]
+        return _preview(source, fix, module, tree, wrapper)
+
+    return compute
 
 
 def file_previews(
@@ -200,17 +215,24 @@ def file_previews(
         verdict = f"cannot be rendered again ({type(error).__name__}); not rewritten"
     entries: list[tuple[str, Memoized]] = [(verdict_key(digest), verdict)]
     if verdict is None:
+        wrapper = transforms.positions(tree)  # one position pass for all the file's previews
         for fix in dict.fromkeys(fixes):
             try:
-                preview = _preview(source, fix, module, tree)
+                preview = _preview(source, fix, module, tree, wrapper)
             except Exception:  # as above: no preview for this fix
                 preview = None
             entries.append((preview_key(digest, module, fix), preview))
     return tuple(entries)
 
 
-def _preview(source: SourceFile, fix: Fix, module: str, tree: cst.Module | None = None) -> FixPreview | None:
-    applied = transforms.apply_fixes(source, [fix], module, tree)
+def _preview(
+    source: SourceFile,
+    fix: Fix,
+    module: str,
+    tree: cst.Module | None = None,
+    wrapper: cst.MetadataWrapper | None = None,
+) -> FixPreview | None:
+    applied = transforms.apply_fixes(source, [fix], module, tree, wrapper)
     if not applied.applied:
         return None
     edits, line_edits = text_edits(source.text, applied.text)

@@ -12,6 +12,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 from declint.cli import cli
+from declint.config import find_config_file, load_config
+from declint.engine import Engine, Selection
+from declint.rules import ALL_RULES, RULES_BY_CODE
 from tests.conftest import DEMO, MakeTree, copy_project
 
 MODEL = "tensorrt_llm/_torch/models/"
@@ -370,3 +373,28 @@ def test_a_file_edited_while_its_fix_was_computed_is_kept_and_the_others_are_wri
     )
     assert edited.read_text() == model + "# saved meanwhile\n"  # the user's edit, untouched
     assert other.read_text() == model.replace("Tidy", "Neat").replace('"trtllm"', '"TRTLLM"')
+
+
+def test_the_previews_of_one_file_share_one_position_pass_and_match_each_fix(
+    make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each preview re-rendered the module after a fresh position pass: 250 fixable findings in one
+    module ran past the 60 s file timeout (one DL000 instead of the findings). The previews now
+    share one pass per file, and each fix's transform only descends where its target is."""
+    from declint import fix_transforms
+
+    declaration = '    encoder_attention_backends = {"vision": ("VANILLA", "trtllm")}\n'
+    classes = "".join(f"\n\nclass M{i}(MultimodalModelMixin, nn.Module):\n{declaration}" for i in range(6))
+    root = make_tree({MODEL + "modeling_many.py": IMPORTS + classes})
+    passes: list[object] = []
+    positions = fix_transforms.positions
+    monkeypatch.setattr(fix_transforms, "positions", lambda tree: passes.append(tree) or positions(tree))
+    config = load_config(find_config_file(root), default_root=root, known_codes=frozenset(RULES_BY_CODE))
+    Engine(config, ALL_RULES, Selection(("DL",), ())).run([root / "tensorrt_llm"])  # jobs=None: in this process
+    assert len(passes) == 1
+    result = run("--no-cache", "--format", "json", str(root / "tensorrt_llm"))
+    fixes = [f["fix"] for f in json.loads(result.stdout)["findings"] if f["code"] == "DL104"]
+    assert [fix["edits"] for fix in fixes] == [
+        [{"line": 7 + 4 * i, "column": 57, "end_line": 7 + 4 * i, "end_column": 63, "content": "TRTLLM"}]
+        for i in range(6)
+    ]
