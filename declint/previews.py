@@ -201,6 +201,12 @@ def _sharing_one_parse(source: SourceFile, module: str) -> Callable[[Fix], FixPr
     return compute
 
 
+# Characters a check worker re-renders for one file's previews (each preview renders the whole
+# module, ~2 us a character): past it, the main process computes the rest, so that a module with
+# hundreds of fixes never runs its worker past the file timeout and loses its findings to a DL000.
+WORKER_PREVIEW_BUDGET = 4_000_000
+
+
 def file_previews(
     source: SourceFile, digest: str, module: str, tree: cst.Module, fixes: Iterable[Fix]
 ) -> tuple[tuple[str, Memoized], ...]:
@@ -216,7 +222,9 @@ def file_previews(
     entries: list[tuple[str, Memoized]] = [(verdict_key(digest), verdict)]
     if verdict is None:
         wrapper = transforms.positions(tree)  # one position pass for all the file's previews
-        for fix in dict.fromkeys(fixes):
+        for count, fix in enumerate(dict.fromkeys(fixes)):
+            if count * len(source.text) > WORKER_PREVIEW_BUDGET:
+                break  # the rest: the main process, which no file timeout stops (same previews)
             try:
                 preview = _preview(source, fix, module, tree, wrapper)
             except Exception:  # as above: no preview for this fix

@@ -14,6 +14,7 @@ from click.testing import CliRunner, Result
 from declint.cli import cli
 from declint.config import find_config_file, load_config
 from declint.engine import Engine, Selection
+from declint.reporting.model import FixPreview
 from declint.rules import ALL_RULES, RULES_BY_CODE
 from tests.conftest import DEMO, MakeTree, copy_project
 
@@ -398,3 +399,29 @@ def test_the_previews_of_one_file_share_one_position_pass_and_match_each_fix(
         [{"line": 7 + 4 * i, "column": 57, "end_line": 7 + 4 * i, "end_column": 63, "content": "TRTLLM"}]
         for i in range(6)
     ]
+
+
+def test_previews_past_the_worker_budget_come_from_the_main_process_the_same(
+    make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from declint import previews
+
+    declaration = '    encoder_attention_backends = {"vision": ("VANILLA", "trtllm")}\n'
+    classes = "".join(f"\n\nclass M{i}(MultimodalModelMixin, nn.Module):\n{declaration}" for i in range(4))
+    root = make_tree({MODEL + "modeling_many.py": IMPORTS + classes})
+    config = load_config(find_config_file(root), default_root=root, known_codes=frozenset(RULES_BY_CODE))
+
+    def worker_previews() -> int:
+        engine = Engine(config, ALL_RULES, Selection(("DL",), ()))  # jobs=None: the "worker" is this process
+        engine.run([root / "tensorrt_llm"])
+        return sum(isinstance(value, FixPreview) for value in engine.previews.values())
+
+    def report(*formats: str) -> list[str]:
+        return [run("--no-cache", "--format", name, str(root / "tensorrt_llm")).stdout for name in formats]
+
+    assert worker_previews() == 4
+    whole = report("json", "full")
+    assert whole[1].count('+    encoder_attention_backends = {"vision": ("VANILLA", "TRTLLM")}') == 4
+    monkeypatch.setattr(previews, "WORKER_PREVIEW_BUDGET", 0)  # a worker previews a file's first fix only
+    assert worker_previews() == 1
+    assert report("json", "full") == whole  # the main process computed the other three
