@@ -62,13 +62,14 @@ def encode(source: SourceFile, text: str) -> bytes:
 # ---- previews for reports ---------------------------------------------------------------------
 def text_edits(old: str, new: str) -> tuple[tuple[Edit, ...], tuple[Edit, ...]]:
     """(minimal edits, whole-line edits) that turn `old` into `new`."""
-    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    skip, a, b = _differing(old.splitlines(keepends=True), new.splitlines(keepends=True), 0)
     edits: list[Edit] = []
     line_edits: list[Edit] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
         if tag == "equal":
             continue
         before, after = "".join(a[i1:i2]), "".join(b[j1:j2])
+        i1, i2 = i1 + skip, i2 + skip
         line_edits.append(Edit(Position(i1 + 1, 0), Position(i2 + 1, 0), after))
         head = _common_prefix(before, after)
         tail = _common_prefix(before[head:][::-1], after[head:][::-1])
@@ -76,6 +77,23 @@ def text_edits(old: str, new: str) -> tuple[tuple[Edit, ...], tuple[Edit, ...]]:
         end = _advance(i1 + 1, before[: len(before) - tail])
         edits.append(Edit(start, end, after[head : len(after) - tail]))
     return tuple(edits), tuple(line_edits)
+
+
+def _differing(a: list[str], b: list[str], keep: int) -> tuple[int, list[str], list[str]]:
+    """(lines skipped, a, b) without the lines both start and end with, but `keep` of each: a fix
+    changes a few lines of a long file, and difflib on all of them was most of a preview."""
+    limit = min(len(a), len(b))
+    head = 0
+    while head < limit and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    skip, tail = max(0, head - keep), max(0, tail - keep)
+    return skip, a[skip : len(a) - tail], b[skip : len(b) - tail]
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
 
 
 def _common_prefix(a: str, b: str) -> int:
@@ -97,11 +115,15 @@ def _advance(line: int, text: str) -> Position:
 
 
 def unified_diff(rel: str, old: str, new: str, context: int = 3) -> str:
-    lines = difflib.unified_diff(
-        old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{rel}", f"b/{rel}", n=context
-    )
+    skip, a, b = _differing(old.splitlines(keepends=True), new.splitlines(keepends=True), context)
+    lines = difflib.unified_diff(a, b, f"a/{rel}", f"b/{rel}", n=context)
     out: list[str] = []
     for line in lines:
+        hunk = _HUNK.match(line) if skip else None
+        if hunk is not None:  # line numbers of the whole file, not of the lines compared
+            old_start, old_count, new_start, new_count = hunk.groups()
+            line = f"@@ -{int(old_start) + skip}{old_count or ''} +{int(new_start) + skip}{new_count or ''} @@"
+            line += "\n"
         if line.endswith(("\n", "\r")):
             out.append(line)
         else:
@@ -189,14 +211,12 @@ def previews(
 
 def _sharing_one_parse(source: SourceFile, module: str) -> Callable[[Fix], FixPreview | None]:
     """`_preview` for the fixes of one file, parsing it (and resolving positions) on first use only."""
-    shared: list[tuple[cst.Module, cst.MetadataWrapper]] = []
+    shared: list[transforms.Prepared] = []
 
     def compute(fix: Fix) -> FixPreview | None:
         if not shared:
-            tree = transforms.parse(source)
-            shared.append((tree, transforms.positions(tree)))
-        tree, wrapper = shared[0]
-        return _preview(source, fix, module, tree, wrapper)
+            shared.append(transforms.prepare(transforms.parse(source)))
+        return _preview(source, fix, module, shared[0])
 
     return compute
 
@@ -221,26 +241,20 @@ def file_previews(
         verdict = f"cannot be rendered again ({type(error).__name__}); not rewritten"
     entries: list[tuple[str, Memoized]] = [(verdict_key(digest), verdict)]
     if verdict is None:
-        wrapper = transforms.positions(tree)  # one position pass for all the file's previews
+        prepared = transforms.prepare(tree)  # one position pass and rendering for all the file's previews
         for count, fix in enumerate(dict.fromkeys(fixes)):
             if count * len(source.text) > WORKER_PREVIEW_BUDGET:
                 break  # the rest: the main process, which no file timeout stops (same previews)
             try:
-                preview = _preview(source, fix, module, tree, wrapper)
+                preview = _preview(source, fix, module, prepared)
             except Exception:  # as above: no preview for this fix
                 preview = None
             entries.append((preview_key(digest, module, fix), preview))
     return tuple(entries)
 
 
-def _preview(
-    source: SourceFile,
-    fix: Fix,
-    module: str,
-    tree: cst.Module | None = None,
-    wrapper: cst.MetadataWrapper | None = None,
-) -> FixPreview | None:
-    applied = transforms.apply_fixes(source, [fix], module, tree, wrapper)
+def _preview(source: SourceFile, fix: Fix, module: str, prepared: transforms.Prepared) -> FixPreview | None:
+    applied = transforms.apply_fixes(source, [fix], module, prepared=prepared)
     if not applied.applied:
         return None
     edits, line_edits = text_edits(source.text, applied.text)

@@ -388,8 +388,8 @@ def test_the_previews_of_one_file_share_one_position_pass_and_match_each_fix(
     classes = "".join(f"\n\nclass M{i}(MultimodalModelMixin, nn.Module):\n{declaration}" for i in range(6))
     root = make_tree({MODEL + "modeling_many.py": IMPORTS + classes})
     passes: list[object] = []
-    positions = fix_transforms.positions
-    monkeypatch.setattr(fix_transforms, "positions", lambda tree: passes.append(tree) or positions(tree))
+    prepare = fix_transforms.prepare
+    monkeypatch.setattr(fix_transforms, "prepare", lambda tree: passes.append(tree) or prepare(tree))
     config = load_config(find_config_file(root), default_root=root, known_codes=frozenset(RULES_BY_CODE))
     Engine(config, ALL_RULES, Selection(("DL",), ())).run([root / "tensorrt_llm"])  # jobs=None: in this process
     assert len(passes) == 1
