@@ -78,7 +78,7 @@ from declint.rule import (
     visitor_class,
 )
 from declint.source import SourceFile, decode_source, read_file
-from declint.suppressions import MARKER, Suppression, SuppressionIndex, apply_suppressions, parse_suppressions
+from declint.suppressions import MARKER, apply_suppressions, parse_suppressions
 from declint.types import Finding, Position, RunResult, Span, SuppressedFinding
 from declint.workers import Failure, InlinePool, Limits, ProcessPool, in_worker
 
@@ -1058,7 +1058,7 @@ def _check_source(
     if not has_marker:
         return findings, [], module
     suppressions = parse_suppressions(source.text)
-    kept, hygiene = apply_suppressions(
+    kept, hygiene, hidden = apply_suppressions(
         findings,
         suppressions,
         known_codes=state.known_codes,
@@ -1066,7 +1066,7 @@ def _check_source(
         rules_ran=True,
         rel=rel,
     )
-    return kept + hygiene, _suppressed(findings, kept, suppressions), module
+    return kept + hygiene, hidden, module
 
 
 def _parse_tree(source: SourceFile) -> tuple[ast.Module | None, tuple[str, int, int] | None]:
@@ -1145,20 +1145,6 @@ def _run_rules_one_by_one(
             continue
         findings.extend(rule.findings)
     return findings
-
-
-def _suppressed(
-    findings: list[Finding], kept: list[Finding], suppressions: list[Suppression]
-) -> list[SuppressedFinding]:
-    """The findings `apply_suppressions` hid, each with the reason of the comment that hid it."""
-    shown = set(kept)
-    index = SuppressionIndex(suppressions)
-    hidden: list[SuppressedFinding] = []
-    for finding in findings:
-        if finding not in shown:
-            match = index.hiding(finding)
-            hidden.append(SuppressedFinding(finding, match.reason if match else ""))
-    return hidden
 
 
 def _union(*groups: Iterable[SourcePath]) -> list[SourcePath]:

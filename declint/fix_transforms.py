@@ -40,19 +40,18 @@ def apply_fixes(
     source: SourceFile,
     fixes: Sequence[Fix],
     module: str,
-    tree: cst.Module | None = None,
     prepared: Prepared | None = None,
 ) -> Applied:
     """One pass over the module applying every fix it can; the text is unchanged when none applies.
 
-    `tree`: the source already parsed; left as it is (libcst transforms build new nodes).
-    `prepared`: `prepare(tree)`, shared by the previews of one file's fixes. Its positions are
+    `prepared`: `prepare(tree)` of the source already parsed (left as it is: libcst transforms
+    build new nodes), shared by the previews of one file's fixes. Its positions are
     resolved once, not once per fix; the pass skips every subtree no fix targets; and only the
     top-level statements a fix changed are rendered again. One preview then costs about its own
     statement instead of the whole module: 250 fixes in one module took longer than the 60 s
     file timeout.
     """
-    prepared = prepared if prepared is not None else prepare(tree if tree is not None else parse(source))
+    prepared = prepared if prepared is not None else prepare(parse(source))
     tree = prepared.tree
     # A declaration needs its marker: importable from a known module, or already bound here.
     usable = [f for f in fixes if f.kind != "add-declaration-entries" or f.args[2] or _bound(tree, f.args[1])]
@@ -124,8 +123,6 @@ class _FixTransformer(cst.CSTTransformer):
     def on_visit(self, node: cst.CSTNode) -> bool:
         """Descend only into a node whose lines, with the whitespace and comments it owns, hold a
         fix's target: no other node can change."""
-        if isinstance(node, cst.Module):
-            return super().on_visit(node)
         span = self.get_metadata(WhitespaceInclusivePositionProvider, node, None)
         if isinstance(span, CodeRange):
             first = bisect_left(self._lines, span.start.line)

@@ -12,7 +12,7 @@ import codecs
 import difflib
 import re
 from collections.abc import Callable, Iterable, Mapping
-from functools import partial
+from functools import cache, partial
 from itertools import groupby
 from typing import TYPE_CHECKING
 
@@ -122,8 +122,7 @@ def unified_diff(rel: str, old: str, new: str, context: int = 3) -> str:
         hunk = _HUNK.match(line) if skip else None
         if hunk is not None:  # line numbers of the whole file, not of the lines compared
             old_start, old_count, new_start, new_count = hunk.groups()
-            line = f"@@ -{int(old_start) + skip}{old_count or ''} +{int(new_start) + skip}{new_count or ''} @@"
-            line += "\n"
+            line = f"@@ -{int(old_start) + skip}{old_count or ''} +{int(new_start) + skip}{new_count or ''} @@\n"
         if line.endswith(("\n", "\r")):
             out.append(line)
         else:
@@ -211,19 +210,14 @@ def previews(
 
 def _sharing_one_parse(source: SourceFile, module: str) -> Callable[[Fix], FixPreview | None]:
     """`_preview` for the fixes of one file, parsing it (and resolving positions) on first use only."""
-    shared: list[transforms.Prepared] = []
-
-    def compute(fix: Fix) -> FixPreview | None:
-        if not shared:
-            shared.append(transforms.prepare(transforms.parse(source)))
-        return _preview(source, fix, module, shared[0])
-
-    return compute
+    prepared = cache(lambda: transforms.prepare(transforms.parse(source)))
+    return lambda fix: _preview(source, fix, module, prepared())
 
 
-# Characters a check worker re-renders for one file's previews (each preview renders the whole
-# module, ~2 us a character): past it, the main process computes the rest, so that a module with
-# hundreds of fixes never runs its worker past the file timeout and loses its findings to a DL000.
+# A check worker previews a file's fixes while their count times the file's characters stays
+# under this (a preview that cannot render its statements alone renders the whole module, ~2 us a
+# character): past it, the main process computes the rest, so that a module with hundreds of fixes
+# never runs its worker past the file timeout and loses its findings to a DL000.
 WORKER_PREVIEW_BUDGET = 4_000_000
 
 

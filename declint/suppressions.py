@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from declint.config import suggest
-from declint.types import Applicability, Finding, Fix, Position, Span
+from declint.types import Applicability, Finding, Fix, Position, Span, SuppressedFinding
 
 MARKER = b"declint:"
 _PATTERN = re.compile(r"#\s*declint:\s*ignore\[(?P<codes>[^\]]*)\](?P<reason>.*)$")
@@ -99,9 +99,10 @@ def apply_suppressions(
     enabled_codes: frozenset[str],
     rules_ran: bool,
     rel: str,
-) -> tuple[list[Finding], list[Finding]]:
-    """(kept findings, hygiene findings)."""
+) -> tuple[list[Finding], list[Finding], list[SuppressedFinding]]:
+    """(kept findings, hygiene findings, the hidden findings with the reason of the comment that hid each)."""
     kept: list[Finding] = []
+    hidden: list[SuppressedFinding] = []
     index = SuppressionIndex(suppressions)
     for finding in findings:
         match = index.hiding(finding)
@@ -109,10 +110,11 @@ def apply_suppressions(
             kept.append(finding)
         else:
             match.used.add(finding.code)
+            hidden.append(SuppressedFinding(finding, match.reason))
     hygiene: list[Finding] = []
     for suppression in suppressions:
         hygiene.extend(_hygiene(suppression, known_codes, enabled_codes, rules_ran, rel))
-    return kept, hygiene
+    return kept, hygiene, hidden
 
 
 def _hygiene(
