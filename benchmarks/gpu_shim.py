@@ -3,6 +3,7 @@
     python benchmarks/gpu_shim.py [--out results.json] [--quick] [--only SECTION] [--rounds N]
     python benchmarks/gpu_shim.py --device meta --only construction   # the construction cost without a GPU
     python benchmarks/gpu_shim.py ... --shim-root DIR   # another revision's shim: DIR/declint/runtime_shim
+    python benchmarks/gpu_shim.py ... --layer-check construction   # install(layer_check=...) in section 3
 
 Runs on the demo stand-in (examples/mini_trtllm) with CUDA. Measures, each with and without
 the shim installed (same process, A/B interleaved, medians):
@@ -13,7 +14,9 @@ the shim installed (same process, A/B interleaved, medians):
      synchronize; 200 and 100 ABBA rounds,
      both arms after install(), the collector off while timing; the paired per-round difference
      with a bootstrap 95% interval) and the time spent inside the shim's own construction hooks (begin +
-     finish, median of 300 models with one install, and of 100 each right after an install);
+     finish, median of 300 models with one install, and of 100 each right after an install), and
+     the model's first use right after it (`load_weights({})`: where layer_check="first-use"
+     checks the layers; paired with and without the shim like the construction);
   4. steady-state encoder forward and CUDA-graph replay (CUDA events; one untimed forward after
      each install/uninstall), and the first forward after a fresh install (metadata checked once);
   5. the SDPA probe: finds the direct call in Step3.7 VL's encoder on the first forward, then
@@ -54,6 +57,11 @@ from tests.shim_fixtures.demo_models import flashinfer_importable, import_models
 CUDA = torch.device("cuda")
 DEVICE = CUDA  # --device; every section but construction needs CUDA
 CUDA_SECTIONS = ("rejection", "metadata_mismatch", "steady_state", "sdpa_probe")
+LAYER_CHECK: str | None = None  # --layer-check; None: install()'s default (and older shims' only way)
+
+
+def install_for_construction() -> None:
+    shim.install("enforce", **({"layer_check": LAYER_CHECK} if LAYER_CHECK else {}))  # type: ignore[arg-type]
 
 
 def sync() -> None:
@@ -169,8 +177,9 @@ def construction_overhead(classes: dict[str, type], which: str, rounds: int, hoo
     title, sizes = CONSTRUCTION_MODELS[which]
     config = model_config("TRTLLM", {"vision": "TRTLLM"}, **sizes)
     times: dict[str, list[float]] = {"without": [], "with": []}
+    first_use: dict[str, list[float]] = {"without": [], "with": []}
 
-    def build(installed: bool) -> float:
+    def build(installed: bool) -> tuple[float, float]:
         # Both arms take the same steps before the timed construction: install() (scanning
         # sys.modules, patching: it evicts caches) and, without the shim, uninstall(). So each
         # "with" model is the first one built after install(), as in a process that builds one
@@ -178,7 +187,7 @@ def construction_overhead(classes: dict[str, type], which: str, rounds: int, hoo
         # landing in one build or the other is ~10 ms of noise, far more than what is measured.
         # The allocator keeps the previous model's blocks (no empty_cache): cudaMalloc latency
         # is the other large noise, and both arms reuse the same blocks.
-        shim.install("enforce")
+        install_for_construction()
         if not installed:
             shim.uninstall()
         gc.collect()
@@ -189,23 +198,29 @@ def construction_overhead(classes: dict[str, type], which: str, rounds: int, hoo
             with DEVICE:
                 model = cls(config)
             sync()
-            elapsed = time.perf_counter() - start
+            built = time.perf_counter()
+            model.load_weights({})  # the first use: the layers are checked here with layer_check="first-use"
+            used = time.perf_counter()
         finally:
             gc.enable()
         shim.uninstall()
         del model
-        return elapsed
+        return built - start, used - built
 
     for installed in (False, True, False, True):  # warm-up: allocator, kernels, both code paths
         build(installed)
     for round_ in range(rounds):
         for label in ("without", "with") if round_ % 2 == 0 else ("with", "without"):  # ABBA: drift cancels
-            times[label].append(build(label == "with"))
+            elapsed, using = build(label == "with")
+            times[label].append(elapsed)
+            first_use[label].append(using)
     if DEVICE.type == "cuda":
         torch.cuda.empty_cache()
     a, b = statistics.median(times["without"]), statistics.median(times["with"])
     paired = [w - o for w, o in zip(times["with"], times["without"], strict=True)]
+    paired_use = [w - o for w, o in zip(first_use["with"], first_use["without"], strict=True)]
     return {
+        "layer_check": shim_layer_check(),
         "model": title,
         "device": str(DEVICE),
         "rounds": rounds,
@@ -218,8 +233,20 @@ def construction_overhead(classes: dict[str, type], which: str, rounds: int, hoo
         "shim_hooks_s": shim_hooks_cost(cls, config, hook_rounds, reinstall=False),
         "shim_hooks_s_first_after_install": shim_hooks_cost(cls, config, hook_rounds // 3, reinstall=True),
         "shim_hooks_rounds": hook_rounds,
+        "first_use_s_without": statistics.median(first_use["without"]),
+        "first_use_overhead_s_paired_median": statistics.median(paired_use),
+        "first_use_overhead_s_paired_ci95": bootstrap_median_ci(paired_use),
         "all_s": times,
+        "all_first_use_s": first_use,
     }
+
+
+def shim_layer_check() -> str:
+    install_for_construction()
+    try:
+        return str(getattr(shim.status(), "layer_check", None) or "construction (a shim without the option)")
+    finally:
+        shim.uninstall()
 
 
 def bootstrap_median_ci(samples: list[float], draws: int = 2000) -> list[float]:
@@ -257,11 +284,11 @@ def shim_hooks_cost(cls: type, config: Any, rounds: int, *, reinstall: bool) -> 
 
     _shim.Shim.begin, _shim.Shim.finish = begin, finish  # type: ignore[method-assign]
     try:
-        shim.install("enforce")
+        install_for_construction()
         for _ in range(rounds):
             if reinstall:
                 shim.uninstall()
-                shim.install("enforce")
+                install_for_construction()
             with DEVICE:
                 model = cls(config)
             del model
@@ -419,7 +446,7 @@ def sdpa_probe(classes: dict[str, type], rounds: int, iters: int) -> dict[str, A
 
 
 def main() -> None:
-    global DEVICE
+    global DEVICE, LAYER_CHECK
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default="gpu_shim_results.json")
     parser.add_argument("--quick", action="store_true")
@@ -430,8 +457,12 @@ def main() -> None:
         "--steady", type=int, nargs=2, metavar=("ROUNDS", "ITERS"), help="steady-state rounds (15), iterations (50)"
     )
     parser.add_argument("--shim-root", help="measure the shim under DIR/declint/runtime_shim (read at import)")
+    parser.add_argument(
+        "--layer-check", choices=("first-use", "construction"), help="install(layer_check=...) in section 3"
+    )
     args = parser.parse_args()
     DEVICE = torch.device(args.device)
+    LAYER_CHECK = args.layer_check
     rounds, iters = args.steady or ((3, 5) if args.quick else (15, 50))
     construction_rounds = args.rounds or (5 if args.quick else 200)
     hook_rounds = 20 if args.quick else 300
@@ -477,7 +508,7 @@ def _device_name() -> str:
 def _brief(value: Any) -> Any:
     """The result without the raw samples, for the printed summary."""
     if isinstance(value, dict):
-        return {k: _brief(v) for k, v in value.items() if k not in ("all_s", "all_ms", "traceback")}
+        return {k: _brief(v) for k, v in value.items() if k not in ("all_s", "all_first_use_s", "all_ms", "traceback")}
     return value
 
 

@@ -11,6 +11,7 @@ that builds the models, and reports with the same codes:
 
 Also activated without code changes: `DECLINT_RUNTIME_SHIM=enforce` in the environment (a
 startup hook installed with the package reads it), or `pytest --declint-shim=enforce`.
+A built model's attention layers are checked at its first use by default (`layer_check`).
 Importing this package has no side effects and imports neither torch, libcst nor click.
 docs/runtime_shim.md describes every check.
 """
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from declint.runtime_shim._shim import Shim, ShimTargetWarning, TargetStatus
 from declint.runtime_shim.conventions import Conventions
-from declint.runtime_shim.report import MODES, Mode, ShimError, ShimTargetError, Violation
+from declint.runtime_shim.report import LAYER_CHECKS, MODES, LayerCheck, Mode, ShimError, ShimTargetError, Violation
 
 __all__ = [
     "Conventions",
@@ -52,6 +53,7 @@ class ShimStatus:
     probe_sdpa: bool = False
     report_path: str | None = None
     activated_by: str | None = None
+    layer_check: str | None = None
     targets: tuple[TargetStatus, ...] = ()
     violations: int = 0
 
@@ -60,7 +62,8 @@ class ShimStatus:
             return "declint runtime shim: not installed"
         head = (
             f"declint runtime shim: {self.mode} (strict={self.strict}, probe_sdpa={self.probe_sdpa}, "
-            f"activated by {self.activated_by}), {self.violations} violation(s) so far"
+            f"layer_check={self.layer_check}, activated by {self.activated_by}), "
+            f"{self.violations} violation(s) so far"
         )
         rows = [f"  {t.key:<24} {t.state:<12} {t.where}{' - ' + t.detail if t.detail else ''}" for t in self.targets]
         return "\n".join([head, *rows])
@@ -74,19 +77,31 @@ def install(
     probe_sdpa: bool = False,
     conventions: Conventions | None = None,
     activated_by: str = "api",
+    layer_check: LayerCheck = "first-use",
 ) -> ShimStatus:
     """Patch TensorRT-LLM's entry points now (imported modules) and on import (the others).
 
-    Idempotent: a second call leaves one set of wrappers and only updates mode and report path.
+    layer_check: when a built model's attention layers are checked against its selection:
+    "first-use" (the default: before its weights are loaded, its first forward, or an encoder's
+    first metadata, whichever comes first; the construction itself runs no per-layer code) or
+    "construction" (at the end of its __init__; each backend is recorded as it is created).
+
+    Idempotent: a second call leaves one set of wrappers and only updates mode, report path,
+    probe_sdpa and layer_check.
     """
     global _ACTIVE
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if layer_check not in LAYER_CHECKS:
+        raise ValueError(f"layer_check must be one of {', '.join(LAYER_CHECKS)}, got {layer_check!r}")
     with _LOCK:
         if _ACTIVE is not None:
             _ACTIVE.reporter.mode = mode
             _ACTIVE.reporter.report_path = _path(report_path)
             _ACTIVE.probe_sdpa = probe_sdpa
+            _ACTIVE.layer_check = layer_check
+            if layer_check == "construction":
+                _ACTIVE.record_backends()
             return status()
         shim = Shim(
             mode,
@@ -95,6 +110,7 @@ def install(
             probe_sdpa=probe_sdpa,
             conventions=conventions or Conventions(),
             activated_by=activated_by,
+            layer_check=layer_check,
         )
         try:
             shim.start()
@@ -127,6 +143,7 @@ def status() -> ShimStatus:
             probe_sdpa=shim.probe_sdpa,
             report_path=str(path) if path is not None else None,
             activated_by=shim.activated_by,
+            layer_check=shim.layer_check,
             targets=tuple(shim.statuses.values()),
             violations=shim.reporter.count,
         )

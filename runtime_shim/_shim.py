@@ -26,7 +26,7 @@ from declint.runtime_shim.declarations import (
 )
 from declint.runtime_shim.patching import ImportHook, PatchSet
 from declint.runtime_shim.recording import Recorder, recording_init
-from declint.runtime_shim.report import Mode, Reporter, ShimTargetError, Violation, logger
+from declint.runtime_shim.report import LayerCheck, Mode, Reporter, ShimTargetError, Violation, logger
 from declint.runtime_shim.targets import TARGETS, Target, signature_problem
 
 
@@ -86,10 +86,12 @@ class Shim:
         probe_sdpa: bool,
         conventions: Conventions,
         activated_by: str,
+        layer_check: LayerCheck = "first-use",
     ) -> None:
         self.reporter = Reporter(mode, report_path)
         self.strict = strict
         self.probe_sdpa = probe_sdpa
+        self.layer_check: LayerCheck = layer_check
         self.conventions = conventions
         self.activated_by = activated_by
         self.patches = PatchSet()
@@ -110,6 +112,9 @@ class Shim:
         self._owners: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         # models whose subtrees a recorded construction did not walk -> that construction
         self._unwalked: weakref.WeakKeyDictionary[Any, checks.Construction] = weakref.WeakKeyDictionary()
+        # layer_check "first-use": built models whose layers are checked at their first use ->
+        # (their construction, the handle of the one-shot forward pre-hook or None)
+        self._pending: weakref.WeakKeyDictionary[Any, tuple[checks.Construction, Any]] = weakref.WeakKeyDictionary()
         self._said: set[str] = set()
         self._state = _ThreadState()
         self._lock = threading.RLock()
@@ -158,9 +163,11 @@ class Shim:
             self._problem(target, module, "missing" if found is None else "incompatible", problem)
             return
         self.resolved[target.key] = found
+        unpatched = None  # a patcher that leaves its target alone says why
         if target.patched:
-            getattr(self, "_patch_" + target.key.replace("-", "_"))(found, module)
-        self.statuses[target.key] = TargetStatus(target.key, "patched" if target.patched else "found", where)
+            unpatched = getattr(self, "_patch_" + target.key.replace("-", "_"))(found, module)
+        state = "patched" if target.patched and not unpatched else "found"
+        self.statuses[target.key] = TargetStatus(target.key, state, where, unpatched or "")
 
     def _problem(self, target: Target, module: types.ModuleType, state: str, detail: str) -> None:
         where = f"{module.__name__}.{target.qualname}"
@@ -309,15 +316,29 @@ class Shim:
             ]
         )
 
-    def _patch_attention_backend_base(self, base: type, module: types.ModuleType) -> None:
-        """Record every backend created while a tracked model is built (see recording.py)."""
+    def _patch_attention_backend_base(self, base: type, module: types.ModuleType) -> str | None:
+        """Record every backend created while a tracked model is built (see recording.py), when
+        the layers are checked at construction. Checked at first use, they are found by a walk
+        then, and a construction runs no code of the shim per layer."""
+        if self.layer_check == "construction":
+            return self.record_backends()
+        return _NOT_RECORDED
+
+    def record_backends(self) -> str | None:
+        """Wrap the backend base's __init__ (once); None, or why it was not wrapped."""
+        base = self.resolved.get("attention-backend-base")
+        if self._recording or not isinstance(base, type):
+            return None
         __init__ = recording_init(base, vars(base).get("__init__"), self._state)
         try:
             self.patches.set(base, "__init__", __init__)
         except (AttributeError, TypeError) as error:  # e.g. an extension type: the checks walk instead
             logger.info("declint runtime shim: %s.__init__ not wrapped (%s); backends are found by a walk", base, error)
-            return
+            return f"__init__ not wrapped ({error}); backends are found by a walk"
         self._recording = True
+        old = self.statuses["attention-backend-base"]
+        self.statuses[old.key] = TargetStatus(old.key, "patched", old.where)
+        return None
 
     def _watched_modules(self) -> list[types.ModuleType]:
         prefix = self.conventions.watched_prefix
@@ -346,6 +367,7 @@ class Shim:
                     return  # inherits a wrapped __init__
                 original = vars(owner)["__init__"]
             self.patches.set(cls, "__init__", self._init_wrapper(original))
+            self._wrap_load_weights(cls)
 
     def _init_wrapper(self, original: Callable[..., None]) -> Callable[..., None]:
         shim = self
@@ -355,6 +377,22 @@ class Shim:
             shim.construct(original, model, args, kwargs)
 
         return __init__
+
+    def _wrap_load_weights(self, cls: type) -> None:
+        """Loading the weights is a model's first use: its layers are checked before any is loaded."""
+        owner = next((k for k in cls.__mro__ if "load_weights" in vars(k)), None)
+        if owner is None or (owner is not cls and owner in self._wrapped):
+            return  # none, or inherits a wrapped one
+        original, shim = vars(owner)["load_weights"], self
+        if not callable(original):
+            return
+
+        @functools.wraps(original)
+        def load_weights(model: Any, *args: Any, **kwargs: Any) -> Any:
+            shim.check_pending(model)
+            return original(model, *args, **kwargs)
+
+        self.patches.set(cls, "load_weights", load_weights)
 
     def construct(
         self, original: Callable[..., None], model: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -367,7 +405,12 @@ class Shim:
         outer = state.recorder
         if outer is not None:
             outer.trusted = False  # a model built inside another's __init__: the outer one walks
-        if self._recording and not self.probe_sdpa and construction.facts.entries is not None:
+        if (
+            self._recording
+            and self.layer_check == "construction"
+            and not self.probe_sdpa
+            and construction.facts.entries is not None
+        ):
             if not construction.selection.disabled:
                 construction.recorder = Recorder(model, sys._getframe(), getattr(original, "__code__", None))
         state.entered.add(id(model))
@@ -449,6 +492,8 @@ class Shim:
         base = self.resolved.get("attention-backend-base")
         if not isinstance(base, type) or facts.entries is None:
             return
+        if self.layer_check == "first-use" and not self.probe_sdpa and self._defer(model, construction):
+            return
         recorder, construction.recorder = construction.recorder, None  # let the model go with it
         mixin, names = self.resolved.get("encoder-mixin"), self.backend_names()
         recorded = None
@@ -472,6 +517,63 @@ class Shim:
         if self.probe_sdpa:
             self._attach_probes(facts, encoders)
 
+    # ---- layers checked at first use ---------------------------------------------------------------
+    def _defer(self, model: Any, construction: checks.Construction) -> bool:
+        """Check the model's layers at its first use; False: it cannot be tracked, check them now."""
+        register = getattr(model, "register_forward_pre_hook", None)
+        handle = register(self._first_forward) if callable(register) else None
+        try:
+            with self._lock:
+                self._pending[model] = (construction, handle)
+        except TypeError:  # not weakly referenceable or not hashable
+            if handle is not None:
+                handle.remove()
+            return False
+        return True
+
+    def _first_forward(self, model: Any, args: Any) -> None:
+        self.check_pending(model)
+
+    def check_pending(self, model: Any) -> None:
+        """Check the layers of `model` if it is waiting for its first use (each model once)."""
+        if not self._pending:  # the common case once every model was used: one length test
+            return
+        with self._lock:
+            entry = self._pending.pop(model, None)
+        if entry is None:
+            return
+        construction, handle = entry
+        if handle is not None:
+            handle.remove()
+        self.emit(self._walk_layers(model, construction))
+
+    def _pending_owner(self, encoder: Any) -> Any:
+        """The waiting model that `encoder` is an encoder module of, if any."""
+        with self._lock:
+            waiting = list(self._pending.items())
+        mixin = self.resolved.get("encoder-mixin")
+        for model, (construction, _) in waiting:
+            located = checks.locate_encoders(model, construction, mixin, self.conventions)
+            if any(module is encoder for modules in located.values() for _, module in modules):
+                return model
+        return None
+
+    def _walk_layers(self, model: Any, construction: checks.Construction) -> list[Violation]:
+        base = self.resolved.get("attention-backend-base")
+        if not isinstance(base, type):
+            return []
+        violations, encoders = checks.after_construction(
+            model,
+            construction,
+            base,
+            self.resolved.get("encoder-mixin"),
+            self._resolve,
+            self.backend_names(),
+            self.conventions,
+        )
+        self._own(encoders, construction.facts.model)
+        return violations
+
     def _attach_probes(self, facts: ModelFacts, encoders: dict[str, list[tuple[str, Any]]]) -> None:
         for encoder, modules in encoders.items():
             entry = facts.entry(encoder)
@@ -494,6 +596,10 @@ class Shim:
         return found if isinstance(found, type) else None
 
     def check_metadata(self, encoder: Any, metadata_cls: Any) -> None:
+        if self._pending:  # the encoder's model not used yet: its layers first
+            owner = self._pending_owner(encoder)
+            if owner is not None:
+                self.check_pending(owner)
         base = self.resolved.get("attention-backend-base")
         if not isinstance(metadata_cls, type) or not isinstance(base, type):
             return
@@ -520,6 +626,9 @@ class Shim:
 
 
 # ---- helpers -------------------------------------------------------------------------------------------
+_NOT_RECORDED = "not wrapped: layer_check is first-use (backends are found by a walk at each model's first use)"
+
+
 def _locate(target: Target, module: types.ModuleType) -> tuple[Any, str | None]:
     """(object, problem): the target inside `module`, or why it does not fit."""
     head, _, member = target.qualname.partition(".")

@@ -7,6 +7,7 @@ one dictionary lookup. A bad value is reported on stderr and never stops the int
     DECLINT_RUNTIME_SHIM_REPORT=path.jsonl      (record mode: where JSON lines go)
     DECLINT_RUNTIME_SHIM_STRICT=1               (a missing target is an error)
     DECLINT_RUNTIME_SHIM_PROBE_SDPA=1           (one-shot SDPA probe on configurable encoders)
+    DECLINT_RUNTIME_SHIM_LAYER_CHECK=first-use|construction   (when built layers are checked)
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import os
 import sys
 
-from declint.runtime_shim.report import MODES, Mode
+from declint.runtime_shim.report import LAYER_CHECKS, MODES, LayerCheck, Mode
 
 _TRUE = ("1", "true", "yes", "on")
 
@@ -29,6 +30,12 @@ def mode_from(value: str) -> Mode | None:
     return None
 
 
+def layer_check_from(value: str) -> LayerCheck | None:
+    """The layer check a variable names; unset or empty: the default."""
+    lowered = value.strip().lower() or LAYER_CHECKS[0]
+    return next((check for check in LAYER_CHECKS if check == lowered), None)
+
+
 def install_from_env(environ: dict[str, str] | os._Environ[str] = os.environ) -> bool:
     value = environ.get("DECLINT_RUNTIME_SHIM", "")
     if not value or value.strip().lower() in ("0", "false", "no", "off"):
@@ -40,6 +47,14 @@ def install_from_env(environ: dict[str, str] | os._Environ[str] = os.environ) ->
             file=sys.stderr,
         )
         return False
+    layer_check = layer_check_from(environ.get("DECLINT_RUNTIME_SHIM_LAYER_CHECK", ""))
+    if layer_check is None:
+        print(
+            "declint runtime shim: DECLINT_RUNTIME_SHIM_LAYER_CHECK="
+            f"{environ['DECLINT_RUNTIME_SHIM_LAYER_CHECK']!r} is not one of {', '.join(LAYER_CHECKS)}; not installed",
+            file=sys.stderr,
+        )
+        return False
     from declint.runtime_shim import install
 
     install(
@@ -48,6 +63,7 @@ def install_from_env(environ: dict[str, str] | os._Environ[str] = os.environ) ->
         strict=environ.get("DECLINT_RUNTIME_SHIM_STRICT", "").lower() in _TRUE,
         probe_sdpa=environ.get("DECLINT_RUNTIME_SHIM_PROBE_SDPA", "").lower() in _TRUE,
         activated_by="environment",
+        layer_check=layer_check,
     )
     return True
 

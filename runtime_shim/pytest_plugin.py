@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from declint.runtime_shim.report import MODES
+from declint.runtime_shim.report import LAYER_CHECKS, MODES
 
 
 def pytest_addoption(parser: Any) -> None:
@@ -25,6 +25,12 @@ def pytest_addoption(parser: Any) -> None:
     group.addoption(
         "--declint-shim-probe-sdpa", action="store_true", help="probe one forward of each configurable encoder"
     )
+    group.addoption(
+        "--declint-shim-layer-check",
+        choices=LAYER_CHECKS,
+        default=LAYER_CHECKS[0],
+        help="when a built model's attention layers are checked: at its first use (default) or at construction",
+    )
 
 
 def pytest_configure(config: Any) -> None:
@@ -39,6 +45,7 @@ def pytest_configure(config: Any) -> None:
         strict=config.getoption("--declint-shim-strict"),
         probe_sdpa=config.getoption("--declint-shim-probe-sdpa"),
         activated_by="pytest",
+        layer_check=config.getoption("--declint-shim-layer-check"),
     )
     config._declint_shim = True
 

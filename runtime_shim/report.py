@@ -15,6 +15,11 @@ from typing import Any, Literal
 
 Mode = Literal["enforce", "warn", "record"]
 MODES: tuple[Mode, ...] = ("enforce", "warn", "record")
+# When the layers of a built model are checked against its selection (docs/runtime_shim.md,
+# "When the layers are checked"): at its first use (load_weights, its first forward, an
+# encoder's first metadata), or at the end of its __init__.
+LayerCheck = Literal["first-use", "construction"]
+LAYER_CHECKS: tuple[LayerCheck, ...] = ("first-use", "construction")
 SCHEMA_VERSION = 1
 
 # The static rules' names (`declint rules`); the shim reports with the same codes.

@@ -63,36 +63,54 @@ CASES = {
 }
 
 
-def _build(models: dict[str, type], name: str, overrides: dict[str, str] | None, extra: dict[str, object]) -> object:
+LAYER_CHECKS = ("first-use", "construction")
+
+
+def _build(models: dict[str, type], name: str, overrides: dict[str, str] | None, extra: dict[str, object]) -> Any:
     return models[name](model_config("TRTLLM", overrides, **extra))  # type: ignore[arg-type]
 
 
+def _build_and_use(
+    models: dict[str, type], name: str, overrides: dict[str, str] | None, extra: dict[str, object]
+) -> Any:
+    """Build the model, then load its (no) weights: its first use, where the layers are checked
+    with layer_check="first-use" (with "construction" they were checked at the end of __init__)."""
+    model = _build(models, name, overrides, extra)
+    model.load_weights({})
+    return model
+
+
+@pytest.mark.parametrize("layer_check", LAYER_CHECKS)
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_each_check_raises_in_enforce(models: dict[str, type], case: str) -> None:
+def test_each_check_raises_in_enforce(models: dict[str, type], case: str, layer_check: Any) -> None:
     name, overrides, extra, expected = CASES[case]
-    shim.install("enforce")
+    shim.install("enforce", layer_check=layer_check)
     with pytest.raises(shim.ShimError) as caught:
-        _build(models, name, overrides, extra)
+        _build_and_use(models, name, overrides, extra)
     assert [(v.code, v.check) for v in caught.value.violations] == [expected]
 
 
+@pytest.mark.parametrize("layer_check", LAYER_CHECKS)
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_each_check_logs_in_warn(models: dict[str, type], case: str, caplog: pytest.LogCaptureFixture) -> None:
+def test_each_check_logs_in_warn(
+    models: dict[str, type], case: str, layer_check: Any, caplog: pytest.LogCaptureFixture
+) -> None:
     name, overrides, extra, (code, _) = CASES[case]
-    shim.install("warn")
+    shim.install("warn", layer_check=layer_check)
     # contextlib.suppress: the demo's own late check, since warn lets construction go on
     with caplog.at_level(logging.WARNING, logger="declint.runtime_shim"), contextlib.suppress(ValueError):
-        _build(models, name, overrides, extra)
+        _build_and_use(models, name, overrides, extra)
     assert [r.getMessage().split()[0] for r in caplog.records] == [code]
 
 
+@pytest.mark.parametrize("layer_check", LAYER_CHECKS)
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_each_check_writes_json_in_record(models: dict[str, type], case: str, tmp_path: Path) -> None:
+def test_each_check_writes_json_in_record(models: dict[str, type], case: str, layer_check: Any, tmp_path: Path) -> None:
     name, overrides, extra, (code, check) = CASES[case]
     report = tmp_path / "shim.jsonl"
-    shim.install("record", report)
+    shim.install("record", report, layer_check=layer_check)
     with contextlib.suppress(ValueError):
-        _build(models, name, overrides, extra)
+        _build_and_use(models, name, overrides, extra)
     (record,) = [json.loads(line) for line in report.read_text().splitlines()]
     assert (record["code"], record["check"], record["model"], record["schema_version"]) == (code, check, name, 1)
 
@@ -145,22 +163,141 @@ def test_disabled_encoder_skips_presence_with_one_info_but_checks_declaration(
         _build(models, "KimiK25Model", None, {"disable_encoder": True})
 
 
-def test_ignored_override_after_construction(models: dict[str, type]) -> None:
+@pytest.mark.parametrize("layer_check", LAYER_CHECKS)
+def test_ignored_override_after_construction(models: dict[str, type], layer_check: Any) -> None:
     from tensorrt_llm._torch.models import modeling_glm5_next
 
-    shim.install("enforce")
     # Declare VANILLA for GLM5 for this test: its sub-config still pins TRTLLM, ignoring the override.
     original = modeling_glm5_next.Glm5NextVModel.encoder_attention_backends
     modeling_glm5_next.Glm5NextVModel.encoder_attention_backends = {"vision": ("TRTLLM", "VANILLA")}
     try:
-        shim.uninstall()
-        shim.install("enforce")
+        shim.install("enforce", layer_check=layer_check)
         with pytest.raises(shim.ShimError) as caught:
-            _build(models, "Glm5NextVModel", {"vision": "VANILLA"}, {})
+            _build_and_use(models, "Glm5NextVModel", {"vision": "VANILLA"}, {})
     finally:
         modeling_glm5_next.Glm5NextVModel.encoder_attention_backends = original
     assert [(v.code, v.check) for v in caught.value.violations] == [("DL106", "override-ignored")]
     assert "layer visual.blocks.0.attn.attn was built with TrtllmAttention" in str(caught.value)
+
+
+@contextlib.contextmanager
+def _vanilla_declared_for_glm5() -> Iterator[None]:
+    """GLM5 declares VANILLA for this test, but its vision sub-config still pins TRTLLM: the
+    override is accepted before __init__ and silently ignored by the layers (DL106)."""
+    from tensorrt_llm._torch.models import modeling_glm5_next
+
+    original = modeling_glm5_next.Glm5NextVModel.encoder_attention_backends
+    modeling_glm5_next.Glm5NextVModel.encoder_attention_backends = {"vision": ("TRTLLM", "VANILLA")}
+    try:
+        yield
+    finally:
+        modeling_glm5_next.Glm5NextVModel.encoder_attention_backends = original
+
+
+IGNORED = "layer visual.blocks.0.attn.attn was built with TrtllmAttention"
+
+
+def test_first_use_builds_without_walking_and_checks_before_the_weights_load(
+    models: dict[str, type], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tensorrt_llm._torch.attention_backend.interface import AttentionBackend
+
+    from declint.runtime_shim import checks
+
+    original = vars(AttentionBackend)["__init__"]
+    shim.install("enforce")
+    assert vars(AttentionBackend)["__init__"] is original  # no per-layer code during a construction
+    with _vanilla_declared_for_glm5():
+        for name in ("backend_layers", "after_construction", "locate_encoders"):
+            monkeypatch.setattr(checks, name, lambda *args, name=name: pytest.fail(f"{name} ran during __init__"))
+        model = _build(models, "Glm5NextVModel", {"vision": "VANILLA"}, {})
+        monkeypatch.undo()
+        assert shim.violations() == ()
+        weight = next(iter(model.state_dict()))
+        checkpoint = {weight: torch.full_like(model.state_dict()[weight], 7.0)}
+        with pytest.raises(shim.ShimError) as caught:
+            model.load_weights(checkpoint)
+        assert [(v.code, v.check, v.model) for v in caught.value.violations] == [
+            ("DL106", "override-ignored", "Glm5NextVModel")
+        ]
+        assert IGNORED in str(caught.value)
+        assert not bool((model.state_dict()[weight] == 7.0).all())  # raised before loading anything
+        assert not model._forward_pre_hooks  # the first-forward trigger went with the check
+        model.load_weights(checkpoint)  # each model is checked once
+        assert bool((model.state_dict()[weight] == 7.0).all())
+    assert len(shim.violations()) == 1
+
+
+def test_first_use_by_a_forward_checks_before_the_forward_runs(models: dict[str, type]) -> None:
+    shim.install("enforce")
+    with _vanilla_declared_for_glm5():
+        model = _build(models, "Glm5NextVModel", {"vision": "VANILLA"}, {})
+        assert len(model._forward_pre_hooks) == 1
+        with pytest.raises(shim.ShimError, match=IGNORED):
+            model("not", "inputs")  # the forward itself would fail on these: it never ran
+    assert not model._forward_pre_hooks
+
+
+def test_first_use_by_an_encoder_metadata_checks_that_encoders_model_only(models: dict[str, type]) -> None:
+    shim.install("enforce")
+    with _vanilla_declared_for_glm5():
+        fine = _build(models, "Qwen3VLModel", {"vision": "TRTLLM"}, {})
+        ignored = _build(models, "Glm5NextVModel", {"vision": "VANILLA"}, {})
+        with pytest.raises(shim.ShimError) as caught:
+            ignored.visual.setup_attn_metadata(4, 64)
+        assert [(v.code, v.model) for v in caught.value.violations] == [("DL106", "Glm5NextVModel")]
+        assert ignored.visual.attn_metadata is None  # before the metadata was created
+        assert len(fine._forward_pre_hooks) == 1  # still waiting for its own first use
+        fine.load_weights({})
+    assert not fine._forward_pre_hooks
+    assert len(shim.violations()) == 1
+
+
+def test_a_model_never_used_is_never_checked_and_not_kept_alive(models: dict[str, type]) -> None:
+    import gc
+    import weakref
+
+    shim.install("enforce")
+    with _vanilla_declared_for_glm5():
+        model = _build(models, "Glm5NextVModel", {"vision": "VANILLA"}, {})
+    alive = weakref.ref(model)
+    del model
+    gc.collect()
+    assert alive() is None
+    assert shim.violations() == ()
+
+
+def test_layer_check_from_the_environment(tmp_path: Path) -> None:
+    code = (
+        "from tests.shim_fixtures.demo_models import import_models, model_config\n"
+        "import declint.runtime_shim as s\n"
+        "import_models()\n"
+        "print(s.status().layer_check, {t.key: t.state for t in s.status().targets}.get('attention-backend-base'))\n"
+    )
+    outputs = []
+    for value in ("", "construction", "later"):
+        env = _env(DECLINT_RUNTIME_SHIM="enforce", DECLINT_RUNTIME_SHIM_LAYER_CHECK=value)
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO)
+        said = [line for line in done.stderr.splitlines() if line.startswith("declint")]
+        outputs.append((done.returncode, done.stdout.splitlines(), said))
+    assert outputs == [
+        (0, ["first-use found"], []),
+        (0, ["construction patched"], []),
+        (
+            0,
+            ["None None"],
+            [
+                "declint runtime shim: DECLINT_RUNTIME_SHIM_LAYER_CHECK='later' is not one of first-use, "
+                "construction; not installed"
+            ],
+        ),
+    ]
+
+
+def test_an_unknown_layer_check_is_refused(models: dict[str, type]) -> None:
+    with pytest.raises(ValueError, match="layer_check must be one of first-use, construction, got 'eager'"):
+        shim.install("enforce", layer_check="eager")  # type: ignore[arg-type]
+    assert shim.status().installed is False
 
 
 def test_metadata_mismatch_is_caught_at_setup_not_at_the_first_forward(models: dict[str, type]) -> None:
@@ -305,17 +442,28 @@ def test_pytest_plugin_option(tmp_path: Path) -> None:
         "from tests.shim_fixtures.demo_models import import_models, model_config\n"
         "def test_build():\n"
         "    import_models()['Gemma4Model'](model_config('TRTLLM', {'audio': 'VANILLA'}))\n"
+        "def test_layer_check():\n"
+        "    import declint.runtime_shim as s\n"
+        "    assert s.status().layer_check in (None, 'construction')\n"
     )
     args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test), "--rootdir", str(tmp_path)]
     plain = subprocess.run(args, capture_output=True, text=True, env=_env(), cwd=REPO, check=False)
     assert plain.returncode == 0, plain.stdout
-    enforced = subprocess.run([*args, "--declint-shim=enforce"], capture_output=True, text=True, env=_env(), cwd=REPO)
+    enforced = subprocess.run(
+        [*args, "--declint-shim=enforce", "--declint-shim-layer-check=construction"],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=REPO,
+    )
     assert enforced.returncode == 1
     assert "ShimError: declint runtime shim: DL104" in enforced.stdout
+    assert "1 failed, 1 passed" in enforced.stdout  # test_layer_check: the option reached install()
 
 
-def test_32_threads_constructing_models_for_10_seconds(models: dict[str, type]) -> None:
-    shim.install("enforce")
+@pytest.mark.parametrize("layer_check", LAYER_CHECKS)
+def test_32_threads_constructing_models_for_10_seconds(models: dict[str, type], layer_check: Any) -> None:
+    shim.install("enforce", layer_check=layer_check)
     torch.set_num_threads(1)
     errors: list[BaseException] = []
     built = [0] * 32
@@ -324,7 +472,7 @@ def test_32_threads_constructing_models_for_10_seconds(models: dict[str, type]) 
     def work(index: int) -> None:
         try:
             while time.monotonic() < deadline:
-                _build(models, "Qwen3VLModel", {"vision": "VANILLA" if index % 2 else "TRTLLM"}, {})
+                _build_and_use(models, "Qwen3VLModel", {"vision": "VANILLA" if index % 2 else "TRTLLM"}, {})
                 with pytest.raises(shim.ShimError):
                     _build(models, "Glm5NextVModel", {"vision": "VANILLA"}, {})
                 built[index] += 1
@@ -441,7 +589,7 @@ def test_backends_are_recorded_under_the_encoder_being_built_and_nothing_is_walk
 ) -> None:
     from declint.runtime_shim import checks
 
-    shim.install("enforce")
+    shim.install("enforce", layer_check="construction")
     for name in ("backend_layers", "after_construction", "locate_encoders"):
         monkeypatch.setattr(checks, name, lambda *args, name=name: pytest.fail(f"{name} walked the model"))
     model = _build(models, "Qwen3VLModel", {"vision": "TRTLLM"}, {"depth": 3})
@@ -475,7 +623,7 @@ def test_recording_and_walk_agree_on_every_demo_model(models: dict[str, type], m
         return fast
 
     monkeypatch.setattr(checks, "recorded_after_construction", both)
-    shim.install("record")
+    shim.install("record", layer_check="construction")
     variants = [None, {"vision": "TRTLLM"}, {"vision": "VANILLA"}, {"audio": "VANILLA"}, {"vision": "FLASHINFER"}]
     for cls in models.values():
         if not issubclass(cls, MultimodalModelMixin) or cls is MultimodalModelMixin:
@@ -498,24 +646,26 @@ def _qwen_subclass(models: dict[str, type], name: str, after: Any) -> type:
     return type(name, (base,), {"__init__": __init__})
 
 
+@pytest.mark.parametrize("layer_check", LAYER_CHECKS)
 def test_a_backend_swapped_in_by_the_model_after_its_encoder_was_built_is_caught_as_by_the_walk(
-    models: dict[str, type],
+    models: dict[str, type], layer_check: Any
 ) -> None:
     from tensorrt_llm._torch.attention_backend.vanilla import VanillaAttention
 
     made_before = VanillaAttention(3, 2, 16)  # not created during the construction: never recorded
     for name, replacement in (("SwapNew", lambda: VanillaAttention(3, 2, 16)), ("SwapOld", lambda: made_before)):
         cls = _qwen_subclass(models, name, lambda m, _, r=replacement: setattr(m.visual.blocks[1].attn, "attn", r()))
-        shim.install("enforce")
+        shim.install("enforce", layer_check=layer_check)
         with pytest.raises(shim.ShimError) as caught:
-            cls(model_config("TRTLLM", {"vision": "TRTLLM"}, depth=3))
+            cls(model_config("TRTLLM", {"vision": "TRTLLM"}, depth=3)).load_weights({})
         shim.uninstall()
         assert [(v.code, v.check) for v in caught.value.violations] == [("DL106", "override-ignored")]
         assert "layer visual.blocks.1.attn.attn was built with VanillaAttention" in str(caught.value)
 
 
+@pytest.mark.parametrize("layer_check", LAYER_CHECKS)
 def test_a_layer_built_outside_its_encoder_and_attached_to_it_is_caught_as_by_the_walk(
-    models: dict[str, type],
+    models: dict[str, type], layer_check: Any
 ) -> None:
     from tensorrt_llm._torch.models.modeling_qwen3vl import Qwen3VisionBlock
 
@@ -523,9 +673,9 @@ def test_a_layer_built_outside_its_encoder_and_attached_to_it_is_caught_as_by_th
         model.visual.blocks.append(Qwen3VisionBlock(dataclasses.replace(config, attn_backend="VANILLA"), 9))
 
     cls = _qwen_subclass(models, "Attached", attach)
-    shim.install("enforce")
+    shim.install("enforce", layer_check=layer_check)
     with pytest.raises(shim.ShimError) as caught:
-        cls(model_config("TRTLLM", {"vision": "TRTLLM"}, depth=2))
+        cls(model_config("TRTLLM", {"vision": "TRTLLM"}, depth=2)).load_weights({})
     assert "layer visual.blocks.2.attn.attn was built with VanillaAttention" in str(caught.value)
 
 
@@ -547,7 +697,7 @@ def test_an_encoder_inside_a_child_the_recording_did_not_walk_still_gets_its_mod
         model.holder = Holder(model.visual.model_config)
 
     cls = _qwen_subclass(models, "TowerInside", add)
-    shim.install("enforce")
+    shim.install("enforce", layer_check="construction")
     monkeypatch.setattr(checks, "after_construction", lambda *args: pytest.fail("walked"))
     model = cls(model_config("TRTLLM", {"vision": "TRTLLM"}, depth=2))  # `holder` is not walked: valid
     monkeypatch.undo()
@@ -576,7 +726,7 @@ def test_backends_created_by_another_thread_during_a_construction_are_not_record
         proceed.set()
 
     cls = _qwen_subclass(models, "Waiting", wait)
-    shim.install("enforce")
+    shim.install("enforce", layer_check="construction")
     thread = threading.Thread(target=other)
     thread.start()
     model = cls(model_config("TRTLLM", {"vision": "TRTLLM"}, depth=2))
@@ -590,8 +740,18 @@ def test_the_backend_base_init_is_wrapped_only_while_installed(models: dict[str,
     from tensorrt_llm._torch.attention_backend.interface import AttentionBackend
 
     original = vars(AttentionBackend)["__init__"]
-    status = shim.install("enforce")
-    assert {t.key: t.state for t in status.targets}["attention-backend-base"] == "patched"
+    status = shim.install("enforce")  # layers checked at first use: nothing to record
+    assert {t.key: (t.state, t.detail) for t in status.targets}["attention-backend-base"] == (
+        "found",
+        "not wrapped: layer_check is first-use (backends are found by a walk at each model's first use)",
+    )
+    assert vars(AttentionBackend)["__init__"] is original
+    status = shim.install("enforce", layer_check="construction")  # switched on a second install
+    assert {t.key: (t.state, t.detail) for t in status.targets}["attention-backend-base"] == ("patched", "")
+    assert vars(AttentionBackend)["__init__"].__wrapped__ is original
+    shim.uninstall()
+    assert vars(AttentionBackend)["__init__"] is original
+    shim.install("enforce", layer_check="construction")
     assert vars(AttentionBackend)["__init__"].__wrapped__ is original
     shim.uninstall()
     assert vars(AttentionBackend)["__init__"] is original
@@ -607,7 +767,7 @@ def test_a_declaration_changed_after_install_is_read_at_the_next_construction(mo
     modeling_glm5_next.Glm5NextVModel.encoder_attention_backends = {"vision": ("TRTLLM", "VANILLA")}
     try:
         with pytest.raises(shim.ShimError) as after:
-            _build(models, "Glm5NextVModel", {"vision": "VANILLA"}, {})
+            _build_and_use(models, "Glm5NextVModel", {"vision": "VANILLA"}, {})
     finally:
         modeling_glm5_next.Glm5NextVModel.encoder_attention_backends = original
     assert (before.value.codes, after.value.codes) == (("DL104",), ("DL106",))

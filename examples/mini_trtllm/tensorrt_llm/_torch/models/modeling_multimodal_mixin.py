@@ -87,3 +87,18 @@ class MultimodalModelMixin:
         if mm_embeds:
             inputs_embeds[is_mm] = torch.cat(list(mm_embeds), dim=0).to(inputs_embeds.dtype)
         return inputs_embeds
+
+    def load_weights(self, weights: dict[str, torch.Tensor], weight_mapper: Any = None) -> None:
+        """Copy checkpoint tensors into the parameters of the same name.
+
+        TensorRT-LLM's models each define their own (with a weight mapper); one here serves
+        every stand-in model. Names not in the model are an error, as a checkpoint that does
+        not fit the model must not load silently.
+        """
+        params = dict(self.named_parameters())  # type: ignore[attr-defined]
+        unknown = sorted(set(weights) - set(params))
+        if unknown:
+            raise KeyError(f"{type(self).__name__} has no parameters {', '.join(unknown)}")
+        with torch.no_grad():
+            for name, tensor in weights.items():
+                params[name].copy_(tensor)
