@@ -121,6 +121,8 @@ class Shim:
 
     # ---- lifecycle --------------------------------------------------------------------------------
     def start(self) -> None:
+        global _RUNNING
+        _RUNNING = self
         self.hook.insert()
         prefix = self.conventions.watched_prefix
         for name in sorted(n for n in list(sys.modules) if n == prefix or n.startswith(prefix + ".")):
@@ -129,8 +131,17 @@ class Shim:
                 self._on_import(module)
 
     def stop(self) -> None:
+        global _RUNNING
+        if _RUNNING is self:
+            _RUNNING = None
         self.hook.remove()
         self.patches.restore_all()
+        with self._lock:  # models still waiting for their first use keep no hook of an uninstalled shim
+            waiting = list(self._pending.values())
+            self._pending.clear()
+        for _, handle in waiting:
+            if handle is not None:
+                handle.remove()
         contract.provided.cache_clear()
         contract.reads.cache_clear()
 
@@ -360,6 +371,7 @@ class Shim:
                 return
             self._wrapped.add(cls)
             self._prime(cls)
+            self._wrap_load_weights(cls)
             original = vars(cls).get("__init__")
             if original is None:
                 owner = next(k for k in cls.__mro__ if "__init__" in vars(k))
@@ -367,7 +379,6 @@ class Shim:
                     return  # inherits a wrapped __init__
                 original = vars(owner)["__init__"]
             self.patches.set(cls, "__init__", self._init_wrapper(original))
-            self._wrap_load_weights(cls)
 
     def _init_wrapper(self, original: Callable[..., None]) -> Callable[..., None]:
         shim = self
@@ -384,8 +395,8 @@ class Shim:
         if owner is None or (owner is not cls and owner in self._wrapped):
             return  # none, or inherits a wrapped one
         original, shim = vars(owner)["load_weights"], self
-        if not callable(original):
-            return
+        if not inspect.isfunction(original):
+            return  # a staticmethod, classmethod or other descriptor: not a method that gets the model
 
         @functools.wraps(original)
         def load_weights(model: Any, *args: Any, **kwargs: Any) -> Any:
@@ -521,7 +532,7 @@ class Shim:
     def _defer(self, model: Any, construction: checks.Construction) -> bool:
         """Check the model's layers at its first use; False: it cannot be tracked, check them now."""
         register = getattr(model, "register_forward_pre_hook", None)
-        handle = register(self._first_forward) if callable(register) else None
+        handle = register(_first_forward) if callable(register) else None
         try:
             with self._lock:
                 self._pending[model] = (construction, handle)
@@ -530,9 +541,6 @@ class Shim:
                 handle.remove()
             return False
         return True
-
-    def _first_forward(self, model: Any, args: Any) -> None:
-        self.check_pending(model)
 
     def check_pending(self, model: Any) -> None:
         """Check the layers of `model` if it is waiting for its first use (each model once)."""
@@ -626,6 +634,18 @@ class Shim:
 
 
 # ---- helpers -------------------------------------------------------------------------------------------
+_RUNNING: Shim | None = None  # the installed shim (install() keeps at most one)
+
+
+def _first_forward(model: Any, args: Any) -> None:
+    """The one-shot forward pre-hook of a model waiting for its first use. A module-level function,
+    not a bound method: a model copied (copy.deepcopy) or pickled with its hooks must not drag the
+    shim, its locks and its patches along; on a copy, which never waited, it does nothing."""
+    shim = _RUNNING
+    if shim is not None:
+        shim.check_pending(model)
+
+
 _NOT_RECORDED = "not wrapped: layer_check is first-use (backends are found by a walk at each model's first use)"
 
 

@@ -267,6 +267,57 @@ def test_a_model_never_used_is_never_checked_and_not_kept_alive(models: dict[str
     assert shim.violations() == ()
 
 
+def test_a_waiting_model_can_be_copied_and_pickled_and_uninstall_takes_its_hook(models: dict[str, type]) -> None:
+    import copy
+    import pickle
+
+    shim.install("enforce")
+    with _vanilla_declared_for_glm5():
+        model = _build(models, "Glm5NextVModel", {"vision": "VANILLA"}, {})
+        twin = copy.deepcopy(model)  # the hook is a plain function: the shim is not copied with it
+        assert pickle.loads(pickle.dumps(model)).visual.blocks[0].attn.attn.num_heads == 2
+        twin.load_weights({})  # the copy never waited for a first use
+        with pytest.raises(shim.ShimError, match=IGNORED):
+            model.load_weights({})
+        assert len(shim.violations()) == 1
+        waiting = _build(models, "Glm5NextVModel", {"vision": "VANILLA"}, {})
+        shim.uninstall()
+    assert not waiting._forward_pre_hooks
+    with pytest.raises(AttributeError, match="'str' object has no attribute 'device'"):
+        waiting("not", "inputs")  # the model's own forward ran: no shim code before it
+
+
+def test_a_subclass_with_its_own_load_weights_is_checked_before_it_loads(models: dict[str, type]) -> None:
+    loaded: list[object] = []
+
+    def load_weights(self: Any, weights: object) -> None:  # no super(): the subclass loads by itself
+        loaded.append(weights)
+
+    cls = type("OwnLoad", (models["Glm5NextVModel"],), {"load_weights": load_weights})  # inherits __init__
+    shim.install("enforce")
+    with _vanilla_declared_for_glm5():
+        model = cls(model_config("TRTLLM", {"vision": "VANILLA"}))
+        with pytest.raises(shim.ShimError, match=IGNORED):
+            model.load_weights({})
+    assert loaded == []
+
+
+def test_a_load_weights_that_is_not_a_method_is_left_alone(models: dict[str, type]) -> None:
+    base = models["Qwen3VLModel"]
+    loaded: list[object] = []
+
+    def load(weights: object) -> None:
+        loaded.append(weights)
+
+    cls = type("StaticLoad", (base,), {"load_weights": staticmethod(load)})
+    shim.install("enforce")
+    model = cls(model_config("TRTLLM", {"vision": "TRTLLM"}))
+    assert vars(cls)["load_weights"].__func__ is load  # type: ignore[attr-defined]
+    model.load_weights({})
+    assert loaded == [{}]
+    assert len(model._forward_pre_hooks) == 1  # still waiting: the forward is its first use
+
+
 def test_layer_check_from_the_environment(tmp_path: Path) -> None:
     code = (
         "from tests.shim_fixtures.demo_models import import_models, model_config\n"
