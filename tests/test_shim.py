@@ -32,6 +32,7 @@ from tests.shim_fixtures.demo_models import (  # noqa: E402
     import_models,
     model_config,
     run_encoder,
+    vanilla_declared_for_glm5,
 )
 
 
@@ -180,20 +181,6 @@ def test_ignored_override_after_construction(models: dict[str, type], layer_chec
     assert "layer visual.blocks.0.attn.attn was built with TrtllmAttention" in str(caught.value)
 
 
-@contextlib.contextmanager
-def _vanilla_declared_for_glm5() -> Iterator[None]:
-    """GLM5 declares VANILLA for this test, but its vision sub-config still pins TRTLLM: the
-    override is accepted before __init__ and silently ignored by the layers (DL106)."""
-    from tensorrt_llm._torch.models import modeling_glm5_next
-
-    original = modeling_glm5_next.Glm5NextVModel.encoder_attention_backends
-    modeling_glm5_next.Glm5NextVModel.encoder_attention_backends = {"vision": ("TRTLLM", "VANILLA")}
-    try:
-        yield
-    finally:
-        modeling_glm5_next.Glm5NextVModel.encoder_attention_backends = original
-
-
 IGNORED = "layer visual.blocks.0.attn.attn was built with TrtllmAttention"
 
 
@@ -207,7 +194,7 @@ def test_first_use_builds_without_walking_and_checks_before_the_weights_load(
     original = vars(AttentionBackend)["__init__"]
     shim.install("enforce")
     assert vars(AttentionBackend)["__init__"] is original  # no per-layer code during a construction
-    with _vanilla_declared_for_glm5():
+    with vanilla_declared_for_glm5():
         for name in ("backend_layers", "after_construction", "locate_encoders"):
             monkeypatch.setattr(checks, name, lambda *args, name=name: pytest.fail(f"{name} ran during __init__"))
         model = _build(models, "Glm5NextVModel", {"vision": "VANILLA"}, {})
@@ -230,7 +217,7 @@ def test_first_use_builds_without_walking_and_checks_before_the_weights_load(
 
 def test_first_use_by_a_forward_checks_before_the_forward_runs(models: dict[str, type]) -> None:
     shim.install("enforce")
-    with _vanilla_declared_for_glm5():
+    with vanilla_declared_for_glm5():
         model = _build(models, "Glm5NextVModel", {"vision": "VANILLA"}, {})
         assert len(model._forward_pre_hooks) == 1
         with pytest.raises(shim.ShimError, match=IGNORED):
@@ -240,7 +227,7 @@ def test_first_use_by_a_forward_checks_before_the_forward_runs(models: dict[str,
 
 def test_first_use_by_an_encoder_metadata_checks_that_encoders_model_only(models: dict[str, type]) -> None:
     shim.install("enforce")
-    with _vanilla_declared_for_glm5():
+    with vanilla_declared_for_glm5():
         fine = _build(models, "Qwen3VLModel", {"vision": "TRTLLM"}, {})
         ignored = _build(models, "Glm5NextVModel", {"vision": "VANILLA"}, {})
         with pytest.raises(shim.ShimError) as caught:
@@ -258,7 +245,7 @@ def test_a_model_never_used_is_never_checked_and_not_kept_alive(models: dict[str
     import weakref
 
     shim.install("enforce")
-    with _vanilla_declared_for_glm5():
+    with vanilla_declared_for_glm5():
         model = _build(models, "Glm5NextVModel", {"vision": "VANILLA"}, {})
     alive = weakref.ref(model)
     del model
@@ -272,7 +259,7 @@ def test_a_waiting_model_can_be_copied_and_pickled_and_uninstall_takes_its_hook(
     import pickle
 
     shim.install("enforce")
-    with _vanilla_declared_for_glm5():
+    with vanilla_declared_for_glm5():
         model = _build(models, "Glm5NextVModel", {"vision": "VANILLA"}, {})
         twin = copy.deepcopy(model)  # the hook is a plain function: the shim is not copied with it
         assert pickle.loads(pickle.dumps(model)).visual.blocks[0].attn.attn.num_heads == 2
@@ -295,7 +282,7 @@ def test_a_subclass_with_its_own_load_weights_is_checked_before_it_loads(models:
 
     cls = type("OwnLoad", (models["Glm5NextVModel"],), {"load_weights": load_weights})  # inherits __init__
     shim.install("enforce")
-    with _vanilla_declared_for_glm5():
+    with vanilla_declared_for_glm5():
         model = cls(model_config("TRTLLM", {"vision": "VANILLA"}))
         with pytest.raises(shim.ShimError, match=IGNORED):
             model.load_weights({})

@@ -1,5 +1,6 @@
 """The runtime shim on CUDA: rejections allocate nothing, the metadata mismatch stops before any
-kernel, the SDPA probe finds the direct call and never runs inside a graph capture.
+kernel, an ignored override stops load_weights before it copies anything, the SDPA probe finds the
+direct call and never runs inside a graph capture.
 
 Marked `gpu`: skipped without CUDA (CI has none). Run on a GPU machine with
 `pytest -m gpu tests/test_shim_gpu.py`; timings live in benchmarks/gpu_shim.py.
@@ -19,7 +20,12 @@ pytestmark = [
 ]
 
 from declint import runtime_shim as shim  # noqa: E402
-from tests.shim_fixtures.demo_models import flashinfer_importable, import_models, model_config  # noqa: E402
+from tests.shim_fixtures.demo_models import (  # noqa: E402
+    flashinfer_importable,
+    import_models,
+    model_config,
+    vanilla_declared_for_glm5,
+)
 
 
 @pytest.fixture
@@ -58,6 +64,25 @@ def test_metadata_mismatch_is_caught_before_the_first_kernel(classes: dict[str, 
     assert [e.name for e in prof.events() if e.device_type.name == "CUDA"] == []
     assert torch.cuda.memory_allocated() == before
     assert model.visual.attn_metadata is None
+
+
+def test_an_ignored_override_stops_load_weights_before_any_copy(classes: dict[str, type]) -> None:
+    from torch.profiler import ProfilerActivity, profile
+
+    shim.install("enforce")  # layer_check="first-use": checked at the first use, here load_weights
+    with vanilla_declared_for_glm5():
+        with torch.device("cuda"):
+            model = classes["Glm5NextVModel"](model_config("TRTLLM", {"vision": "VANILLA"}, hidden=256, heads=4))
+            checkpoint = {name: torch.full_like(p, 7.0) for name, p in model.named_parameters()}
+        torch.cuda.synchronize()
+        before = torch.cuda.memory_allocated()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof, pytest.raises(shim.ShimError) as caught:
+            model.load_weights(checkpoint)
+        torch.cuda.synchronize()
+    assert [(v.code, v.check) for v in caught.value.violations] == [("DL106", "override-ignored")]
+    assert [e.name for e in prof.events() if e.device_type.name == "CUDA"] == []
+    assert torch.cuda.memory_allocated() == before
+    assert not any(bool((p == 7).all()) for p in model.parameters())
 
 
 def test_sdpa_probe_finds_the_direct_call_and_skips_graph_capture(classes: dict[str, type]) -> None:

@@ -63,6 +63,20 @@ def flashinfer_importable() -> Iterator[None]:
                 del sys.modules["flashinfer"]
 
 
+@contextmanager
+def vanilla_declared_for_glm5() -> Iterator[None]:
+    """GLM5 declares VANILLA for a test, but its vision sub-config still pins TRTLLM: the override
+    is accepted before __init__ and silently ignored by the layers (DL106 override-ignored)."""
+    from tensorrt_llm._torch.models import modeling_glm5_next
+
+    original = modeling_glm5_next.Glm5NextVModel.encoder_attention_backends
+    modeling_glm5_next.Glm5NextVModel.encoder_attention_backends = {"vision": ("TRTLLM", "VANILLA")}
+    try:
+        yield
+    finally:
+        modeling_glm5_next.Glm5NextVModel.encoder_attention_backends = original
+
+
 def import_models() -> dict[str, type]:
     """Every class defined in the demo model modules, by name."""
     use_demo()
