@@ -121,8 +121,6 @@ class Shim:
 
     # ---- lifecycle --------------------------------------------------------------------------------
     def start(self) -> None:
-        global _RUNNING
-        _RUNNING = self
         self.hook.insert()
         prefix = self.conventions.watched_prefix
         for name in sorted(n for n in list(sys.modules) if n == prefix or n.startswith(prefix + ".")):
@@ -131,9 +129,6 @@ class Shim:
                 self._on_import(module)
 
     def stop(self) -> None:
-        global _RUNNING
-        if _RUNNING is self:
-            _RUNNING = None
         self.hook.remove()
         self.patches.restore_all()
         with self._lock:  # models still waiting for their first use keep no hook of an uninstalled shim
@@ -634,14 +629,13 @@ class Shim:
 
 
 # ---- helpers -------------------------------------------------------------------------------------------
-_RUNNING: Shim | None = None  # the installed shim (install() keeps at most one)
-
-
 def _first_forward(model: Any, args: Any) -> None:
     """The one-shot forward pre-hook of a model waiting for its first use. A module-level function,
     not a bound method: a model copied (copy.deepcopy) or pickled with its hooks must not drag the
     shim, its locks and its patches along; on a copy, which never waited, it does nothing."""
-    shim = _RUNNING
+    from declint import runtime_shim  # the installed shim; importing it here: it imports this module
+
+    shim = runtime_shim._ACTIVE
     if shim is not None:
         shim.check_pending(model)
 
