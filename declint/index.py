@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from declint.config import Config
@@ -45,7 +46,7 @@ class ProjectIndex:
     @classmethod
     def build(cls, facts: Iterable[ModuleFacts], config: Config) -> ProjectIndex:
         modules: dict[str, ModuleFacts] = {}
-        for fact in sorted(facts, key=lambda f: (f.module, f.path)):
+        for fact in sorted(facts, key=attrgetter("module", "path")):
             modules.setdefault(fact.module, fact)  # first path wins, deterministically
         return cls(
             modules=modules,

@@ -24,6 +24,7 @@ touched and checks again, so the prefilter can make a run faster but never chang
 from __future__ import annotations
 
 import ast
+import dataclasses
 import difflib
 import functools
 import re
@@ -32,7 +33,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from declint.config import Config
 from declint.facts import ClassFacts, FunctionFacts, ModuleFacts, name_matches
@@ -41,14 +42,17 @@ from declint.index import ProjectIndex
 # ---- per-file byte facts ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ScanRecord:
+class ScanRecord(NamedTuple):
     """What one read of a file found, before any parse.
 
     `error` is the DL000 a checked file gets without being parsed for rules (unreadable,
     undecodable, too large, or a syntax error found by the syntax check); `rules` the codes of
     the enabled per-file rules whose needles occur; `seeds` whether an index needle occurs;
     `marker` whether a suppression comment may; `bases` see `class_bases`.
+
+    A named tuple, not a dataclass: one is built for every file of a cold run, and for every
+    file the cache writes and reads (a frozen dataclass of ten fields cost ~1.8 us to build and
+    pickles its field dict; a named tuple ~0.7 us).
     """
 
     digest: str
@@ -325,6 +329,22 @@ def root_names(config: Config) -> frozenset[str]:
 @dataclass(frozen=True)
 class PlaceholderFacts(ModuleFacts):
     """A module the prefilter did not index: it exists, nothing else is known about it."""
+
+    @classmethod
+    def at(cls, module: str, path: str) -> PlaceholderFacts:
+        """`cls(module, path)` in a quarter of the time (~0.3 against ~1.2 us): a run makes one
+        for nearly every file of the tree, and the frozen dataclass's `__init__` sets each of
+        its eleven fields through `object.__setattr__`. The instance is the same."""
+        facts = object.__new__(cls)
+        facts.__dict__.update(_PLACEHOLDER_DEFAULTS, module=module, path=path)
+        return facts
+
+
+_PLACEHOLDER_DEFAULTS = {
+    f.name: f.default for f in dataclasses.fields(PlaceholderFacts) if f.name not in ("module", "path")
+}
+if dataclasses.MISSING in _PLACEHOLDER_DEFAULTS.values():  # a field with a default_factory, or none
+    raise TypeError("PlaceholderFacts.at needs a plain default for every field but module and path")
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import faulthandler
+import gc
 import mmap
 import os
 import pickle
@@ -470,6 +471,11 @@ def _worker_main(
 ) -> None:
     global _IN_WORKER
     _IN_WORKER = True
+    # The parent's objects stay as they are for the worker's life: out of the collector's sight, a
+    # full collection here never walks (and copies, page by page) the parent's heap. The CLI runs
+    # with the collector off (`declint.cli.main`); a worker parses with libcst and turns it on.
+    gc.freeze()
+    gc.enable()
     # The parent handles Ctrl-C and shuts workers down; a worker must not die half-way on it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # The parent reports a crash as the file's DL000; a traceback dump of a worker is only noise.

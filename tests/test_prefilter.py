@@ -6,7 +6,7 @@ import difflib
 import random
 import string
 
-from declint.prefilter import NeedleSet, _Checker, class_bases, strings_close_to
+from declint.prefilter import NeedleSet, PlaceholderFacts, _Checker, class_bases, strings_close_to
 
 NAMES = ("FLASHINFER", "TRTLLM", "VANILLA")
 
@@ -77,3 +77,12 @@ def test_class_bases_sees_headers_at_line_starts_and_their_aliases() -> None:
         b"@classmethod\n"
     )
     assert class_bases(data) == {"tnn", "Module", "metaclass", "M", "nn", "Base", "T", "Grouped"}
+
+
+def test_placeholder_at_builds_the_same_instance_as_the_constructor() -> None:
+    quick = PlaceholderFacts.at("pkg.models.modeling_x", "pkg/models/modeling_x.py")
+    slow = PlaceholderFacts("pkg.models.modeling_x", "pkg/models/modeling_x.py")
+    assert type(quick) is PlaceholderFacts
+    assert quick == slow
+    assert hash(quick) == hash(slow)
+    assert vars(quick) == vars(slow)
