@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 
 import pathspec
@@ -190,7 +191,9 @@ def discover(paths: Iterable[Path], config: Config) -> Discovery:
         absolute = Path(os.path.abspath(given))
         if not absolute.exists() and not absolute.is_symlink():
             raise UsageError(f"path does not exist: {given}")
-        for item in _walk(absolute, flt, explicit=True):
+        found: list[SourcePath | SkippedPath] = []
+        _walk(absolute, flt, found, explicit=True)
+        for item in found:
             if isinstance(item, SourcePath) and is_utf8(item.rel):
                 files[item.rel] = item
             else:
@@ -211,28 +214,37 @@ def printable(name: str) -> str:
     return name if is_utf8(name) else os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
-def _walk(path: Path, flt: _Filter, *, explicit: bool) -> Iterator[SourcePath | SkippedPath]:
+def _walk(path: Path, flt: _Filter, found: list[SourcePath | SkippedPath], *, explicit: bool) -> None:
+    """Append what `path` yields (itself, or the files under it) to `found`, in no fixed order
+    (`discover` sorts)."""
     rel = _relative(path, flt.root)
     inside = rel != path.as_posix() or path == flt.root
     if path.is_symlink():
-        yield from _symlink(path, rel, flt)
+        found.extend(_symlink(path, rel, flt))
         return
     if path.is_dir():
         if not (explicit and path == flt.root) and inside and flt.excluded(path, rel, True):
             return
-        yield from _walk_dir(path, flt)
+        _walk_dir(path, flt, found)
         return
     if flt.included(rel) and not (inside and flt.excluded(path, rel, False)):
-        yield SourcePath(rel, str(path))
+        found.append(SourcePath(rel, str(path)))
 
 
 def _walk_dir(
-    directory: Path, flt: _Filter, base: str | None = None, inside: bool | None = None
-) -> Iterator[SourcePath | SkippedPath]:
+    directory: Path,
+    flt: _Filter,
+    found: list[SourcePath | SkippedPath],
+    base: str | None = None,
+    inside: bool | None = None,
+) -> None:
+    # Appends instead of yielding: a generator per directory passed each file up through every
+    # level above it. Entries in name order: `discover` sorts what was found, and sorting files
+    # found in order is linear.
     try:
-        entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
+        entries = sorted(os.scandir(directory), key=_name)
     except OSError as error:
-        yield SkippedPath(_relative(directory, flt.root), f"cannot list directory: {error.strerror}")
+        found.append(SkippedPath(_relative(directory, flt.root), f"cannot list directory: {error.strerror}"))
         return
     gitignores = flt.listed(os.fspath(directory), entries)
     if base is None or inside is None:
@@ -243,14 +255,17 @@ def _walk_dir(
         rel = entry.name if base == "." else f"{base}/{entry.name}"
         if entry.is_symlink():
             path = child_path(directory, entry.name)
-            yield from _symlink(path, rel if inside else _relative(path, flt.root), flt)
+            found.extend(_symlink(path, rel if inside else _relative(path, flt.root), flt))
         elif entry.is_dir(follow_symlinks=False):
             if not (inside and flt.excluded(entry.path, rel, True, walked=True, gitignores=gitignores)):
-                yield from _walk_dir(child_path(directory, entry.name), flt, rel if inside else None, inside or None)
+                _walk_dir(child_path(directory, entry.name), flt, found, rel if inside else None, inside or None)
         elif not inside:
-            yield from _walk(child_path(directory, entry.name), flt, explicit=False)
+            _walk(child_path(directory, entry.name), flt, found, explicit=False)
         elif flt.included(rel) and not flt.excluded(entry.path, rel, False, walked=True, gitignores=gitignores):
-            yield SourcePath(rel, entry.path)
+            found.append(SourcePath(rel, entry.path))
+
+
+_name = attrgetter("name")
 
 
 def _listing(entries: Sequence[os.DirEntry[str]]) -> Listing:
