@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from declint.cli import cli
+from declint.config import find_config_file, load_config
+from declint.engine import Engine, Selection
+from declint.rules import ALL_RULES, RULES_BY_CODE
 from tests.conftest import DEMO, MakeTree, copy_project
 
 MODELS = "tensorrt_llm/_torch/models/"
@@ -316,3 +320,17 @@ def test_a_baseline_that_cannot_be_written_exits_2_naming_it(make_tree: MakeTree
         2,
         f"declint: error: {missing}: cannot write the baseline: No such file or directory\n",
     )
+
+
+def test_the_analysed_codes_syntax_warnings_stay_quiet(make_tree: MakeTree) -> None:
+    """CPython warns while parsing an invalid escape (a DeprecationWarning in 3.11, a
+    SyntaxWarning since 3.12) or compiling `"str"()`; those warnings are about the analysed code,
+    and a run must not print them (the engine runs in this process here)."""
+    source = 'import typing\nx = "a" "\\d"\ny = "str"()\nz = typing.Literal["TRTLLM"]\n'
+    root = make_tree({GOOD: GOOD_SOURCE, MODELS + "modeling_warns.py": source})
+    config = load_config(find_config_file(root), default_root=root, known_codes=frozenset(RULES_BY_CODE))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = Engine(config, ALL_RULES, Selection(("DL",), ())).run([root / MODELS])
+    assert [f.code for f in result.findings if f.path.endswith("modeling_good.py")] == ["DL103"]
+    assert [str(w.message) for w in caught if w.filename.endswith("modeling_warns.py")] == []
