@@ -930,6 +930,7 @@ def _module_names(files: Sequence[SourcePath], probed: Recorded | None = None) -
             names[item.rel] = prefix or stem
         else:
             names[item.rel] = f"{prefix}.{stem}" if prefix else stem
+    package.cache_clear()  # `package` refers to itself: a cycle that would keep its cache alive
     return names
 
 

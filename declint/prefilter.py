@@ -30,6 +30,7 @@ import functools
 import re
 import symtable
 import unicodedata
+import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -465,12 +466,17 @@ def build_index(facts: Iterable[ModuleFacts], config: Config) -> ProjectIndex:
     index.module_of_path = _TrackedModules(index.module_of_path)
     # The reference graph resolves every reference in the project, though only those reachable
     # from a model matter; `ownership_reads` follows (and tracks) exactly those.
-    whole_graph = index._reference_graph
+    # The class's function and a weak reference: a closure holding the bound method would make
+    # the index a reference cycle, which only the cyclic collector frees (the CLI runs without it).
+    whole_graph = type(index)._reference_graph
+    this = weakref.ref(index)
 
     def reference_graph() -> dict[str, tuple[str, ...]]:
+        owner = this()
+        assert owner is not None  # called through the index itself
         enabled, TRACKER.enabled = TRACKER.enabled, False
         try:
-            return whole_graph()
+            return whole_graph(owner)
         finally:
             TRACKER.enabled = enabled
 

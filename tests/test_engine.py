@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
@@ -12,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from declint.cli import cli
+from declint.testing import PRELUDE, write_tree
 from tests.conftest import MakeTree
 
 MODEL = "tensorrt_llm/_torch/models/"
@@ -380,3 +382,37 @@ def test_the_schema_walk_reuses_the_run_walk_and_finds_what_os_walk_finds(tmp_pa
     assert sorted(json_files_under(tmp_path, pruned)) == expected
     with listings_lent(found.listings):
         assert sorted(json_files_under(tmp_path, pruned)) == expected
+
+
+def test_a_run_leaves_no_reference_cycles_that_grow_with_the_tree(tmp_path: Path) -> None:
+    """The CLI runs without the cyclic collector (`declint.cli.main`): what a run allocates must be
+    freed by reference counting alone, so the garbage only that collector could free may not
+    grow with the number of files (it held every file's index entry, through a closure, before)."""
+    model = (
+        "from tensorrt_llm._torch.attention_backend.interface import AttentionBackend\n\n\n"
+        "class Backend{n}(AttentionBackend):\n    attn_backend = 'TRTLLM'\n"
+    )
+    filler = "import os\n\n\nclass Helper{n}(object):\n    def run(self):\n        return os.sep\n"
+
+    def tree(name: str, files: int) -> Path:
+        root = tmp_path / name
+        sources = {f"tensorrt_llm/pkg{n % 7}/sub/filler_{n}.py": filler.format(n=n) for n in range(files)}
+        sources |= {f"tensorrt_llm/_torch/models/modeling_m{n}.py": model.format(n=n) for n in range(files // 10)}
+        write_tree(root, {**PRELUDE, **sources})
+        return root
+
+    def cyclic_garbage(root: Path) -> int:
+        gc.collect()
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            result = CliRunner().invoke(cli, ["check", "--no-cache", "--jobs", "1", str(root)])
+            assert result.exit_code == 1, result.output
+            return gc.collect()
+        finally:
+            if enabled:
+                gc.enable()
+
+    small, large = tree("small", 20), tree("large", 200)
+    cyclic_garbage(small)  # first use: lazily built caches
+    assert cyclic_garbage(large) == cyclic_garbage(small)
