@@ -215,8 +215,7 @@ def printable(name: str) -> str:
 
 
 def _walk(path: Path, flt: _Filter, found: list[SourcePath | SkippedPath], *, explicit: bool) -> None:
-    """Append what `path` yields (itself, or the files under it) to `found`, in no fixed order
-    (`discover` sorts)."""
+    """Append what `path` yields (itself, or the files under it) to `found`, in walk order."""
     rel = _relative(path, flt.root)
     inside = rel != path.as_posix() or path == flt.root
     if path.is_symlink():
