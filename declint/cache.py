@@ -74,6 +74,7 @@ _ALLOWED_MODULES = frozenset(
     }
 )
 _ALLOWED_BUILTINS = frozenset({"frozenset", "set", "slice"})
+_CACHE_SUFFIXES = frozenset({".pickle", ".snapshot", ".journal", ".previews"})  # what declint writes
 
 
 def disabled_by_env() -> bool:
@@ -631,6 +632,7 @@ class Cache:
         self._journaled, self._loaded_token = frozenset(), data.token
         with contextlib.suppress(OSError):
             self._prune(path)
+            self._drop_other_formats()
 
     def _write(self, path: Path, value: object) -> None:
         with contextlib.suppress(OSError):
@@ -673,6 +675,22 @@ class Cache:
                 for suffix in (".snapshot", ".journal"):
                     with contextlib.suppress(OSError):
                         old.with_suffix(suffix).unlink()
+
+    def _drop_other_formats(self) -> None:
+        """Remove the cache files of other formats (`v1/` after an upgrade to format 2): no
+        version of declint that writes this format reads them. Only declint's own files go, and
+        a directory only once it is empty."""
+        for directory in self.directory.glob("v[0-9]*"):
+            if directory.name == f"v{FORMAT}" or not directory.name[1:].isdigit() or directory.is_symlink():
+                continue
+            if not directory.is_dir():
+                continue
+            for entry in directory.iterdir():
+                if entry.suffix in _CACHE_SUFFIXES and (entry.is_file() or entry.is_symlink()):
+                    with contextlib.suppress(OSError):
+                        entry.unlink()
+            with contextlib.suppress(OSError):
+                directory.rmdir()
 
 
 def run_key(parts: Iterable[str]) -> str:

@@ -584,3 +584,17 @@ def test_an_input_edited_after_the_project_rules_read_it_is_read_again_next_time
     after = engine(demo).run([demo])
     assert not any(f.path == DISAGG_SCHEMA for f in after.findings)
     assert lines(after) == lines(engine(demo, cache=False).run([demo]))
+
+
+def test_cache_files_of_another_format_are_removed_by_a_full_write(demo: Path) -> None:
+    directory = demo / ".declint_cache"
+    old, kept = directory / "v0", directory / "v1"
+    for folder in (old, kept):
+        folder.mkdir(parents=True)
+        for name in ("k.pickle", "k.snapshot", "k.journal", "fix-previews.previews", ".tmp-0a1b.pickle"):
+            (folder / name).write_bytes(b"old format")
+    (kept / "notes.txt").write_text("not declint's\n", encoding="utf-8")
+    engine(demo).run([demo])
+    assert not old.exists()
+    assert sorted(p.name for p in kept.iterdir()) == ["notes.txt"]
+    assert sorted(p.suffix for p in (directory / f"v{FORMAT}").iterdir()) == [".pickle", ".snapshot"]
