@@ -10,6 +10,7 @@ import gc
 import json
 import os
 import sys
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from enum import IntEnum
@@ -18,7 +19,7 @@ from typing import ParamSpec
 
 import click
 
-from declint import __version__
+from declint import __version__, timings
 from declint.config import Config, find_config_file, load_config, parse_code_list, project_root, suggest
 from declint.engine import Engine, Selection
 from declint.errors import DeclintError, UsageError
@@ -94,7 +95,9 @@ def run_check(
     show_diff: bool = False,
     jobs: int | None = None,
     no_cache: bool = False,
+    show_timings: bool = False,
 ) -> Exit:
+    started, cpu_at_start = time.perf_counter(), timings.cpu_times()
     targets = report_outputs.targets(output_format, output, output_formats, stdout_taken=show_diff)
     config = resolve_config(paths, config_file)
     interactive = sys.stderr.isatty()
@@ -125,6 +128,9 @@ def run_check(
         echo=lambda text: click.echo(text, nl=False),
         echo_err=lambda text: click.echo(text, nl=False, err=True),
     )
+    if show_timings and outcome.stats is not None:
+        wall = time.perf_counter() - started
+        click.echo(timings.render(outcome.stats, wall, cpu_at_start, timings.cpu_times()), nl=False, err=True)
     if show_diff:
         changed = outcome.fixes is not None and bool(outcome.fixes.changes)
         return Exit.CLEAN if exit_zero or not changed else Exit.FINDINGS
@@ -208,6 +214,7 @@ def cli() -> None:
     help="Worker processes for parsing and rules [default: the jobs option; 0: one per CPU core].",
 )
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache (also: DECLINT_NO_CACHE=1).")
+@click.option("--timings", "show_timings", is_flag=True, help="Print where the run's time went, on stderr.")
 @error_boundary
 def check(paths: tuple[Path, ...], **options: object) -> None:
     """Check PATHS (files or directories)."""

@@ -385,15 +385,19 @@ class _Run:
     def data(self) -> CacheData:
         """The full cache, loaded on first use (a run that the snapshot answers never needs it)."""
         if self._data is None:
-            with self.stats.phase("cache load"):
-                self._data = self.store.load(self.key) if self.store is not None else CacheData(self.key)
+            if self.store is None:
+                self._data = CacheData(self.key)
+            else:
+                with self.stats.phase("cache load"):
+                    self._data = self.store.load(self.key)
         return self._data
 
     def __exit__(self, *exc: object) -> None:
         if self._prepare_pool is not None:
             self._collect_stats(self._prepare_pool)
             self._prepare_pool.close()
-        if exc[0] is None and self.store is not None and not self.overrides:
+        saving = self.changed or self._pending_snapshot is not None
+        if exc[0] is None and self.store is not None and not self.overrides and saving:
             with self.stats.phase("cache save"):
                 if self.changed:
                     self.store.save(self.data, self.changed)

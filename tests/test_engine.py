@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from click.testing import CliRunner
 from declint.cli import cli
 from declint.testing import PRELUDE, write_tree
 from tests.conftest import MakeTree
+from tests.test_cache import settle
 
 MODEL = "tensorrt_llm/_torch/models/"
 CONFIG_CHECK = 'def is_trtllm(config):\n    return config.attn_backend == "TRTLLM"\n'
@@ -416,3 +418,42 @@ def test_a_run_leaves_no_reference_cycles_that_grow_with_the_tree(tmp_path: Path
     small, large = tree("small", 20), tree("large", 200)
     cyclic_garbage(small)  # first use: lazily built caches
     assert cyclic_garbage(large) == cyclic_garbage(small)
+
+
+def test_timings_go_to_stderr_and_leave_the_report_alone(make_tree: MakeTree) -> None:
+    root = make_tree({MODEL + "modeling_good.py": CONFIG_CHECK})
+    files = len(list(root.rglob("*.py")))
+    plain = CliRunner().invoke(cli, ["check", "--format", "json", "--no-cache", "--jobs", "1", str(root)])
+    timed = CliRunner().invoke(cli, ["check", "--format", "json", "--no-cache", "--jobs", "1", "--timings", str(root)])
+    assert (plain.exit_code, timed.exit_code) == (1, 1)
+    assert json.loads(timed.stdout)["findings"] == json.loads(plain.stdout)["findings"]
+    assert plain.stderr == ""
+    wall, cpu, counts = timed.stderr.splitlines()
+    phases = r"(?:snapshot|discover|cache load|scan|index|project rules|check|cache save) \d+\.\d{3} s"
+    assert re.fullmatch(
+        rf"declint: timings \(wall\): discover \d+\.\d{{3}} s(?:, {phases})*; total \d+\.\d{{3}} s after start-up",
+        wall,
+    )
+    assert "cache" not in wall  # --no-cache: neither loaded nor saved
+    assert re.fullmatch(r"declint: CPU: this process \d+\.\d\d s, workers \d+\.\d\d s", cpu)
+    assert counts == (
+        f"declint: files: {files} read, 4 indexed in full, 6 checked, 0 results from the cache, "
+        "0 worker crashes, 0 timeouts"
+    )
+
+
+def test_timings_of_a_run_answered_from_the_snapshot(make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DECLINT_NO_CACHE", raising=False)  # the suite runs without a cache
+    root = make_tree({MODEL + "modeling_good.py": CONFIG_CHECK})
+    files = len(list(root.rglob("*.py")))
+    settle(root)  # files written in the last seconds are read again next time (racily clean)
+    cold = CliRunner().invoke(cli, ["check", "--jobs", "1", "--timings", str(root)])
+    warm = CliRunner().invoke(cli, ["check", "--jobs", "1", "--timings", str(root)])
+    assert cold.stdout == warm.stdout
+    assert "cache save" in cold.stderr.splitlines()[0]
+    assert re.fullmatch(r"declint: timings \(wall\): snapshot \d+\.\d{3} s; total \d+\.\d{3} s after start-up",
+                        warm.stderr.splitlines()[0])  # fmt: skip
+    assert warm.stderr.splitlines()[2] == (
+        f"declint: files: 0 read, 0 indexed in full, 0 checked, {files} results from the cache, "
+        "0 worker crashes, 0 timeouts"
+    )

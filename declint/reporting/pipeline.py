@@ -19,7 +19,7 @@ from declint import baseline as baseline_file
 from declint.cache import Cache
 from declint.changed_lines import ChangedLines, base_fingerprints, compute
 from declint.discovery import discover, display_path
-from declint.engine import Engine
+from declint.engine import Engine, RunStats
 from declint.fingerprint import fingerprints
 from declint.fixes import FixOutcome, fix_run
 from declint.previews import PreviewMemo, previews
@@ -46,6 +46,7 @@ class CheckRequest:
 class CheckOutcome:
     report: Report
     fixes: FixOutcome | None = None
+    stats: RunStats | None = None  # of the run that produced the report (`--timings`)
 
 
 def run(engine: Engine, request: CheckRequest, rules: Sequence[type[RuleMeta]]) -> CheckOutcome:
@@ -97,7 +98,7 @@ def run(engine: Engine, request: CheckRequest, rules: Sequence[type[RuleMeta]]) 
         fixed=outcome.fixed if outcome is not None and not request.diff_only else 0,
         fix_hint=outcome is None,
     )
-    return CheckOutcome(report, outcome)
+    return CheckOutcome(report, outcome, checker.stats)
 
 
 def workspace_prefix(root: Path, cwd: Path) -> str:
