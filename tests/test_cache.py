@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from declint.cache import FORMAT, NO_CACHE_ENV, Cache, content_digest
+from declint.cache import FORMAT, NO_CACHE_ENV, Cache, CacheData, content_digest
 from declint.config import find_config_file, load_config
 from declint.engine import Engine, Selection, _Run
 from declint.rules import ALL_RULES, RULES_BY_CODE
@@ -363,6 +363,19 @@ def test_a_planted_cache_file_cannot_run_code(demo: Path, monkeypatch: pytest.Mo
     monkeypatch.chdir(demo)
     assert lines(engine(demo).run([demo])) == cold
     assert not (demo / "planted-by-cache").exists()
+
+
+def test_a_cache_file_with_malformed_entries_is_a_cold_cache(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cold = lines(engine(demo).run([demo]))
+    (full,) = _stored(demo, ".pickle")
+    _stored(demo, ".snapshot")[0].unlink()  # the run must load the full cache file
+    bad = {"tensorrt_llm/__init__.py": ((1, 2, 3, 4), True)}  # two fields of the five of an entry
+    with monkeypatch.context() as patched:  # a CacheData whose packed entries have the wrong shape
+        patched.setattr(CacheData, "__getstate__", lambda self: (self.key, bad, "token"))
+        full.write_bytes(pickle.dumps(CacheData(full.stem), pickle.HIGHEST_PROTOCOL))
+    again = engine(demo)
+    assert lines(again.run([demo])) == cold
+    assert again.stats.files_read == 37
 
 
 def test_a_symlinked_cache_directory_is_not_used(demo: Path, tmp_path: Path) -> None:
