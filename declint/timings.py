@@ -29,7 +29,10 @@ def render(stats: RunStats, wall: float, start: CpuTimes | None, end: CpuTimes |
     phases = ", ".join(f"{name} {seconds:.3f} s" for name, seconds in stats.seconds.items())
     lines = [f"declint: timings (wall): {phases or 'no phase ran'}; total {wall:.3f} s after start-up"]
     if start is not None and end is not None:
-        lines.append(f"declint: CPU: this process {end[0] - start[0]:.2f} s, workers {end[1] - start[1]:.2f} s")
+        lines.append(
+            f"declint: CPU: start-up and imports {start[0]:.2f} s, this process {end[0] - start[0]:.2f} s, "
+            f"workers {end[1] - start[1]:.2f} s"
+        )
     lines.append(
         f"declint: files: {stats.files_read} read, {stats.files_indexed} indexed in full, "
         f"{stats.files_checked_fresh} checked, {stats.check_cache_hits} results from the cache, "

@@ -435,7 +435,9 @@ def test_timings_go_to_stderr_and_leave_the_report_alone(make_tree: MakeTree) ->
         wall,
     )
     assert "cache" not in wall  # --no-cache: neither loaded nor saved
-    assert re.fullmatch(r"declint: CPU: this process \d+\.\d\d s, workers \d+\.\d\d s", cpu)
+    assert re.fullmatch(
+        r"declint: CPU: start-up and imports \d+\.\d\d s, this process \d+\.\d\d s, workers \d+\.\d\d s", cpu
+    )
     assert counts == (
         f"declint: files: {files} read, 4 indexed in full, 6 checked, 0 results from the cache, "
         "0 worker crashes, 0 timeouts"
