@@ -97,7 +97,7 @@ def run_check(
     no_cache: bool = False,
     show_timings: bool = False,
 ) -> Exit:
-    started, cpu_at_start = time.perf_counter(), timings.cpu_times()
+    started, cpu_at_start = time.perf_counter(), timings.cpu_times() if show_timings else None
     targets = report_outputs.targets(output_format, output, output_formats, stdout_taken=show_diff)
     config = resolve_config(paths, config_file)
     interactive = sys.stderr.isatty()
