@@ -47,46 +47,46 @@ def read_bytes(path: str, rel: str, max_size: int = 0) -> tuple[bytes, os.stat_r
     third of reading a typical module (~5 of ~15 us), and every file of a tree is read.
     `max_size` (0: no limit): larger files are refused before they are read.
     """
-    # O_NONBLOCK: a FIFO named like a module opens at once (and is refused below) instead of
-    # blocking its reader until a writer appears; it changes nothing for a regular file.
-    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        fd = os.open(path, flags)
+        fd = os.open(path, _READ_FLAGS)
     except IsADirectoryError:  # Windows; elsewhere a directory opens, and fstat says what it is
         raise SourceError("is a directory, not a file", path=rel) from None
     except OSError as error:
         raise SourceError(f"cannot read file: {error.strerror or error}", path=rel) from None
     try:
         stat = os.fstat(fd)
-        if S_ISDIR(stat.st_mode):
-            raise SourceError("is a directory, not a file", path=rel)
+        size = stat.st_size
         if not S_ISREG(stat.st_mode):
+            if S_ISDIR(stat.st_mode):
+                raise SourceError("is a directory, not a file", path=rel)
             raise SourceError("not a regular file (a FIFO, socket or device); not read", path=rel)
-        if max_size and stat.st_size > max_size:
-            raise SourceError(
-                f"file too large to check ({stat.st_size:,} bytes; max-file-size is {max_size:,})", path=rel
-            )
-        return _read_all(fd, stat.st_size), stat
+        if max_size and size > max_size:
+            raise SourceError(f"file too large to check ({size:,} bytes; max-file-size is {max_size:,})", path=rel)
+        return _read_all(fd, size), stat
     except OSError as error:
         raise SourceError(f"cannot read file: {error.strerror or error}", path=rel) from None
     finally:
         os.close(fd)
 
 
+# O_NONBLOCK: a FIFO named like a module opens at once (and is refused below) instead of blocking
+# its reader until a writer appears; it changes nothing for a regular file.
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
 def _read_all(fd: int, size: int) -> bytes:
     """Everything up to end of file (it may have grown since the stat).
 
     A regular file's read returns less than asked only at its end, so a file that did not grow
-    takes one read (asking for one byte more than its size), not a second one that returns b"".
+    takes one read (asking for one byte more than its size), and one that did shows it.
     """
-    chunks: list[bytes] = []
-    want = size + 1
-    while chunk := os.read(fd, want):
+    data = os.read(fd, size + 1)
+    if len(data) <= size:
+        return data
+    chunks = [data]
+    while chunk := os.read(fd, 1 << 16):
         chunks.append(chunk)
-        if len(chunk) < want:
-            break
-        want = 1 << 16
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    return b"".join(chunks)
 
 
 def decode_source(data: bytes, rel: str) -> SourceFile:
