@@ -99,7 +99,7 @@ def test_hook_fails_on_a_staged_violation_then_passes(tmp_path: Path, hook_repo:
         f'{MODEL}:5:57: DL104 encoder "vision": "FLASHINFR" is not a member of EncoderAttentionBackend '
         '(did you mean "FLASHINFER"?)'
     ) in output
-    assert "Found 1 finding in 1 files." in output
+    assert "Found 1 finding in 1 file." in output
 
     full = pre_commit(project, pre_commit_home, "try-repo", str(hook_repo), "declint-full", "--hook-stage", "manual")
     assert full.returncode == 1, full.stdout + full.stderr

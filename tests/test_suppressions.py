@@ -70,7 +70,7 @@ def test_several_codes_and_hygiene(make_tree: MakeTree) -> None:
 def test_unused_is_not_judged_for_disabled_codes(make_tree: MakeTree) -> None:
     root = make_tree({MODEL: "x = 1  # declint: ignore[DL101] legacy\n"})
     result = CliRunner().invoke(cli, ["check", "--ignore", "DL101", str(root / MODEL)])
-    assert (result.exit_code, result.output) == (0, "All clear: 1 files checked.\n")
+    assert (result.exit_code, result.output) == (0, "All clear: 1 file checked.\n")
 
 
 # ---- which comment hides a finding: found by line, same answer as trying each comment ------------

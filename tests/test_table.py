@@ -48,7 +48,7 @@ def test_json_rows() -> None:
 
 
 def test_check_against_the_unchanged_golden_exits_0() -> None:
-    assert invoke("--check", str(GOLDEN), str(DEMO)) == (0, "All clear: 1 files checked.\n")
+    assert invoke("--check", str(GOLDEN), str(DEMO)) == (0, "All clear: 1 file checked.\n")
 
 
 def test_check_against_the_drifted_page_reports_each_drifted_row() -> None:

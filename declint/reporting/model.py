@@ -122,11 +122,8 @@ class Report:
         """The text formats' last line; the plain wording is kept from the first release."""
         count = len(self.items)
         noun = "finding" if count == 1 else "findings"
-        head = (
-            f"Found {count} {noun} in {self.files_checked} files"
-            if count
-            else f"All clear: {self.files_checked} files checked"
-        )
+        files = f"{self.files_checked} file{'' if self.files_checked == 1 else 's'}"
+        head = f"Found {count} {noun} in {files}" if count else f"All clear: {files} checked"
         notes: list[str] = []
         if self.diff is not None:
             on, off = len(self.annotated), len(self.elsewhere)
