@@ -268,6 +268,14 @@ def load_config(path: Path | None, *, default_root: Path, known_codes: frozenset
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"invalid TOML: {error}", path=str(path), line=_toml_error_line(error)) from None
     table = document.get("tool", {}).get("declint") if path.name == "pyproject.toml" else document
+    if path.name != "pyproject.toml" and isinstance(document.get("tool"), dict) and "declint" in document["tool"]:
+        # As ruff does with ruff.toml: only pyproject.toml nests the options under [tool.*].
+        raise ConfigError(
+            "a [tool.declint] table is read only from pyproject.toml; in another file, "
+            "write declint's keys at the top level, without the table header",
+            path=str(path),
+            line=_table_line(text),
+        )
     if table is None:
         raise ConfigError("no [tool.declint] table", path=str(path))
     if not isinstance(table, dict):
@@ -289,6 +297,11 @@ def _read(path: Path) -> str:
             path=str(path),
             line=data.count(b"\n", 0, error.start) + 1,
         ) from None
+
+
+def _table_line(text: str) -> int | None:
+    match = re.search(r"^\s*\[+\s*tool\.declint\b", text, re.MULTILINE)
+    return text.count("\n", 0, match.start()) + 1 if match else None
 
 
 def _toml_error_line(error: tomllib.TOMLDecodeError) -> int | None:

@@ -181,6 +181,16 @@ def test_bad_config_exits_2_naming_file_and_line(make_tree: MakeTree, pyproject:
     assert message in result.output
 
 
+def test_a_tool_declint_table_outside_pyproject_is_refused_with_what_to_write(make_tree: MakeTree) -> None:
+    root = make_tree({"lint.toml": '# shared settings\n[tool.declint]\nroots = ["tensorrt_llm"]\n', GOOD: GOOD_SOURCE})
+    result = CliRunner().invoke(cli, ["check", "--config", str(root / "lint.toml"), str(root)])
+    assert result.exit_code == 2
+    assert result.output == (
+        f"declint: error: {root / 'lint.toml'}:2: a [tool.declint] table is read only from pyproject.toml; "
+        "in another file, write declint's keys at the top level, without the table header\n"
+    )
+
+
 def test_a_config_that_is_not_utf8_exits_2_naming_file_and_line(make_tree: MakeTree) -> None:
     root = make_tree({GOOD: GOOD_SOURCE})
     (root / "pyproject.toml").write_bytes(b'[tool.declint]\nexclude = ["caf\xe9/"]\n')  # latin-1, not UTF-8
