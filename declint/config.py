@@ -315,10 +315,16 @@ def _key_line(text: str, key: str) -> int | None:
     return text.count("\n", 0, match.start()) + 1 if match else None
 
 
+def closest(word: str, candidates: tuple[str, ...] | list[str] | frozenset[str]) -> str | None:
+    """The candidate most like `word`, if one is close enough to suggest."""
+    matches = difflib.get_close_matches(word, sorted(candidates), n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
 def suggest(word: str, candidates: tuple[str, ...] | list[str] | frozenset[str]) -> str:
     """' (did you mean "x"?)' or '' — shared by every "unknown X" message."""
-    matches = difflib.get_close_matches(word, sorted(candidates), n=1, cutoff=0.6)
-    return f' (did you mean "{matches[0]}"?)' if matches else ""
+    match = closest(word, candidates)
+    return f' (did you mean "{match}"?)' if match is not None else ""
 
 
 def _validate(key: str, value: Any, path: Path, text: str, known_codes: frozenset[str]) -> Any:

@@ -1,8 +1,9 @@
 """Autofix: libcst transforms for the fixes rules attach to findings, and the safe way to apply them.
 
 Kinds of fix (`Fix.kind`), each one transform, located by `Fix.target` (a node's start):
-- `replace-string` (DL104, safe): the string literal at `target` gets the body `args[0]`,
-  keeping its prefix and quotes (`"trtllm"` -> `"TRTLLM"`).
+- `replace-string` (DL104): the string literal at `target` gets the body `args[0]`, keeping its
+  prefix and quotes (`"trtllm"` -> `"TRTLLM"`, safe; `"FLASHINFR"` -> `"FLASHINFER"`, the
+  "did you mean" of a typo, unsafe).
 - `remove-suppression-code` (DL902, safe): the comment at `target` loses the code `args[0]`
   from its `# declint: ignore[...]` list; with no code left the comment goes (the whole line,
   when the comment stood alone), but a comment after it (`# noqa`) stays.

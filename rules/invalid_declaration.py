@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, ClassVar
 
-from declint.config import Config, suggest
+from declint.config import Config, closest, suggest
 from declint.index import ProjectIndex
 from declint.lazy import lazy_module
 from declint.rule import FileContext, Invalid, Rule, Valid
@@ -137,6 +137,7 @@ class InvalidDeclaration(Rule):
         if encoder not in self._encoders:
             known = ", ".join(self._encoders)
             self.report(key, f'unknown encoder "{encoder}"{suggest(encoder, self._encoders)}; known encoders: {known}')
+            self._attach_replacement(encoder, closest(encoder, tuple(self._encoders)), Applicability.UNSAFE)
             return None
         if encoder in seen:
             self.report(key, f'encoder "{encoder}" is declared twice; the last entry silently wins')
@@ -172,16 +173,24 @@ class InvalidDeclaration(Rule):
                     f'encoder "{encoder}": "{name}" is not a member of '
                     f"{self._literal}{_suggest_member(name, self._members)}",
                 )
-                self._attach_case_fix(name)
+                self._attach_member_fix(name, self._members)
 
-    def _attach_case_fix(self, name: str) -> None:
-        """A wrong case is fixed (safe: the member is certain); a typo's suggestion stays a guess."""
-        member = next((m for m in self._members or () if m.upper() == name.upper()), None)
-        if member is None or not member.isidentifier():
-            return
+    def _attach_member_fix(self, name: str, members: tuple[str, ...]) -> None:
+        """A wrong case is fixed safely (the member is certain); a typo's nearest member is a
+        guess, offered as an unsafe fix (`--unsafe-fixes`: the user reviews it)."""
+        member = next((m for m in members if m.upper() == name.upper()), None)
+        if member is not None:
+            self._attach_replacement(name, member, Applicability.SAFE)
+        else:
+            self._attach_replacement(name, closest(name.upper(), members), Applicability.UNSAFE)
+
+    def _attach_replacement(self, name: str, replacement: str | None, applicability: Applicability) -> None:
+        """The last finding gets a fix that rewrites its string literal to `replacement`."""
+        if replacement is None or not replacement.isidentifier():
+            return  # the transform writes the body as it is: only names that need no escaping
         finding = self.findings[-1]
-        description = f'Replace "{name}" with "{member}"'
-        fix = Fix("replace-string", Applicability.SAFE, description, finding.span.start, (member,))
+        description = f'Replace "{name}" with "{replacement}"'
+        fix = Fix("replace-string", applicability, description, finding.span.start, (replacement,))
         self.findings[-1] = dataclasses.replace(finding, fix=fix)
 
     def _check_reason(self, encoder: str, call: cst.Call) -> None:

@@ -89,6 +89,28 @@ def test_unsafe_fixes_need_the_flag(make_tree: MakeTree) -> None:
     )
 
 
+def test_a_typo_in_a_declaration_is_an_unsafe_fix_to_the_suggested_name(make_tree: MakeTree) -> None:
+    """The "did you mean" of a misspelt backend or encoder is a guess: only --unsafe-fixes writes it,
+    and a name with no close match gets no fix."""
+    source = (
+        IMPORTS + "\n\nclass Typo(MultimodalModelMixin, nn.Module):\n"
+        '    encoder_attention_backends = {"visoin": ("TRTLLM",), "audio": ("FLASHINFR", "CUDA")}\n'
+    )
+    root = make_tree({MODEL + "modeling_typo.py": source})
+    result = run("--fix", str(root / "tensorrt_llm"))
+    assert (result.exit_code, result.stderr) == (1, "declint: fixed 0 findings in 0 files\n")
+    assert (root / MODEL / "modeling_typo.py").read_text() == source
+    result = run("--fix", "--unsafe-fixes", str(root / "tensorrt_llm"))
+    assert (result.exit_code, result.stderr) == (1, "declint: fixed 2 findings in 1 file\n")
+    assert (root / MODEL / "modeling_typo.py").read_text() == source.replace("visoin", "vision").replace(
+        "FLASHINFR", "FLASHINFER"
+    )
+    left = [line for line in result.stdout.splitlines() if "DL104" in line]
+    assert left == [
+        f'{MODEL}modeling_typo.py:7:82: DL104 encoder "audio": "CUDA" is not a member of EncoderAttentionBackend'
+    ]
+
+
 def test_unsafe_fix_extends_a_declaration_keeping_its_comments(make_tree: MakeTree) -> None:
     source = (
         IMPORTS + "\n" + REGISTER_BOTH + "class Phi(MultimodalModelMixin, nn.Module):\n"
