@@ -194,7 +194,12 @@ def cli() -> None:
     help=f"A report, to FILE or stdout; repeatable. FMT: {', '.join(sorted(RENDERERS))}.",
 )
 @click.option("--statistics", "show_statistics", is_flag=True, help="Append counts per rule.")
-@click.option("--config", "config_file", type=click.Path(path_type=Path), help="pyproject.toml or declint.toml.")
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(path_type=Path),
+    help="A pyproject.toml ([tool.declint]) or a declint.toml (keys at top level).",
+)
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even with findings (errors still exit 2).")
 @click.option(
     "--baseline",
@@ -231,7 +236,12 @@ def baseline() -> None:
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--select", help="Comma-separated rule codes or prefixes to enable (replaces the config's).")
 @click.option("--ignore", help="Comma-separated rule codes or prefixes to disable (added to the config's).")
-@click.option("--config", "config_file", type=click.Path(path_type=Path), help="pyproject.toml or declint.toml.")
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(path_type=Path),
+    help="A pyproject.toml ([tool.declint]) or a declint.toml (keys at top level).",
+)
 @click.option("--allow-grow", is_flag=True, help="Accept new findings into an existing baseline.")
 @error_boundary
 def baseline_write(

@@ -224,10 +224,19 @@ class Config:
         return repr(items)
 
 
+# Looked for in each directory, first found wins (as ruff does with .ruff.toml, ruff.toml and
+# pyproject.toml): a file named for declint is its configuration even when empty.
+CONFIG_NAMES = (".declint.toml", "declint.toml")
+
+
 def find_config_file(start: Path) -> Path | None:
-    """The nearest pyproject.toml with a [tool.declint] table at or above `start`."""
+    """The nearest configuration at or above `start`: a `.declint.toml` or `declint.toml`, or a
+    pyproject.toml with a [tool.declint] table."""
     directory = start if start.is_dir() else start.parent
     for candidate_dir in (directory, *directory.parents):
+        for name in CONFIG_NAMES:
+            if (candidate_dir / name).is_file():
+                return candidate_dir / name
         candidate = candidate_dir / "pyproject.toml"
         if candidate.is_file() and _has_declint_table(candidate):
             return candidate
@@ -245,7 +254,7 @@ def _has_declint_table(path: Path) -> bool:
 
 
 def project_root(start: Path) -> Path:
-    """Without a [tool.declint] table: the nearest directory holding a pyproject.toml or .git.
+    """Without a configuration file: the nearest directory holding a pyproject.toml or .git.
 
     Falls back to `start` itself (its directory for a file), never to the working directory: the
     index covers the root, and an unrelated working directory can be huge.

@@ -530,7 +530,7 @@ def test_a_preview_that_raises_in_a_worker_costs_the_preview_not_the_findings(
 
     monkeypatch.setenv(NO_CACHE_ENV, "1")
     clean = json.loads(_json_report(demo, monkeypatch))["findings"]
-    assert sum(bool(f["fix"]) for f in clean) == 2  # the demo's fixable findings, with previews
+    assert sum(bool(f["fix"]) for f in clean) == 3  # the demo's fixable findings, with previews
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("transform bug")

@@ -108,6 +108,23 @@ def test_clean_tree_exits_zero_and_exit_zero_flag(make_tree: MakeTree) -> None:
     assert check(str(root))[0] == 1
 
 
+def test_a_declint_toml_is_found_before_pyproject_and_a_dot_declint_toml_before_it(make_tree: MakeTree) -> None:
+    """In each directory: .declint.toml, then declint.toml, then pyproject.toml's [tool.declint]."""
+    root = make_tree({MODEL + "modeling_good.py": CONFIG_CHECK})
+    assert check(str(root))[0] == 1  # the prelude's pyproject.toml: DL103 is on
+    (root / "declint.toml").write_text('roots = ["tensorrt_llm"]\nignore = ["DL103"]\n')
+    assert check(str(root)) == (0, f"All clear: {_python_files(root)} files checked.\n")
+    (root / ".declint.toml").write_text('roots = ["tensorrt_llm"]\nslect = []\n')
+    assert check(str(root / MODEL)) == (
+        2,
+        f'declint: error: {root / ".declint.toml"}:2: unknown key "slect" (did you mean "select"?)\n',
+    )
+
+
+def _python_files(root: Path) -> int:
+    return sum(1 for _ in (root / "tensorrt_llm").rglob("*.py"))
+
+
 def test_unknown_config_key_exits_2_naming_file_and_key(make_tree: MakeTree) -> None:
     root = make_tree({"pyproject.toml": '[tool.declint]\nroots = ["tensorrt_llm"]\nslect = ["DL101"]\n'})
     code, output = check(str(root))
