@@ -21,6 +21,7 @@ import click
 
 from declint import __version__, timings
 from declint.config import Config, find_config_file, load_config, parse_code_list, project_root, suggest
+from declint.discovery import display_path
 from declint.engine import Engine, Selection
 from declint.errors import DeclintError, UsageError
 from declint.reporting import FORMATS, RENDERERS
@@ -96,9 +97,12 @@ def run_check(
     jobs: int | None = None,
     no_cache: bool = False,
     show_timings: bool = False,
+    stdin_filename: Path | None = None,
 ) -> Exit:
     started, cpu_at_start = time.perf_counter(), timings.cpu_times() if show_timings else None
     targets = report_outputs.targets(output_format, output, output_formats, stdout_taken=show_diff)
+    if stdin_filename is not None:
+        paths = _stdin_request(paths, stdin_filename, writes=fix or show_diff, compares=bool(baseline or diff_base))
     config = resolve_config(paths, config_file)
     interactive = sys.stderr.isatty()
     engine = Engine(
@@ -108,6 +112,7 @@ def run_check(
         progress=_progress if interactive else None,
         jobs=worker_count(config, jobs),
         cache=not no_cache,
+        overrides=_stdin_text(stdin_filename, config.root) if stdin_filename is not None else {},
     )
     request = CheckRequest(
         tuple(paths),
@@ -137,6 +142,24 @@ def run_check(
     return Exit.CLEAN if exit_zero or not outcome.report.items else Exit.FINDINGS
 
 
+def _stdin_request(paths: Sequence[Path], stdin_filename: Path, *, writes: bool, compares: bool) -> list[Path]:
+    """The paths a `--stdin-filename` run checks: that file alone."""
+    if any(str(path) != "-" for path in paths):
+        raise UsageError("--stdin-filename checks the text on stdin: pass no PATHS, or '-'")
+    if writes:
+        raise UsageError("--fix and --diff rewrite files on disk; they cannot be combined with --stdin-filename")
+    if compares:
+        raise UsageError(
+            "--baseline and --diff-base compare files on disk; they cannot be combined with --stdin-filename"
+        )
+    return [stdin_filename]
+
+
+def _stdin_text(stdin_filename: Path, root: Path) -> dict[str, bytes]:
+    """The text on stdin, standing in for the file at `stdin_filename` (which need not exist)."""
+    return {display_path(stdin_filename, root): sys.stdin.buffer.read()}
+
+
 def _tell_fixes(outcome: CheckOutcome, request: CheckRequest) -> None:
     """--diff: the diff on stdout; --fix: what was fixed and what was not, on stderr."""
     fixes = outcome.fixes
@@ -162,6 +185,8 @@ def error_boundary(command: Callable[P, None]) -> Callable[P, None]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> None:
         try:
             command(*args, **kwargs)
+        except click.ClickException:
+            raise  # a usage error click words and exits 2 with, as for its own checks
         except DeclintError as error:
             click.echo(f"declint: error: {error}", err=True)
             sys.exit(Exit.ERROR)
@@ -179,7 +204,7 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--select", help="Comma-separated rule codes or prefixes to enable (replaces the config's).")
 @click.option("--ignore", help="Comma-separated rule codes or prefixes to disable (added to the config's).")
 @click.option(
@@ -220,9 +245,16 @@ def cli() -> None:
 )
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache (also: DECLINT_NO_CACHE=1).")
 @click.option("--timings", "show_timings", is_flag=True, help="Print where the run's time went, on stderr.")
+@click.option(
+    "--stdin-filename",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Check the text on stdin as this file (editors); PATHS is then empty or '-'.",
+)
 @error_boundary
 def check(paths: tuple[Path, ...], **options: object) -> None:
     """Check PATHS (files or directories)."""
+    if not paths and options.get("stdin_filename") is None:
+        raise click.UsageError("Missing argument 'PATHS...'.")
     sys.exit(run_check(paths, **options))  # type: ignore[arg-type]
 
 

@@ -13,7 +13,7 @@ import fnmatch
 import functools
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -182,14 +182,18 @@ class _Filter:
 NOT_UTF8 = "file name is not valid UTF-8 (Python cannot import it); not checked"
 
 
-def discover(paths: Iterable[Path], config: Config) -> Discovery:
-    """Files under `paths` (files or directories), sorted by their display path."""
+def discover(paths: Iterable[Path], config: Config, virtual: Collection[str] = ()) -> Discovery:
+    """Files under `paths` (files or directories), sorted by their display path.
+
+    `virtual`: absolute paths of files whose text comes from elsewhere (`--stdin-filename`): each
+    counts as a file even when nothing exists there yet (an editor's unsaved buffer).
+    """
     flt = _Filter(config)
     files: dict[str, SourcePath] = {}
     skipped: dict[str, SkippedPath] = {}
     for given in paths:
         absolute = Path(os.path.abspath(given))
-        if not absolute.exists() and not absolute.is_symlink():
+        if not absolute.exists() and not absolute.is_symlink() and str(absolute) not in virtual:
             raise UsageError(f"path does not exist: {given}")
         found: list[SourcePath | SkippedPath] = []
         _walk(absolute, flt, found, explicit=True)

@@ -187,7 +187,7 @@ class Engine:
                     listed = Recorded(snapshot.walk)  # checked against the disk before anything was read
                 else:
                     with self.stats.phase("discover"), InputRecorder.recording(with_keys=run.keeps_keys) as listed:
-                        checked = discover(paths, self.config)
+                        checked = discover(paths, self.config, self._virtual_paths())
                         # `declint check ROOT` (CI): the same walk twice would give the same files.
                         same = sorted(map(os.path.abspath, paths)) == sorted(map(os.path.abspath, existing))
                         indexed = checked if same else discover(existing, self.config)
@@ -210,6 +210,10 @@ class Engine:
                 sorted({s for s in self._suppressed if self._reportable(s.finding)}, key=lambda s: s.finding.sort_key())
             ),
         )
+
+    def _virtual_paths(self) -> frozenset[str]:
+        """The overridden files, as absolute paths: they need not exist on disk (`--stdin-filename`)."""
+        return frozenset(os.path.abspath(self.config.root / rel) for rel in self.overrides)
 
     def build_index(self, paths: Iterable[Path] = ()) -> ProjectIndex:
         self.stats = RunStats()
@@ -408,7 +412,7 @@ class _Run:
         if not self.engine.uses_cache:
             return None
         store = Cache.open(self.config.root, str(self.config.get("cache-dir")))
-        if store is not None:
+        if store is not None and not self.overrides:  # a run over overridden texts writes no cache
             store.ensure()  # before the walk: creating it later would move the root's mtime
         return store
 

@@ -57,7 +57,7 @@ def run(engine: Engine, request: CheckRequest, rules: Sequence[type[RuleMeta]]) 
     checker = replace(engine, keep_suppressed=True)
     result = checker.run(paths)
     root = engine.config.root
-    sources = SourceCache(root)
+    sources = SourceCache(root, engine.overrides)  # a file checked from stdin is shown as it was read
     prints = fingerprints([*result.findings, *(s.finding for s in result.suppressed)], sources)
     findings = list(result.findings)
     suppressed = [Item(s.finding, prints[s.finding], justification=s.justification) for s in result.suppressed]
@@ -159,6 +159,6 @@ def _previews(engine: Engine, findings: list[Finding], sources: SourceCache) -> 
     memo = PreviewMemo(store.load_previews() if store is not None else None)
     memo.seed(engine.previews)
     fixable = previews(findings, sources, memo)
-    if store is not None and memo.changed:
+    if store is not None and memo.changed and not engine.overrides:  # --stdin-filename writes nothing
         store.save_previews(memo.to_store())
     return fixable
