@@ -19,7 +19,7 @@ from typing import ParamSpec
 
 import click
 
-from declint import __version__, timings
+from declint import __version__, show, timings
 from declint.config import Config, find_config_file, load_config, parse_code_list, project_root, suggest
 from declint.discovery import display_path
 from declint.engine import Engine, Selection
@@ -142,6 +142,16 @@ def run_check(
     return Exit.CLEAN if exit_zero or not outcome.report.items else Exit.FINDINGS
 
 
+def _show(paths: Sequence[Path], config_file: Path | None, *, settings: bool, files: bool) -> None:
+    config = resolve_config(paths, config_file)
+    if settings:
+        click.echo(show.settings_text(config), nl=False)
+    if files:
+        checked, skipped = show.files_text(paths, config)
+        click.echo(checked, nl=False)
+        click.echo(skipped, nl=False, err=True)
+
+
 def _stdin_request(paths: Sequence[Path], stdin_filename: Path, *, writes: bool, compares: bool) -> list[Path]:
     """The paths a `--stdin-filename` run checks: that file alone."""
     if any(str(path) != "-" for path in paths):
@@ -250,11 +260,20 @@ def cli() -> None:
     type=click.Path(path_type=Path, dir_okay=False),
     help="Check the text on stdin as this file (editors); PATHS is then empty or '-'.",
 )
+@click.option(
+    "--show-settings", is_flag=True, help="Print the configuration a check of PATHS would use, as TOML, and exit."
+)
+@click.option("--show-files", is_flag=True, help="Print the files a check of PATHS would check, and exit.")
 @error_boundary
-def check(paths: tuple[Path, ...], **options: object) -> None:
+def check(paths: tuple[Path, ...], show_settings: bool, show_files: bool, **options: object) -> None:
     """Check PATHS (files or directories)."""
     if not paths and options.get("stdin_filename") is None:
         raise click.UsageError("Missing argument 'PATHS...'.")
+    if show_settings or show_files:
+        stdin_filename = options.get("stdin_filename")
+        targets = paths or ((stdin_filename,) if isinstance(stdin_filename, Path) else ())
+        _show(targets, options.get("config_file"), settings=show_settings, files=show_files)  # type: ignore[arg-type]
+        sys.exit(Exit.CLEAN)
     sys.exit(run_check(paths, **options))  # type: ignore[arg-type]
 
 
