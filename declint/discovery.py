@@ -357,6 +357,29 @@ def module_name(path: Path) -> str:
     return ".".join(reversed(parts)) or path.stem
 
 
+class DirectoryMatcher:
+    """`glob_match(rel, patterns)` for every file of a tree, asked once per directory when it can.
+
+    When every pattern ends in "/**" (everything below a directory, as the default
+    syntax-paths do), all files of one directory get the same answer; any other pattern set is
+    asked per file. (A match per file was ~1.3 us; a tree has ~3 files per directory.)
+    """
+
+    def __init__(self, patterns: tuple[str, ...]) -> None:
+        self.patterns = patterns
+        by_directory = bool(patterns) and all(p.endswith("/**") and not p.startswith("!") for p in patterns)
+        self._answers: dict[str, bool] | None = {} if by_directory else None
+
+    def __call__(self, rel: str) -> bool:
+        if self._answers is None:
+            return glob_match(rel, self.patterns)
+        directory = rel.rpartition("/")[0]
+        found = self._answers.get(directory)
+        if found is None:
+            found = self._answers[directory] = glob_match(rel, self.patterns)
+        return found
+
+
 def glob_match(rel: str, patterns: tuple[str, ...]) -> bool:
     """Gitignore-style match of a root-relative path (used for per-path options)."""
     return _matcher(patterns)(rel)

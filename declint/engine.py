@@ -48,7 +48,15 @@ from declint.cache import (
     still_valid,
 )
 from declint.config import Config
-from declint.discovery import Listing, SourcePath, discover, display_path, glob_match, listings_lent
+from declint.discovery import (
+    DirectoryMatcher,
+    Listing,
+    SourcePath,
+    discover,
+    display_path,
+    glob_match,
+    listings_lent,
+)
 from declint.errors import SourceError
 from declint.facts import FactOptions, ModuleFacts, extract_facts
 from declint.index import ProjectIndex
@@ -338,6 +346,7 @@ class _Run:
         self.overrides = dict(engine.overrides)
         self.check_syntax = bool(self.config.get("check-syntax"))
         self.syntax_paths = tuple(self.config.str_list("syntax-paths"))
+        self.in_syntax_paths = DirectoryMatcher(self.syntax_paths)
         self.max_size = int(self.config.get("max-file-size"))
         self.limits = Limits(
             float(self.config.get("file-timeout")),
@@ -466,7 +475,7 @@ class _Run:
                 if entry.facts is not None and entry.facts.module == module:
                     self.facts[item.rel] = entry.facts
                 continue
-            scope = self.check_syntax or (bool(self.syntax_paths) and glob_match(item.rel, self.syntax_paths))
+            scope = self.check_syntax or (bool(self.syntax_paths) and self.in_syntax_paths(item.rel))
             todo.append(_ScanItem(item.rel, str(item.path), module, is_checked, module == literal_module, scope))
         if not todo:
             return
