@@ -270,9 +270,10 @@ def check(paths: tuple[Path, ...], show_settings: bool, show_files: bool, **opti
     if not paths and options.get("stdin_filename") is None:
         raise click.UsageError("Missing argument 'PATHS...'.")
     if show_settings or show_files:
-        stdin_filename = options.get("stdin_filename")
+        stdin_filename, config_file = options.get("stdin_filename"), options.get("config_file")
         targets = paths or ((stdin_filename,) if isinstance(stdin_filename, Path) else ())
-        _show(targets, options.get("config_file"), settings=show_settings, files=show_files)  # type: ignore[arg-type]
+        config_path = config_file if isinstance(config_file, Path) else None
+        _show(targets, config_path, settings=show_settings, files=show_files)
         sys.exit(Exit.CLEAN)
     sys.exit(run_check(paths, **options))  # type: ignore[arg-type]
 
