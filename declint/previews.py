@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import codecs
 import difflib
+import io
 import re
+import tokenize
 from collections.abc import Callable, Iterable, Mapping
 from functools import cache, partial
 from itertools import groupby
@@ -211,7 +213,7 @@ def previews(
 def _sharing_one_parse(source: SourceFile, module: str) -> Callable[[Fix], FixPreview | None]:
     """`_preview` for the fixes of one file, parsing it (and resolving positions) on first use only."""
     prepared = cache(lambda: transforms.prepare(transforms.parse(source)))
-    return lambda fix: _preview(source, fix, module, prepared())
+    return lambda fix: _preview(source, fix, module, prepared)
 
 
 # A check worker previews a file's fixes while their count times the file's characters stays
@@ -235,7 +237,8 @@ def file_previews(
         verdict = f"cannot be rendered again ({type(error).__name__}); not rewritten"
     entries: list[tuple[str, Memoized]] = [(verdict_key(digest), verdict)]
     if verdict is None:
-        prepared = transforms.prepare(tree)  # one position pass and rendering for all the file's previews
+        # One position pass and rendering for all the file's previews, when one needs it.
+        prepared = cache(lambda: transforms.prepare(tree))
         for count, fix in enumerate(dict.fromkeys(fixes)):
             if count * len(source.text) > WORKER_PREVIEW_BUDGET:
                 break  # the rest: the main process, which no file timeout stops (same previews)
@@ -247,10 +250,57 @@ def file_previews(
     return tuple(entries)
 
 
-def _preview(source: SourceFile, fix: Fix, module: str, prepared: transforms.Prepared) -> FixPreview | None:
-    applied = transforms.apply_fixes(source, [fix], module, prepared=prepared)
-    if not applied.applied:
-        return None
-    edits, line_edits = text_edits(source.text, applied.text)
-    diff = unified_diff(source.rel, source.text, applied.text, context=1)
+def _preview(
+    source: SourceFile, fix: Fix, module: str, prepared: Callable[[], transforms.Prepared]
+) -> FixPreview | None:
+    text = replaced_string(source.text, fix) if fix.kind == "replace-string" else None
+    if text is None:
+        applied = transforms.apply_fixes(source, [fix], module, prepared=prepared())
+        if not applied.applied:
+            return None
+        text = applied.text
+    edits, line_edits = text_edits(source.text, text)
+    diff = unified_diff(source.rel, source.text, text, context=1)
     return FixPreview(fix.applicability, fix.description, edits, line_edits, diff)
+
+
+_QUOTES_AT_START = ('"""', "'''", '"', "'")
+
+
+def replaced_string(text: str, fix: Fix) -> str | None:
+    """The text a `replace-string` fix makes of `text`, spliced without libcst, or None when the
+    token at its target is not one the transform rewrites (the transform then decides).
+
+    The transform needs a position pass over the whole module to find its node, most of a
+    preview's cost (~13 ms of a model file's); the string literal at the target is the token
+    the tokenizer reads from there, and the transform keeps its prefix and quotes around the new
+    body, as this does (`tests/test_previews.py` compares the two).
+    """
+    new_body = fix.args[0]
+    offset = _offset(text, fix.target.line, fix.target.column)
+    if offset is None or not new_body.isidentifier():
+        return None
+    try:
+        token = next(tokenize.generate_tokens(io.StringIO(text[offset:]).readline))
+    except (tokenize.TokenError, SyntaxError, StopIteration):
+        return None
+    if token.type != tokenize.STRING or token.start != (1, 0):
+        return None
+    value = token.string
+    prefix = value[: len(value) - len(value.lstrip("rRuUbBfF"))]
+    if set(prefix.lower()) & {"b", "f"}:
+        return None
+    quote = next(q for q in _QUOTES_AT_START if value.startswith(q, len(prefix)))
+    return text[:offset] + prefix + quote + new_body + quote + text[offset + len(value) :]
+
+
+def _offset(text: str, line: int, column: int) -> int | None:
+    """Where (1-based line, 0-based column in characters) is in `text`; lines end at "\n" (a file
+    with a lone carriage return is never rewritten, so it has no preview to make)."""
+    start = 0
+    for _ in range(line - 1):
+        start = text.find("\n", start) + 1
+        if start == 0:
+            return None
+    end = text.find("\n", start)
+    return start + column if column <= (end if end >= 0 else len(text)) - start else None

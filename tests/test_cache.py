@@ -526,7 +526,7 @@ def test_a_preview_that_raises_in_a_worker_costs_the_preview_not_the_findings(
 ) -> None:
     import json
 
-    from declint import fix_transforms
+    from declint import fix_transforms, previews
 
     monkeypatch.setenv(NO_CACHE_ENV, "1")
     clean = json.loads(_json_report(demo, monkeypatch))["findings"]
@@ -536,6 +536,7 @@ def test_a_preview_that_raises_in_a_worker_costs_the_preview_not_the_findings(
         raise RuntimeError("transform bug")
 
     monkeypatch.setattr(fix_transforms, "apply_fixes", broken)  # forked workers inherit it
+    monkeypatch.setattr(previews, "replaced_string", broken)  # DL104's previews, spliced as text
     failing = json.loads(_json_report(demo, monkeypatch))["findings"]
     assert [{k: v for k, v in f.items() if k != "fix"} for f in failing] == [
         {k: v for k, v in f.items() if k != "fix"} for f in clean

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from declint.previews import text_edits, unified_diff
 from declint.reporting.model import Edit
+from declint.types import Applicability, Fix, Position
 
 _LINES = st.lists(st.sampled_from(["a\n", "b\n", "c\n", "    d = 1\n", "\n"]), max_size=40)
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@$")
@@ -74,3 +75,55 @@ def test_a_change_deep_in_a_file_is_numbered_where_it_is() -> None:
         (50, 5, 50, 7, "fifty")
     ]
     assert [(e.start.line, e.end.line, e.content) for e in line_edits] == [(50, 51, "line fifty\n")]
+
+
+# ---- replace-string previews without libcst's position pass ---------------------------------------
+_STRING_CASES = (
+    'x = {"vision": ("VANILLA", "trtllm")}\n',
+    "x = ('a', r'b', R\"c\", u'd', U\"e\", b'f', rb'g', Br\"h\", f'i{1}', F\"j\")\n",
+    'x = ("""one\nline two""", \'\'\'three\'\'\', "after")\n',
+    'é = "ü"; y = ("naïve", "日本語")  # "not a string"\n',
+    'if True:\r\n\tz = ["tab",\r\n\t     "indented"]\r\nw = "crlf"\r\n',
+    's = ("implicit" "concatenation"\n     \'across\' "lines")\n',
+    "t = 1 + \\\n    len('continued')\n",
+    'def f(a="default", *, b=\'kw\'):\n    return {"k": [a, b, "deep"]}\n',
+    'class C:\n    """Docstring."""\n    attr = "value"  # trailing\n',
+    "u = 'no newline at the end'",
+)
+
+
+def _every_string_fix(text: str) -> list[Fix]:
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    wrapper = MetadataWrapper(cst.parse_module(text))
+    positions = wrapper.resolve(PositionProvider)
+    return [
+        Fix("replace-string", Applicability.UNSAFE, "", Position(p.start.line, p.start.column), ("NEW_NAME",))
+        for node, p in positions.items()
+        if isinstance(node, cst.SimpleString)
+    ]
+
+
+def test_a_replace_string_preview_spliced_as_text_is_what_the_transform_writes() -> None:
+    """Every string literal of varied sources and of the demo tree: the text splice gives the
+    transform's text, or declines (None) exactly where the transform changes nothing."""
+    from declint import fix_transforms
+    from declint.previews import replaced_string
+    from declint.source import decode_source
+    from tests.conftest import DEMO
+
+    demo = [p.read_text(encoding="utf-8") for p in sorted(DEMO.rglob("modeling_*.py"))]
+    compared = declined = 0
+    for text, step in [*((case, 1) for case in _STRING_CASES), *((file, 7) for file in demo)]:
+        source = decode_source(text.encode(), "m.py")
+        for fix in _every_string_fix(text)[::step]:  # each a position pass: a sample of the demo's
+            applied = fix_transforms.apply_fixes(source, [fix], "m")
+            spliced = replaced_string(text, fix)
+            if applied.applied:
+                assert spliced == applied.text, (text, fix)
+                compared += 1
+            else:
+                assert spliced is None, (text, fix)
+                declined += 1
+    assert compared > 60 and declined == 3  # b'f', rb'g', Br"h" (f-strings are not SimpleStrings)
