@@ -142,12 +142,18 @@ def run_check(
     return Exit.CLEAN if exit_zero or not outcome.report.items else Exit.FINDINGS
 
 
-def _show(paths: Sequence[Path], config_file: Path | None, *, settings: bool, files: bool) -> None:
-    config = resolve_config(paths, config_file)
+def _show(
+    paths: Sequence[Path], stdin_filename: Path | None, config_file: Path | None, *, settings: bool, files: bool
+) -> None:
+    """--show-settings / --show-files: of the check these arguments ask for (`--stdin-filename`'s
+    file counts even when it does not exist yet, as in the check)."""
+    targets = [stdin_filename] if stdin_filename is not None else list(paths)
+    config = resolve_config(targets, config_file)
     if settings:
         click.echo(show.settings_text(config), nl=False)
     if files:
-        checked, skipped = show.files_text(paths, config)
+        virtual = (os.path.abspath(stdin_filename),) if stdin_filename is not None else ()
+        checked, skipped = show.files_text(targets, config, virtual)
         click.echo(checked, nl=False)
         click.echo(skipped, nl=False, err=True)
 
@@ -271,9 +277,9 @@ def check(paths: tuple[Path, ...], show_settings: bool, show_files: bool, **opti
         raise click.UsageError("Missing argument 'PATHS...'.")
     if show_settings or show_files:
         stdin_filename, config_file = options.get("stdin_filename"), options.get("config_file")
-        targets = paths or ((stdin_filename,) if isinstance(stdin_filename, Path) else ())
+        stdin_path = stdin_filename if isinstance(stdin_filename, Path) else None
         config_path = config_file if isinstance(config_file, Path) else None
-        _show(targets, config_path, settings=show_settings, files=show_files)
+        _show(paths, stdin_path, config_path, settings=show_settings, files=show_files)
         sys.exit(Exit.CLEAN)
     sys.exit(run_check(paths, **options))  # type: ignore[arg-type]
 

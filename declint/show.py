@@ -40,10 +40,10 @@ def _toml_value(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def files_text(paths: Sequence[Path], config: Config) -> tuple[str, str]:
+def files_text(paths: Sequence[Path], config: Config, virtual: Sequence[str] = ()) -> tuple[str, str]:
     """(the files a check of `paths` would check, one root-relative path a line; the paths it
-    would skip, with why), as the run's own walk finds them."""
-    found = discover(paths, config)
+    would skip, with why), as the run's own walk finds them (`virtual`: see `discover`)."""
+    found = discover(paths, config, virtual)
     checked = "".join(f"{item.rel}\n" for item in found.files)
     skipped = "".join(f"{item.rel}: {item.reason}\n" for item in found.skipped)
     return checked, skipped

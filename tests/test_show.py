@@ -56,3 +56,10 @@ def test_show_files_lists_the_files_a_check_would_check_and_why_others_are_skipp
     excluded = CliRunner().invoke(cli, ["check", "--show-files", str(root / "tensorrt_llm")])
     assert "tensorrt_llm/scratch/b.py" not in excluded.stdout.splitlines()
     assert f"{MODEL}modeling_a.py" in excluded.stdout.splitlines()
+
+
+def test_show_files_of_a_stdin_filename_is_that_file_even_before_it_exists(make_tree: MakeTree) -> None:
+    root = make_tree({})
+    target = root / MODEL / "modeling_unsaved.py"
+    result = CliRunner().invoke(cli, ["check", "--show-files", "--stdin-filename", str(target)])
+    assert (result.exit_code, result.stdout) == (0, f"{MODEL}modeling_unsaved.py\n")
