@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import textwrap
 from collections.abc import Sequence
 
 from declint.config import OPTIONS
@@ -27,6 +28,8 @@ def explain_rule(rule: type[RuleMeta]) -> str:
             spec = _OPTION_HELP[key]
             parts.append(f"  {key} ({spec.kind}, default {json.dumps(spec.default)}): {spec.help}")
         parts.append("")
+    if rule.FIX:
+        parts += ["Autofix:", *textwrap.wrap(rule.FIX, 94, initial_indent="  ", subsequent_indent="  "), ""]
     sections: tuple[tuple[str, Sequence[Valid | Invalid]], ...] = (("Valid", rule.VALID), ("Invalid", rule.INVALID))
     for title, examples in sections:
         for number, example in enumerate(examples[:2], 1):
@@ -43,7 +46,14 @@ def explain_rule(rule: type[RuleMeta]) -> str:
 def rules_table(rules: Sequence[type[RuleMeta]], output_format: str) -> str:
     if output_format == "json":
         rows = [
-            {"code": r.CODE, "name": r.NAME, "summary": r.SUMMARY, "kind": kind_of(r), "options": list(r.OPTIONS)}
+            {
+                "code": r.CODE,
+                "name": r.NAME,
+                "summary": r.SUMMARY,
+                "kind": kind_of(r),
+                "options": list(r.OPTIONS),
+                "fix": r.FIX or None,
+            }
             for r in rules
         ]
         return json.dumps(rows, indent=2) + "\n"

@@ -80,6 +80,7 @@ class RuleMeta:
     SUMMARY: ClassVar[str]
     SEVERITY: ClassVar[Severity] = Severity.ERROR
     OPTIONS: ClassVar[tuple[str, ...]] = ()
+    FIX: ClassVar[str] = ""  # what `--fix` (safe) or `--fix --unsafe-fixes` does; "" when no fix
     VALID: ClassVar[Sequence[Valid]] = ()
     INVALID: ClassVar[Sequence[Invalid]] = ()
 

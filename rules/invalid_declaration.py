@@ -41,6 +41,11 @@ class InvalidDeclaration(Rule):
     NAME = "invalid-declaration"
     SUMMARY = "a declaration names an unknown backend or encoder, a fixed encoder without reason, duplicates"
     OPTIONS = ("declaration-attribute", "fixed-marker", "encoders", "shared-literal")
+    FIX = (
+        'safe: a backend name in the wrong case becomes the member ("trtllm" -> "TRTLLM"). unsafe: a '
+        'misspelt backend or encoder name becomes the name the message suggests ("FLASHINFR" -> '
+        '"FLASHINFER"); a name with no close match gets no fix.'
+    )
 
     VALID: ClassVar = (
         Valid(_PRELUDE + '    encoder_attention_backends = {"vision": ("VANILLA", "TRTLLM", "FLASHINFER")}\n'),

@@ -56,6 +56,11 @@ class MissingDeclaration(Rule):
     NAME = "missing-declaration"
     SUMMARY = "a multimodal model has no per-encoder declaration, or misses one of its encoders"
     OPTIONS = ("declaration-attribute", "model-decorators", "model-mixins", "modality-encoders")
+    FIX = (
+        'unsafe: declares each missing encoder FixedEncoderAttention("TODO: ...") for review, importing '
+        "the marker when needed; a subclass whose inherited declaration misses an encoder gets its own, "
+        "copying the inherited entries."
+    )
 
     VALID: ClassVar = (
         Valid(

@@ -17,6 +17,10 @@ class UnusedSuppression(EngineCode):
     CODE = "DL902"
     NAME = "unused-suppression"
     SUMMARY = "a suppression comment that matches no finding"
+    FIX = (
+        "safe: removes the unused code from the comment, and the comment (the whole line when it stands "
+        "alone) when no code is left; a second comment after it stays."
+    )
     VALID: ClassVar = (
         Valid(
             "def f(attn_backend):\n    # declint: ignore[DL103] kept for the legacy path\n"

@@ -101,3 +101,16 @@ def test_every_rule_explanation_shows_an_invalid_example() -> None:
         result = CliRunner().invoke(cli, ["rule", rule_class.CODE])
         assert result.exit_code == 0
         assert "Invalid example 1" in result.output, rule_class.CODE
+
+
+def test_every_rule_whose_findings_carry_fixes_says_so_in_its_explanation() -> None:
+    """`declint rule CODE` tells what --fix does: the rules whose findings carry fixes in the
+    demo's golden report (DL102, DL104) and the suppression hygiene's DL902, and no other."""
+    golden = json.loads((REPO / "tests" / "golden" / "demo.json").read_text(encoding="utf-8"))
+    fixing = {f["code"] for f in golden["findings"] if f["fix"]} | {"DL902"}
+    assert fixing == {"DL102", "DL104", "DL902"}
+    assert {rule.CODE for rule in ALL_RULES if rule.FIX} == fixing
+    explained = CliRunner().invoke(cli, ["rule", "DL104"]).output
+    assert "Autofix:\n  safe: a backend name in the wrong case becomes the member" in explained
+    rows = json.loads(CliRunner().invoke(cli, ["rules", "--format", "json"]).output)
+    assert {row["code"] for row in rows if row["fix"]} == fixing
