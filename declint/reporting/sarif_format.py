@@ -86,6 +86,8 @@ def _rule(rule: type[RuleMeta], report: Report) -> dict[str, Any]:
 
 def _help_markdown(rule: type[RuleMeta], doc: str, report: Report) -> str:
     parts = [f"**{rule.CODE} {rule.NAME}**: {rule.SUMMARY}", doc]
+    if rule.FIX:
+        parts.append(f"**Autofix**: {rule.FIX}")
     for title, examples in (("Valid", rule.VALID), ("Invalid", rule.INVALID)):
         if examples:
             parts.append(f"{title} example (`{examples[0].path}`):\n\n```python\n{examples[0].code.rstrip()}\n```")
