@@ -190,13 +190,11 @@ def previews(
     out: dict[Finding, FixPreview] = {}
     fixable = sorted((f for f in findings if f.fix is not None), key=Finding.sort_key)
     for rel, group in groupby(fixable, key=lambda f: f.path):
-        path = sources.path_of(rel)
-        try:
-            data = path.read_bytes()
-        except OSError:
+        data = sources.data(rel)  # the text the findings come from (stdin's, for --stdin-filename)
+        if data is None:
             continue
         digest = content_digest(data)
-        module = module_name(path)
+        module = module_name(sources.path_of(rel))
         if memo.get(verdict_key(digest), partial(unrewritable, data, rel)) is not None:
             continue
         source = decode_source(data, rel)  # decodes: `unrewritable` said so

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from click.testing import CliRunner
 
@@ -98,3 +100,20 @@ def test_an_excluded_stdin_filename_is_not_checked(make_tree: MakeTree) -> None:
     root = make_tree({"pyproject.toml": '[tool.declint]\nroots = ["tensorrt_llm"]\nexclude = ["scratch/"]\n'})
     target = root / "tensorrt_llm/scratch/modeling_tmp.py"
     assert check(RETYPED, "--stdin-filename", str(target))[:2] == (0, "All clear: 0 files checked.\n")
+
+
+def test_a_fix_preview_is_of_the_text_on_stdin_not_of_the_file_on_disk(make_tree: MakeTree) -> None:
+    """The preview of a fix in the buffer is computed from the buffer: the file on disk has its
+    lines elsewhere (here, two lines higher). No "fixable with --fix" hint: --fix cannot take stdin."""
+    declaration = (
+        "from tensorrt_llm._torch.models.modeling_multimodal_mixin import MultimodalModelMixin\n\n\n"
+        'class M(MultimodalModelMixin):\n    encoder_attention_backends = {"vision": ("trtllm",)}\n'
+    )
+    root = make_tree({MODEL + "modeling_m.py": declaration})
+    target = str(root / MODEL / "modeling_m.py")
+    code, stdout, _ = check("\n\n" + declaration, "--select", "DL104", "--format", "json", "--stdin-filename", target)
+    (finding,) = json.loads(stdout)["findings"]
+    assert (code, finding["line"], finding["fix"]["applicability"]) == (1, 7, "safe")
+    assert finding["fix"]["edits"] == [{"line": 7, "column": 46, "end_line": 7, "end_column": 52, "content": "TRTLLM"}]
+    code, stdout, _ = check("\n\n" + declaration, "--select", "DL104", "--stdin-filename", target)
+    assert stdout.splitlines()[1:] == ["Found 1 finding in 1 file."]

@@ -96,7 +96,7 @@ def run(engine: Engine, request: CheckRequest, rules: Sequence[type[RuleMeta]]) 
         diff=scope,
         baseline=info,
         fixed=outcome.fixed if outcome is not None and not request.diff_only else 0,
-        fix_hint=outcome is None,
+        fix_hint=outcome is None and not engine.overrides,  # --fix cannot take stdin's text
     )
     return CheckOutcome(report, outcome, checker.stats)
 

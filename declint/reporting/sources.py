@@ -46,13 +46,21 @@ class SourceCache:
         lines = self.lines(rel)
         return lines[number - 1] if 1 <= number <= len(lines) else None
 
-    def _read(self, rel: str) -> str | None:
+    def data(self, rel: str) -> bytes | None:
+        """The file's bytes as the run checked them: its override (`--stdin-filename`), else the
+        file on disk; None when it cannot be read."""
         data = self._overrides.get(rel)
         if data is None:
             try:
                 data, _ = read_bytes(str(self.path_of(rel)), rel)  # refuses a FIFO: a read would block
             except SourceError:
                 return None
+        return data
+
+    def _read(self, rel: str) -> str | None:
+        data = self.data(rel)
+        if data is None:
+            return None
         if rel.endswith(".py"):
             try:
                 return decode_source(data, rel).text
