@@ -100,9 +100,12 @@ def run_check(
     stdin_filename: Path | None = None,
 ) -> Exit:
     started, cpu_at_start = time.perf_counter(), timings.cpu_times() if show_timings else None
-    targets = report_outputs.targets(output_format, output, output_formats, stdout_taken=show_diff)
+    # stdout holds the diff (--diff), or the fixed text (--fix on stdin's text, as editors want it)
+    fixed_text_out = fix and not show_diff and stdin_filename is not None
+    taken = "the diff" if show_diff else "the fixed text" if fixed_text_out else None
+    targets = report_outputs.targets(output_format, output, output_formats, stdout_taken=taken)
     if stdin_filename is not None:
-        paths = _stdin_request(paths, stdin_filename, writes=fix or show_diff, compares=bool(baseline or diff_base))
+        paths = _stdin_request(paths, stdin_filename, compares=bool(baseline or diff_base))
     config = resolve_config(paths, config_file)
     interactive = sys.stderr.isatty()
     engine = Engine(
@@ -126,6 +129,8 @@ def run_check(
     )
     outcome = run_pipeline(engine, request, ALL_RULES)
     _tell_fixes(outcome, request)
+    if fixed_text_out:
+        _print_fixed_text(engine, outcome)
     report_outputs.emit(
         targets,
         outcome.report,
@@ -158,17 +163,25 @@ def _show(
         click.echo(skipped, nl=False, err=True)
 
 
-def _stdin_request(paths: Sequence[Path], stdin_filename: Path, *, writes: bool, compares: bool) -> list[Path]:
+def _stdin_request(paths: Sequence[Path], stdin_filename: Path, *, compares: bool) -> list[Path]:
     """The paths a `--stdin-filename` run checks: that file alone."""
     if any(str(path) != "-" for path in paths):
         raise UsageError("--stdin-filename checks the text on stdin: pass no PATHS, or '-'")
-    if writes:
-        raise UsageError("--fix and --diff rewrite files on disk; they cannot be combined with --stdin-filename")
     if compares:
         raise UsageError(
             "--baseline and --diff-base compare files on disk; they cannot be combined with --stdin-filename"
         )
     return [stdin_filename]
+
+
+def _print_fixed_text(engine: Engine, outcome: CheckOutcome) -> None:
+    """--fix on stdin's text: that text with the fixes applied (unchanged when none applied)."""
+    ((rel, text),) = engine.overrides.items()
+    changes = outcome.fixes.changes if outcome.fixes is not None else ()
+    fixed = next((change.after for change in changes if change.rel == rel), text)
+    sys.stdout.flush()
+    sys.stdout.buffer.write(fixed)
+    sys.stdout.buffer.flush()
 
 
 def _stdin_text(stdin_filename: Path, root: Path) -> dict[str, bytes]:

@@ -131,11 +131,14 @@ class _Session:
         return Path(rel) if os.path.isabs(rel) else self.engine.config.root / rel
 
     def lint(self, overrides: Mapping[str, bytes]) -> RunResult:
-        return replace(self.engine, overrides=dict(overrides), progress=None, keep_suppressed=False).run(self.paths)
+        # The engine's own overrides (`--stdin-filename`'s text) stand under every proposal.
+        texts = {**self.engine.overrides, **overrides}
+        return replace(self.engine, overrides=texts, progress=None, keep_suppressed=False).run(self.paths)
 
     def data(self, rel: str, state: Mapping[str, bytes]) -> bytes:
         if rel not in self.original:
-            self.original[rel] = self.path(rel).read_bytes()
+            given = self.engine.overrides.get(rel)
+            self.original[rel] = given if given is not None else self.path(rel).read_bytes()
         return state.get(rel, self.original[rel])
 
     def give_up(self, finding: Finding, reason: str) -> None:

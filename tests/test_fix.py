@@ -221,7 +221,10 @@ def test_diff_shows_the_fixes_and_writes_nothing(make_tree: MakeTree) -> None:
     result = run("--diff", "--output-format", f"json:{report}", str(root / "tensorrt_llm"))
     assert json.loads(report.read_text())["summary"]["fixable"] == {"safe": 1, "unsafe": 0}
     result = run("--diff", "--output-format", "json", str(root / "tensorrt_llm"))
-    assert result.exit_code == 2 and "--diff prints the diff on stdout" in result.output
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "declint: error: stdout holds the diff; give each report a file: --output-format FMT:FILE\n",
+    )
     (root / MODEL / "modeling_case.py").write_text(source.replace("trtllm", "TRTLLM"))
     result = run("--diff", str(root / "tensorrt_llm"))
     assert (result.exit_code, result.stdout) == (0, "")

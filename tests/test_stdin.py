@@ -74,20 +74,55 @@ def test_stdin_filename_refuses_what_needs_files_on_disk(make_tree: MakeTree) ->
     cases = [
         (("--stdin-filename", target, str(root)), "--stdin-filename checks the text on stdin: pass no PATHS, or '-'"),
         (
-            ("--fix", "--stdin-filename", target),
-            "--fix and --diff rewrite files on disk; they cannot be combined with --stdin-filename",
-        ),
-        (
-            ("--diff", "--stdin-filename", target),
-            "--fix and --diff rewrite files on disk; they cannot be combined with --stdin-filename",
-        ),
-        (
             ("--diff-base", "HEAD", "--stdin-filename", target),
             "--baseline and --diff-base compare files on disk; they cannot be combined with --stdin-filename",
+        ),
+        (
+            ("--fix", "--format", "json", "--stdin-filename", target),
+            "stdout holds the fixed text; give each report a file: --output-format FMT:FILE",
         ),
     ]
     for args, message in cases:
         assert check("x = 1\n", *args) == (2, "", f"declint: error: {message}\n"), args
+
+
+WRONG_CASE = (
+    "from tensorrt_llm._torch.models.modeling_multimodal_mixin import MultimodalModelMixin\n\n\n"
+    'class M(MultimodalModelMixin):\n    encoder_attention_backends = {"vision": ("trtllm",)}\n'
+)
+
+
+def test_fix_on_stdin_prints_the_fixed_text_and_writes_nothing(make_tree: MakeTree) -> None:
+    """As editors use it: the buffer in, the buffer with its safe fixes out; the file on disk (here
+    the same declaration two lines higher) and the tree stay as they were."""
+    root = make_tree({MODEL + "modeling_m.py": WRONG_CASE})
+    target = str(root / MODEL / "modeling_m.py")
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    buffer = "\n\n" + WRONG_CASE
+    assert check(buffer, "--fix", "--stdin-filename", target) == (
+        0,
+        buffer.replace('"trtllm"', '"TRTLLM"'),
+        "declint: fixed 1 finding in 1 file\n",
+    )
+    assert check(buffer.replace('"trtllm"', '"TRTLLM"'), "--fix", "--stdin-filename", target) == (
+        0,
+        buffer.replace('"trtllm"', '"TRTLLM"'),  # nothing to fix: the text as it came
+        "declint: fixed 0 findings in 0 files\n",
+    )
+    code, stdout, stderr = check(buffer, "--diff", "--stdin-filename", target)
+    assert (code, stderr) == (1, "declint: would fix 1 finding in 1 file\n")
+    assert stdout.splitlines()[:3] == [f"--- a/{MODEL}modeling_m.py", f"+++ b/{MODEL}modeling_m.py", "@@ -4,4 +4,4 @@"]
+    assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
+
+
+def test_fix_on_stdin_reports_what_is_left_in_the_fixed_text(make_tree: MakeTree) -> None:
+    root = make_tree({})
+    target = str(root / MODEL / "modeling_m.py")
+    report = root / "left.txt"
+    buffer = WRONG_CASE + RETYPED
+    code, stdout, _ = check(buffer, "--fix", "--output-format", f"text:{report}", "--stdin-filename", target)
+    assert (code, stdout) == (1, buffer.replace('"trtllm"', '"TRTLLM"'))
+    assert report.read_text() == f"{MODEL}modeling_m.py:7:35: {DL103}\nFound 1 finding in 1 file (1 fixed).\n"
 
 
 def test_without_paths_or_stdin_filename_click_asks_for_paths() -> None:

@@ -38,9 +38,10 @@ class Target:
 
 
 def targets(
-    output_format: str | None, output: Path | None, specs: Sequence[str], *, stdout_taken: bool = False
+    output_format: str | None, output: Path | None, specs: Sequence[str], *, stdout_taken: str | None = None
 ) -> list[Target]:
-    """The reports to write; `stdout_taken` (--diff prints the diff) drops the implicit stdout report."""
+    """The reports to write; `stdout_taken` (what stdout holds instead: "the diff" for --diff)
+    drops the implicit stdout report."""
     chosen = [Target.parse(spec) for spec in specs]
     if output_format is not None or output is not None or not chosen:
         legacy = Target(output_format or DEFAULT_FORMAT, output)
@@ -51,7 +52,7 @@ def targets(
     if len(to_stdout) > 1:
         raise UsageError("only one report can go to stdout; give the others a file: --output-format FMT:FILE")
     if to_stdout and stdout_taken:
-        raise UsageError("--diff prints the diff on stdout; give each report a file: --output-format FMT:FILE")
+        raise UsageError(f"stdout holds {stdout_taken}; give each report a file: --output-format FMT:FILE")
     return chosen
 
 

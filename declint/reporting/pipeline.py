@@ -53,11 +53,14 @@ def run(engine: Engine, request: CheckRequest, rules: Sequence[type[RuleMeta]]) 
     paths = list(request.paths)
     outcome = None
     if request.fix or request.diff_only:
-        outcome = fix_run(engine, paths, unsafe=request.unsafe_fixes, write=not request.diff_only)
-    checker = replace(engine, keep_suppressed=True)
+        # A text that is not the file's (`--stdin-filename`) is fixed in memory, never written.
+        outcome = fix_run(
+            engine, paths, unsafe=request.unsafe_fixes, write=not request.diff_only and not engine.overrides
+        )
+    checker = replace(engine, keep_suppressed=True, overrides=_after_fixes(engine, request, outcome))
     result = checker.run(paths)
     root = engine.config.root
-    sources = SourceCache(root, engine.overrides)  # a file checked from stdin is shown as it was read
+    sources = SourceCache(root, checker.overrides)  # a file checked from stdin is shown as it was checked
     prints = fingerprints([*result.findings, *(s.finding for s in result.suppressed)], sources)
     findings = list(result.findings)
     suppressed = [Item(s.finding, prints[s.finding], justification=s.justification) for s in result.suppressed]
@@ -99,6 +102,14 @@ def run(engine: Engine, request: CheckRequest, rules: Sequence[type[RuleMeta]]) 
         fix_hint=outcome is None and not engine.overrides,  # --fix cannot take stdin's text
     )
     return CheckOutcome(report, outcome, checker.stats)
+
+
+def _after_fixes(engine: Engine, request: CheckRequest, outcome: FixOutcome | None) -> dict[str, bytes]:
+    """The texts the report describes: the overridden ones (`--stdin-filename`) as --fix left
+    them, since they are never written (files on disk were, and are read again)."""
+    if outcome is None or request.diff_only or not engine.overrides:
+        return dict(engine.overrides)
+    return {**engine.overrides, **{change.rel: change.after for change in outcome.changes}}
 
 
 def workspace_prefix(root: Path, cwd: Path) -> str:
