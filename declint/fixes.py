@@ -13,8 +13,9 @@ Kinds of fix (`Fix.kind`), each one transform, located by `Fix.target` (a node's
 
 Applying (`check --fix`): fixes are grouped per file and applied in one pass over the parsed
 module. A new text is written only when it parses, and re-linting the whole run with it finds
-every fixed finding gone and nothing new (counted without positions, so findings that merely
-moved do not count as new). Files libcst cannot reproduce byte for byte, or that hold a lone
+every fixed finding gone and nothing new (in the fixed files counted without positions, so
+findings that merely moved do not count as new; in the others, where nothing moves, by code and
+place, so a reworded one does not either). Files libcst cannot reproduce byte for byte, or that hold a lone
 carriage return or a form feed, are never rewritten. Writes go to a temporary file in the same
 directory, then `os.replace`. Rounds repeat until nothing more applies, so a second `--fix`
 finds nothing to do.
@@ -255,17 +256,28 @@ class _Session:
         after = self.lint(overrides)
         old_sources = SourceCache(self.engine.config.root, {**self.original, **state})
         new_sources = SourceCache(self.engine.config.root, {**self.original, **overrides})
-        allowed = Counter(_identity(f, old_sources) for f in before.findings)
-        allowed.subtract(_identity(f, old_sources) for _, findings in proposals.values() for f in findings)
-        seen = Counter(_identity(f, new_sources) for f in after.findings)
+        changed = frozenset(proposals)
+        allowed = Counter(_identity(f, old_sources, changed) for f in before.findings)
+        allowed.subtract(_identity(f, old_sources, changed) for _, findings in proposals.values() for f in findings)
+        # Each identity's first finding in report order, to name a new one (later ones overwrite).
+        found = {
+            _identity(f, new_sources, changed): f for f in sorted(after.findings, key=Finding.sort_key, reverse=True)
+        }
+        seen = Counter(_identity(f, new_sources, changed) for f in after.findings)
         excess = sorted(key for key, count in seen.items() if count > allowed[key])
         if excess:
-            code, path, _, _, message = excess[0]
-            return None, f"re-linting the fixed text reports {code} in {path}: {message}"
+            new = found[excess[0]]
+            return None, f"re-linting the fixed text reports {new.code} in {new.path}: {new.message}"
         return after, ""
 
 
-def _identity(finding: Finding, sources: SourceCache) -> tuple[str, str, str, str, str]:
+def _identity(finding: Finding, sources: SourceCache, changed: frozenset[str]) -> tuple[str, str, str, str, str]:
+    """What a finding is, to tell new ones from old: in a file the fixes change, its identity and
+    message (it may move); in any other file, where nothing moves, its code and place. There a
+    finding's wording may follow the fixed code (DL107's message quotes the declaration a DL104
+    fix corrects: the same drift, not a new one)."""
+    if finding.path not in changed:
+        return (finding.code, finding.path, str(finding.line), str(finding.column), "")
     return (*identity(finding, sources), finding.message)
 
 

@@ -461,3 +461,21 @@ def test_previews_past_the_worker_budget_come_from_the_main_process_the_same(
     monkeypatch.setattr(previews, "WORKER_PREVIEW_BUDGET", 0)  # a worker previews a file's first fix only
     assert worker_previews() == 1
     assert report("json", "full") == whole  # the main process computed the other three
+
+
+def test_a_fix_that_rewords_a_finding_in_another_file_is_applied(tmp_path: Path) -> None:
+    """The demo's docs table lists Kimi K2.5 as VANILLA, TRTLLM, FLASHINFER. With "trtllm" in its
+    declaration, DL107 quotes the declaration; the safe DL104 fix changes that quote, not the
+    drift (FLASHINFR stays): the same DL107, reworded, at the same place of the docs file. Before,
+    counting the reworded DL107 as new refused the fix."""
+    demo = tmp_path / "demo"
+    copy_project(DEMO, demo)
+    kimi = demo / MODEL / "modeling_kimi_k25.py"
+    kimi.write_text(kimi.read_text().replace('"TRTLLM", "FLASHINFR"', '"trtllm", "FLASHINFR"', 1))
+    result = run("--fix", "--select", "DL104,DL107", str(demo))
+    assert result.stderr == "declint: fixed 1 finding in 1 file\n"
+    assert '"vision": ("VANILLA", "TRTLLM", "FLASHINFR"),' in kimi.read_text()
+    assert (
+        "docs/encoder_attention_backends.md:17:1: DL107 KimiK25Model / vision: backends is 'VANILLA, TRTLLM, "
+        "FLASHINFER' in the docs but 'VANILLA, TRTLLM, FLASHINFR' in the code"
+    ) in result.stdout.splitlines()
