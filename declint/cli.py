@@ -130,7 +130,7 @@ def run_check(
     outcome = run_pipeline(engine, request, ALL_RULES)
     _tell_fixes(outcome, request)
     if fixed_text_out:
-        _print_fixed_text(engine, outcome)
+        _print_fixed_text(outcome)
     report_outputs.emit(
         targets,
         outcome.report,
@@ -174,11 +174,9 @@ def _stdin_request(paths: Sequence[Path], stdin_filename: Path, *, compares: boo
     return [stdin_filename]
 
 
-def _print_fixed_text(engine: Engine, outcome: CheckOutcome) -> None:
+def _print_fixed_text(outcome: CheckOutcome) -> None:
     """--fix on stdin's text: that text with the fixes applied (unchanged when none applied)."""
-    ((rel, text),) = engine.overrides.items()
-    changes = outcome.fixes.changes if outcome.fixes is not None else ()
-    fixed = next((change.after for change in changes if change.rel == rel), text)
+    ((_, fixed),) = outcome.texts.items()
     sys.stdout.flush()
     sys.stdout.buffer.write(fixed)
     sys.stdout.buffer.flush()

@@ -332,7 +332,10 @@ def closest(word: str, candidates: tuple[str, ...] | list[str] | frozenset[str])
 
 def suggest(word: str, candidates: tuple[str, ...] | list[str] | frozenset[str]) -> str:
     """' (did you mean "x"?)' or '' — shared by every "unknown X" message."""
-    match = closest(word, candidates)
+    return did_you_mean(closest(word, candidates))
+
+
+def did_you_mean(match: str | None) -> str:
     return f' (did you mean "{match}"?)' if match is not None else ""
 
 

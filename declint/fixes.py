@@ -15,8 +15,8 @@ Applying (`check --fix`): fixes are grouped per file and applied in one pass ove
 module. A new text is written only when it parses, and re-linting the whole run with it finds
 every fixed finding gone and nothing new (in the fixed files counted without positions, so
 findings that merely moved do not count as new; in the others, where nothing moves, by code and
-place, so a reworded one does not either). Files libcst cannot reproduce byte for byte, or that hold a lone
-carriage return or a form feed, are never rewritten. Writes go to a temporary file in the same
+place, so a reworded one does not either). Files libcst cannot reproduce byte for byte, or that
+hold a lone carriage return or a form feed, are never rewritten. Writes go to a temporary file in the same
 directory, then `os.replace`. Rounds repeat until nothing more applies, so a second `--fix`
 finds nothing to do.
 """
@@ -259,14 +259,11 @@ class _Session:
         changed = frozenset(proposals)
         allowed = Counter(_identity(f, old_sources, changed) for f in before.findings)
         allowed.subtract(_identity(f, old_sources, changed) for _, findings in proposals.values() for f in findings)
-        # Each identity's first finding in report order, to name a new one (later ones overwrite).
-        found = {
-            _identity(f, new_sources, changed): f for f in sorted(after.findings, key=Finding.sort_key, reverse=True)
-        }
-        seen = Counter(_identity(f, new_sources, changed) for f in after.findings)
-        excess = sorted(key for key, count in seen.items() if count > allowed[key])
-        if excess:
-            new = found[excess[0]]
+        identified = [(_identity(f, new_sources, changed), f) for f in sorted(after.findings, key=Finding.sort_key)]
+        seen = Counter(key for key, _ in identified)
+        excess = min((key for key, count in seen.items() if count > allowed[key]), default=None)
+        if excess is not None:
+            new = next(finding for key, finding in identified if key == excess)
             return None, f"re-linting the fixed text reports {new.code} in {new.path}: {new.message}"
         return after, ""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, ClassVar
 
-from declint.config import Config, closest, suggest
+from declint.config import Config, closest, did_you_mean
 from declint.index import ProjectIndex
 from declint.lazy import lazy_module
 from declint.rule import FileContext, Invalid, Rule, Valid
@@ -140,9 +140,9 @@ class InvalidDeclaration(Rule):
             return None
         encoder = key.evaluated_value
         if encoder not in self._encoders:
-            known = ", ".join(self._encoders)
-            self.report(key, f'unknown encoder "{encoder}"{suggest(encoder, self._encoders)}; known encoders: {known}')
-            self._attach_replacement(encoder, closest(encoder, tuple(self._encoders)), Applicability.UNSAFE)
+            known, guess = ", ".join(self._encoders), closest(encoder, self._encoders)
+            self.report(key, f'unknown encoder "{encoder}"{did_you_mean(guess)}; known encoders: {known}')
+            self._attach_replacement(encoder, guess, Applicability.UNSAFE)
             return None
         if encoder in seen:
             self.report(key, f'encoder "{encoder}" is declared twice; the last entry silently wins')
@@ -173,21 +173,13 @@ class InvalidDeclaration(Rule):
                 self.report(string, f'encoder "{encoder}": backend "{name}" is listed twice')
             seen.add(name)
             if self._members is not None and name not in self._members:
+                member, certain = _likely_member(name, self._members)
                 self.report(
-                    string,
-                    f'encoder "{encoder}": "{name}" is not a member of '
-                    f"{self._literal}{_suggest_member(name, self._members)}",
+                    string, f'encoder "{encoder}": "{name}" is not a member of {self._literal}{did_you_mean(member)}'
                 )
-                self._attach_member_fix(name, self._members)
-
-    def _attach_member_fix(self, name: str, members: tuple[str, ...]) -> None:
-        """A wrong case is fixed safely (the member is certain); a typo's nearest member is a
-        guess, offered as an unsafe fix (`--unsafe-fixes`: the user reviews it)."""
-        member = next((m for m in members if m.upper() == name.upper()), None)
-        if member is not None:
-            self._attach_replacement(name, member, Applicability.SAFE)
-        else:
-            self._attach_replacement(name, closest(name.upper(), members), Applicability.UNSAFE)
+                # A wrong case is fixed safely (the member is certain); a typo's nearest member is
+                # a guess, offered as an unsafe fix (`--unsafe-fixes`: the user reviews it).
+                self._attach_replacement(name, member, Applicability.SAFE if certain else Applicability.UNSAFE)
 
     def _attach_replacement(self, name: str, replacement: str | None, applicability: Applicability) -> None:
         """The last finding gets a fix that rewrites its string literal to `replacement`."""
@@ -227,8 +219,9 @@ def _callee(call: cst.Call) -> str | None:
     return None
 
 
-def _suggest_member(name: str, members: tuple[str, ...]) -> str:
-    exact_case = [member for member in members if member.upper() == name.upper()]
-    if exact_case:
-        return f' (did you mean "{exact_case[0]}"?)'
-    return suggest(name.upper(), members)
+def _likely_member(name: str, members: tuple[str, ...]) -> tuple[str | None, bool]:
+    """(the member `name` most likely means, or None; whether it is certain: only the case differs)."""
+    exact_case = next((member for member in members if member.upper() == name.upper()), None)
+    if exact_case is not None:
+        return exact_case, True
+    return closest(name.upper(), members), False

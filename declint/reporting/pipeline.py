@@ -10,7 +10,7 @@ and older ones elsewhere (counted, not reported).
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -47,6 +47,8 @@ class CheckOutcome:
     report: Report
     fixes: FixOutcome | None = None
     stats: RunStats | None = None  # of the run that produced the report (`--timings`)
+    # rel -> the text the report describes in place of the file (`--stdin-filename`'s, as --fix left it)
+    texts: Mapping[str, bytes] = field(default_factory=dict)
 
 
 def run(engine: Engine, request: CheckRequest, rules: Sequence[type[RuleMeta]]) -> CheckOutcome:
@@ -101,7 +103,7 @@ def run(engine: Engine, request: CheckRequest, rules: Sequence[type[RuleMeta]]) 
         fixed=outcome.fixed if outcome is not None and not request.diff_only else 0,
         fix_hint=outcome is None and not engine.overrides,  # --fix cannot take stdin's text
     )
-    return CheckOutcome(report, outcome, checker.stats)
+    return CheckOutcome(report, outcome, checker.stats, checker.overrides)
 
 
 def _after_fixes(engine: Engine, request: CheckRequest, outcome: FixOutcome | None) -> dict[str, bytes]:
