@@ -24,13 +24,14 @@ class DeclEntry:
     kind: str  # "configurable" | "all" (get_args of the Literal) | "fixed" | "invalid"
     backends: tuple[str, ...] = ()
     reason: str = ""
+    literal: str = ""  # "all": the dotted name `get_args` was given, as this module imports it
 
 
 @dataclass(frozen=True)
 class Declaration:
     line: int
     entries: tuple[DeclEntry, ...]
-    is_literal: bool  # False: not a dict literal, its encoders cannot be known statically
+    is_literal: bool  # False: not a dict literal, or one that unpacks another (`**`): its encoders are unknown
 
     @property
     def encoders(self) -> frozenset[str]:
@@ -129,9 +130,11 @@ class _Extractor:
         self.options = options
         self.package = module if is_package else module.rpartition(".")[0]
         self.names: dict[str, str] = {}
+        self.module_values: dict[str, ast.expr] = {}  # module-level NAME = value (the last one)
 
     def run(self, tree: ast.Module) -> ModuleFacts:
         imports = self._collect_bindings(tree)
+        self.module_values = {t: v for node in tree.body for t, v, _ in _module_assignments(node) if v is not None}
         classes, functions, literals, assignments, constants = [], [], [], [], []
         for node in tree.body:
             if isinstance(node, ast.ClassDef):
@@ -245,11 +248,26 @@ class _Extractor:
             if not any(name_matches(name, wanted) for wanted in self.options.model_decorators):
                 continue
             for inner in ast.walk(decorator):
-                if isinstance(inner, ast.keyword) and inner.arg == "placeholder_map":
-                    if isinstance(inner.value, ast.Dict):
-                        keys = [k.value for k in inner.value.keys if isinstance(k, ast.Constant)]
-                        return tuple(sorted({str(key) for key in keys}))
+                if not isinstance(inner, ast.keyword):
+                    continue
+                if inner.arg == "placeholder_map":
+                    found = _map_keys(inner.value)
+                elif inner.arg == "placeholder_metadata" and isinstance(inner.value, ast.Name):
+                    found = self._constant_modalities(inner.value.id)
+                else:
+                    continue
+                if found is not None:
+                    return found
         return None
+
+    def _constant_modalities(self, name: str) -> tuple[str, ...] | None:
+        """`placeholder_metadata=_X_PLACEHOLDER_METADATA`, defined at module level in this file
+        (as TensorRT-LLM writes its larger ones): the keys of its `placeholder_map`."""
+        value = self.module_values.get(name)
+        if not isinstance(value, ast.Call):
+            return None
+        given = next((k.value for k in value.keywords if k.arg == "placeholder_map"), None)
+        return _map_keys(given) if given is not None else None
 
     def _declaration(self, node: ast.ClassDef) -> Declaration | None:
         for statement in node.body:
@@ -265,7 +283,9 @@ class _Extractor:
         for key, entry in zip(value.keys, value.values, strict=True):
             if isinstance(key, ast.Constant) and isinstance(key.value, str):
                 entries.append(self._entry(key.value, entry))
-        return Declaration(line, tuple(entries), is_literal=True)
+        # `{**Base.encoder_attention_backends, ...}`: the unpacked encoders are unknown here
+        # (DL104 reports the unpacking), so no rule may conclude that one is missing.
+        return Declaration(line, tuple(entries), is_literal=None not in value.keys)
 
     def _entry(self, encoder: str, value: ast.expr) -> DeclEntry:
         if isinstance(value, ast.Tuple | ast.List | ast.Set):
@@ -276,7 +296,8 @@ class _Extractor:
             if name_matches(callee, self.options.fixed_marker):
                 return DeclEntry(encoder, "fixed", reason=_first_string(value))
             if name_matches(callee, "get_args"):
-                return DeclEntry(encoder, "all")
+                given = self.resolve(value.args[0]) if value.args else None
+                return DeclEntry(encoder, "all", literal=given or "")
         return DeclEntry(encoder, "invalid")
 
     def _class_attrs(self, node: ast.ClassDef) -> tuple[tuple[str, str], ...]:
@@ -312,6 +333,19 @@ class _Extractor:
         elements = value.slice.elts if isinstance(value.slice, ast.Tuple) else [value.slice]
         members = tuple(str(e.value) for e in elements if isinstance(e, ast.Constant))
         return LiteralDef(target, f"{self.module}.{target}", line, members)
+
+
+def _map_keys(value: ast.expr) -> tuple[str, ...] | None:
+    """The string keys of a `{...}` or `dict(...)` placeholder map, sorted; None for another shape."""
+    if isinstance(value, ast.Dict):
+        keys = [str(key.value) for key in value.keys if isinstance(key, ast.Constant)]
+    elif (
+        isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict" and not value.args
+    ):
+        keys = [keyword.arg for keyword in value.keywords if keyword.arg is not None]
+    else:
+        return None
+    return tuple(sorted(set(keys)))
 
 
 def _module_assignments(node: ast.stmt) -> list[tuple[str, ast.expr | None, int]]:

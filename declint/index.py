@@ -14,7 +14,7 @@ from operator import attrgetter
 from typing import Any
 
 from declint.config import Config
-from declint.facts import ClassFacts, Declaration, FunctionFacts, LiteralDef, ModuleFacts, name_matches
+from declint.facts import ClassFacts, Declaration, DeclEntry, FunctionFacts, LiteralDef, ModuleFacts, name_matches
 
 _MAX_REEXPORT_HOPS = 8
 # Bases outside the project that add no instance attributes a metadata object could lack.
@@ -197,6 +197,19 @@ class ProjectIndex:
     @property
     def literal_name(self) -> str:
         return self.literal_qualname.rpartition(".")[2]
+
+    def is_shared_literal(self, dotted: str) -> bool:
+        """Does `dotted` (as a module imports it) name the shared Literal, through re-exports?"""
+        return bool(dotted) and self.resolve(dotted) == self.literal_qualname
+
+    def entry_backends(self, entry: DeclEntry) -> tuple[str, ...] | None:
+        """The backends a configurable entry declares (none known while the shared Literal is
+        not found: DL100 says so); None for an invalid entry or `get_args` of another Literal."""
+        if entry.kind == "configurable":
+            return entry.backends
+        if entry.kind == "all" and self.is_shared_literal(entry.literal):
+            return self.literal_members or ()
+        return None
 
     # ---- ownership: which model's encoder a class or function belongs to ----------------
     def owners(self, qualname: str) -> list[Ownership]:

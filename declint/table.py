@@ -48,9 +48,9 @@ def support_matrix(index: ProjectIndex, config: Config) -> list[Row]:
 def _row(model: ClassFacts, entry: DeclEntry, default: str, index: ProjectIndex) -> Row:
     if entry.kind == "fixed":
         return Row(model.name, entry.encoder, NOT_CONFIGURABLE, entry.reason, "-")
-    if entry.kind == "invalid":
+    backends = index.entry_backends(entry)
+    if backends is None:  # an invalid entry, or `get_args` of another Literal (DL104 reports both)
         return Row(model.name, entry.encoder, "invalid declaration", "", "-")
-    backends = entry.backends if entry.kind == "configurable" else (index.literal_members or ())
     return Row(model.name, entry.encoder, ", ".join(backends), "", default)
 
 

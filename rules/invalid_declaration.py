@@ -6,6 +6,7 @@ import dataclasses
 from typing import TYPE_CHECKING, ClassVar
 
 from declint.config import Config, closest, did_you_mean
+from declint.facts import DeclEntry
 from declint.index import ProjectIndex
 from declint.lazy import lazy_module
 from declint.rule import FileContext, Invalid, Rule, Valid
@@ -33,8 +34,10 @@ class InvalidDeclaration(Rule):
     unexplained; a duplicate silently overrides its twin.
 
     Accepted entry values: a tuple (or list/set) of Literal members, `typing.get_args(<Literal>)`
-    for all of them, or `FixedEncoderAttention("<reason>")`. `{}` declares a model without an
-    attention encoder.
+    of the shared Literal for all of them (imported under any name, or through a re-export; the
+    `get_args` of another Literal, such as the MoE backends', is reported: the model would accept
+    none of the names the docs table then lists), or `FixedEncoderAttention("<reason>")`. `{}`
+    declares a model without an attention encoder.
     """
 
     CODE = "DL104"
@@ -95,6 +98,13 @@ class InvalidDeclaration(Rule):
         Invalid(_PRELUDE + '    encoder_attention_backends = {"vision": ()}\n', expect=((4, 34),)),
         Invalid(_PRELUDE + '    encoder_attention_backends = {"vision": "TRTLLM"}\n', expect=((4, 44),)),
         Invalid(_PRELUDE + "    encoder_attention_backends = dict(vision=('TRTLLM',))\n", expect=((4, 33),)),
+        Invalid(
+            "from typing import get_args\nfrom tensorrt_llm.llmapi.llm_args import MoeBackend\n"
+            + _PRELUDE
+            + '    encoder_attention_backends = {"vision": get_args(MoeBackend)}\n',
+            expect=((6, 44),),
+            message='encoder "vision": get_args must be given the shared Literal EncoderAttentionBackend, not MoeBackend',
+        ),
     )
 
     def __init__(self, context: FileContext) -> None:
@@ -104,6 +114,7 @@ class InvalidDeclaration(Rule):
         self._encoders = self.config.str_list("encoders")
         self._members = self.index.literal_members
         self._literal = self.index.literal_name
+        self._class: cst.ClassDef | None = None  # the class whose declaration is being checked
 
     @classmethod
     def needles(cls, config: Config, index: ProjectIndex) -> tuple[bytes, ...]:
@@ -115,6 +126,7 @@ class InvalidDeclaration(Rule):
             for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
                 value = _declared_value(small, self._attribute)
                 if value is not None:
+                    self._class = node
                     self._check_declaration(value)
 
     def _check_declaration(self, value: cst.BaseExpression) -> None:
@@ -158,8 +170,30 @@ class InvalidDeclaration(Rule):
             self._check_backends(encoder, value)
         elif isinstance(value, cst.Call) and _callee(value) == self._marker:
             self._check_reason(encoder, value)
-        elif not (isinstance(value, cst.Call) and _callee(value) == "get_args"):
+        elif isinstance(value, cst.Call) and _callee(value) == "get_args":
+            self._check_get_args(encoder, value)
+        else:
             self.report(value, f'encoder "{encoder}": expected a tuple of backend names or {self._marker}("<reason>")')
+
+    def _check_get_args(self, encoder: str, call: cst.Call) -> None:
+        """`get_args(MoeBackend)` declares another namespace's names: the model would accept none
+        of the shared Literal's members it seems to promise (and the docs table would list them)."""
+        entry = self._declared_entry(encoder)
+        if entry is None or entry.kind != "all" or self._members is None or self.index.is_shared_literal(entry.literal):
+            return
+        given = entry.literal.rpartition(".")[2] or "nothing"
+        self.report(
+            call, f'encoder "{encoder}": get_args must be given the shared Literal {self._literal}, not {given}'
+        )
+
+    def _declared_entry(self, encoder: str) -> DeclEntry | None:
+        """The index's reading of the entry (its `get_args` argument resolved through imports)."""
+        if self._class is None:
+            return None
+        line = self.position(self._class.name).start.line  # only asked when a file has `get_args`
+        name = self._class.name.value
+        found = next((c for c in self.context.facts.classes if c.name == name and c.line == line), None)
+        return found.declaration.entry(encoder) if found is not None and found.declaration is not None else None
 
     def _check_backends(self, encoder: str, value: cst.Tuple | cst.List | cst.Set) -> None:
         seen: set[str] = set()

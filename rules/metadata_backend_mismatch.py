@@ -55,9 +55,13 @@ class MetadataBackendMismatch(Rule):
 
     Reported: the metadata class derived from `get_attention_backend(model_config.attn_backend)`
     while the layers get a config whose backend is overridden (`dataclasses.replace(...,
-    attn_backend=...)`, a copy with `attn_backend` assigned); and a metadata class hard-coded to
-    one backend (a metadata class, or `get_attention_backend("TRTLLM")`) while the layers follow a
-    config. Derive both from the same config.
+    attn_backend=...)`, a copy with `attn_backend` assigned); a metadata class hard-coded to one
+    backend (a metadata class, or `get_attention_backend("TRTLLM")`) while the layers follow a
+    config; and layers pinned to one backend (a string, or a module-level constant such as
+    `BACKEND_TRTLLM`) with `get_attention_backend` of another. A config may be kept under a name
+    or on `self` (`self.vision_config`), and copied (`self.model_config = model_config`). Layers
+    pinned next to a hard-coded metadata class are not judged (which backend a class pairs with
+    is the runtime shim's to check). Derive both from the same config.
     """
 
     CODE = "DL106"
@@ -79,6 +83,11 @@ class MetadataBackendMismatch(Rule):
             _HEAD + '        vision_config = dataclasses.replace(model_config, attn_backend="TRTLLM")\n'
             "        self.attn = Attention(config=vision_config)\n"
             '        self.metadata_cls = get_attention_backend("TRTLLM").Metadata\n'
+        ),
+        Valid(
+            _HEAD + '        vision_config = dataclasses.replace(model_config, attn_backend="TRTLLM")\n'
+            "        self.attn = Attention(config=vision_config)\n"
+            "        self.metadata_cls = AttentionMetadata\n"
         ),
     )
     INVALID: ClassVar = (
@@ -116,6 +125,23 @@ class MetadataBackendMismatch(Rule):
             '        self.metadata_cls = get_attention_backend("TRTLLM").Metadata\n',
             expect=((10, 28),),
         ),
+        Invalid(
+            _HEAD + "        self.vision_config = dataclasses.replace(model_config, attn_backend=encoder_backend)\n"
+            "        self.attn = Attention(config=self.vision_config)\n"
+            "        self.metadata_cls = get_attention_backend(model_config.attn_backend).Metadata\n",
+            expect=((11, 28),),
+        ),
+        Invalid(
+            _HEAD + '        vision_config = dataclasses.replace(model_config, attn_backend="TRTLLM")\n'
+            "        self.attn = Attention(config=vision_config)\n"
+            '        self.metadata_cls = get_attention_backend("VANILLA").Metadata\n',
+            expect=((11, 28),),
+            message=(
+                'VisionEncoder hard-codes its metadata class (get_attention_backend("VANILLA")) while its attention '
+                'layers are pinned to "TRTLLM" (vision_config, line 9): the layers get metadata of another backend '
+                '(AttributeError at the first forward); use get_attention_backend("TRTLLM").Metadata'
+            ),
+        ),
     )
 
     def __init__(self, context: FileContext) -> None:
@@ -127,6 +153,7 @@ class MetadataBackendMismatch(Rule):
     def _reset(self) -> None:
         self._overrides: dict[str, _Override] = {}
         self._copies: dict[str, str] = {}
+        self._aliases: dict[str, str] = {}  # `self.model_config = model_config`: one config, two names
         self._config_args: set[str] = set()
         self._sources: list[_MetadataSource] = []
 
@@ -154,33 +181,59 @@ class MetadataBackendMismatch(Rule):
         if _last_name(node.func) in (*_DERIVATIONS, *self._functions):
             return  # deriving a config, or picking a backend by name, builds no layer
         for argument in node.args:
-            if isinstance(argument.value, cst.Name) and "config" in argument.value.value.lower():
-                self._config_args.add(argument.value.value)
+            name = _name_of(argument.value)
+            if name is not None and "config" in name.rpartition(".")[2].lower():
+                self._config_args.add(name)
 
     def _assignment(self, target: cst.BaseAssignTargetExpression, value: cst.BaseExpression) -> None:
         line = self.position(target).start.line
+        name = _name_of(target)
         if _is_metadata_cls(target):
             self._sources.append(self._metadata_source(value))
-        elif isinstance(target, cst.Name):
-            self._derivation(target.value, value, line)
-        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
-            if name_matches_any(target.attr.value, self._patterns) and target.value.value in self._copies:
-                pinned = _string(value)
-                self._overrides[target.value.value] = _Override(self._copies[target.value.value], pinned, line)
+        elif name is not None:
+            source = _name_of(value)
+            if source is not None:
+                self._aliases[name] = source
+            else:
+                self._derivation(name, value, line)
+        elif isinstance(target, cst.Attribute) and name_matches_any(target.attr.value, self._patterns):
+            copy = _name_of(target.value)
+            if copy is not None and copy in self._copies:
+                self._overrides[copy] = _Override(self._copies[copy], self._pinned(value), line)
 
     def _derivation(self, name: str, value: cst.BaseExpression, line: int) -> None:
         if not isinstance(value, cst.Call) or not value.args:
             return
         callee = _last_name(value.func)
-        source = value.args[0].value
-        if not isinstance(source, cst.Name):
+        source = _name_of(value.args[0].value)
+        if source is None:
             return
         if callee == "replace":
             for argument in value.args[1:]:
                 if argument.keyword is not None and name_matches_any(argument.keyword.value, self._patterns):
-                    self._overrides[name] = _Override(source.value, _string(argument.value), line)
+                    self._overrides[name] = _Override(source, self._pinned(argument.value), line)
         elif callee in _DERIVATIONS:
-            self._copies[name] = source.value
+            self._copies[name] = source
+
+    def _pinned(self, value: cst.BaseExpression) -> str | None:
+        """The backend an override pins: a string, or a module-level string constant such as the
+        Literal-typed `BACKEND_TRTLLM` (here or imported); None when it is chosen at run time."""
+        if not isinstance(value, cst.Name):
+            return _string(value)
+        own = dict(self.context.facts.constants).get(value.value)
+        imported = dict(self.context.facts.imports).get(value.value)
+        return own if own is not None else self.index.constant(f"={imported}") if imported else None
+
+    def _canonical(self, name: str) -> str:
+        """The config a name refers to, through plain copies of the reference (`self.x = x`)."""
+        for _ in range(8):  # a chain this long is not real code; a cycle must not hang the rule
+            if name not in self._aliases:
+                break
+            name = self._aliases[name]
+        return name
+
+    def _override_of(self, name: str) -> _Override | None:
+        return self._overrides.get(name) or self._overrides.get(self._canonical(name))
 
     def _metadata_source(self, value: cst.BaseExpression) -> _MetadataSource:
         if isinstance(value, cst.Attribute) and value.attr.value == "Metadata" and isinstance(value.value, cst.Call):
@@ -190,7 +243,7 @@ class MetadataBackendMismatch(Rule):
                 literal = _string(argument)
                 if literal is not None:
                     return _MetadataSource(value, None, f'get_attention_backend("{literal}")')
-                return _MetadataSource(value, _root_name(argument), None)
+                return _MetadataSource(value, _config_of(argument), None)
         if isinstance(value, cst.Name | cst.Attribute) and self._is_metadata_class(value):
             return _MetadataSource(value, None, _last_name(value))
         return _MetadataSource(value, None, None)
@@ -207,9 +260,10 @@ class MetadataBackendMismatch(Rule):
     # ---- verdict ---------------------------------------------------------------------------
     def _judge(self, encoder: str, source: _MetadataSource) -> None:
         if source.config is not None:
+            config = self._canonical(source.config)
             for name in sorted(self._config_args):
-                override = self._overrides.get(name)
-                if override is not None and override.source == source.config:
+                override = self._override_of(name)
+                if override is not None and self._canonical(override.source) == config:
                     self.report(
                         source.node,
                         (
@@ -221,8 +275,21 @@ class MetadataBackendMismatch(Rule):
                     )
                     return
         elif source.fixed is not None:
-            following = sorted(n for n in self._config_args if self._follows_config(n, source.fixed))
-            if following:
+            following = sorted(n for n in self._config_args if self._override_of(n) is None or not self._pinned_to(n))
+            pinned = sorted(n for n in self._config_args if self._pinned_elsewhere(n, source.fixed))
+            if pinned:
+                override = self._override_of(pinned[0])
+                assert override is not None and override.pinned is not None  # what _pinned_elsewhere checked
+                self.report(
+                    source.node,
+                    (
+                        f"{encoder} hard-codes its metadata class ({source.fixed}) while its attention layers are "
+                        f'pinned to "{override.pinned}" ({pinned[0]}, line {override.line}): the layers get metadata '
+                        f"of another backend (AttributeError at the first forward); use get_attention_backend"
+                        f'("{override.pinned}").Metadata'
+                    ),
+                )
+            elif following:
                 config = following[0]
                 self.report(
                     source.node,
@@ -233,9 +300,20 @@ class MetadataBackendMismatch(Rule):
                     ),
                 )
 
-    def _follows_config(self, name: str, fixed: str) -> bool:
-        override = self._overrides.get(name)
-        return override is None or override.pinned is None or f'"{override.pinned}"' not in fixed
+    def _pinned_to(self, name: str) -> str | None:
+        """The backend the layers built from config `name` are pinned to, if one is written."""
+        override = self._override_of(name)
+        return override.pinned if override is not None else None
+
+    def _pinned_elsewhere(self, name: str, fixed: str) -> bool:
+        """Layers pinned to one backend, metadata hard-coded to another by name. A metadata class
+        next to pinned layers is not judged: which backend a class pairs with is not known here."""
+        pinned = self._pinned_to(name)
+        return (
+            pinned is not None
+            and fixed.startswith("get_attention_backend(")
+            and fixed != f'get_attention_backend("{pinned}")'
+        )
 
 
 def _is_metadata_cls(target: cst.BaseExpression) -> bool:
@@ -261,6 +339,24 @@ def _root_name(node: cst.BaseExpression) -> str | None:
     while isinstance(node, cst.Attribute):
         node = node.value
     return node.value if isinstance(node, cst.Name) else None
+
+
+def _name_of(node: cst.BaseExpression) -> str | None:
+    """`x` or `self.x`: the names a config is kept under in an encoder's `__init__`."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return f"self.{node.attr.value}"
+    return None
+
+
+def _config_of(node: cst.BaseExpression) -> str | None:
+    """The config whose backend `node` reads: `self.model_config` in `self.model_config.attn_backend`."""
+    if isinstance(node, cst.Attribute):
+        owner = _name_of(node.value)
+        if owner is not None:
+            return owner
+    return _root_name(node)
 
 
 def _string(node: cst.BaseExpression) -> str | None:

@@ -45,7 +45,10 @@ class MissingDeclaration(Rule):
     its attention cannot be changed. Without it, an `encoder_attention_backend` override is
     neither validated nor rejected: it may be silently ignored. The required encoders follow from
     the registered modalities (`placeholder_map` keys: image/video need "vision", audio needs
-    "audio"), so a forgotten audio encoder is caught too.
+    "audio"; the map written in the decorator as `{...}` or `dict(...)`, or in a module-level
+    `placeholder_metadata` constant of the same file), so a forgotten audio encoder is caught too.
+    A declaration that unpacks another (`{**Base.encoder_attention_backends, ...}`) holds encoders
+    that cannot be read: DL104 reports it, and DL102 does not guess which are missing.
 
     A declaration inherited from a model ancestor counts, across files (the project index
     follows bases through imports and re-exports); the mixin's own empty default does not.

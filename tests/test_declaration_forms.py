@@ -1,0 +1,207 @@
+"""Declaration and encoder forms found by red-teaming the rules on realistic TensorRT-LLM code
+(DL102, DL104, DL106): each test fails on the code before its fix."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from declint.cli import cli
+from tests.conftest import MakeTree
+
+MODEL = "tensorrt_llm/_torch/models/"
+LLM_ARGS = (
+    "from typing import Literal\n\n"
+    'EncoderAttentionBackend = Literal["VANILLA", "TRTLLM", "FLASHINFER"]\n'
+    'MoeBackend = Literal["CUTLASS", "TRTLLM", "VANILLA", "DEEPGEMM"]\n'
+    'BACKEND_TRTLLM: EncoderAttentionBackend = "TRTLLM"\n'
+)
+IMPORTS = (
+    "from typing import get_args\n\n"
+    "from tensorrt_llm._torch.models.modeling_multimodal_mixin import FixedEncoderAttention, MultimodalModelMixin\n"
+    "from tensorrt_llm._torch.models.modeling_utils import MultimodalPlaceholderMetadata, register_input_processor\n"
+)
+
+
+def check(*args: str) -> tuple[int, list[str]]:
+    result = CliRunner().invoke(cli, ["check", "--no-cache", *args])
+    return result.exit_code, result.output.splitlines()
+
+
+def registered(model_type: str, *modalities: str) -> str:
+    placeholders = ", ".join(f'"{modality}": "<{modality}>"' for modality in modalities)
+    return (
+        f'@register_input_processor(object, model_type="{model_type}", '
+        f"placeholder_metadata=MultimodalPlaceholderMetadata(placeholder_map={{{placeholders}}}))\n"
+    )
+
+
+def test_a_declaration_that_unpacks_its_base_is_dl104_alone_and_gets_no_dl102_fix(make_tree: MakeTree) -> None:
+    """The unpacked mapping holds "vision": DL102 must not say it is missing, nor offer to declare
+    it fixed (which would override the inherited configurable entry)."""
+    source = (
+        IMPORTS
+        + "\n\n"
+        + registered("base", "image")
+        + 'class BaseModel(MultimodalModelMixin):\n    encoder_attention_backends = {"vision": ("TRTLLM",)}\n\n\n'
+        + registered("omni", "image", "audio")
+        + "class OmniModel(BaseModel):\n"
+        + "    encoder_attention_backends = {\n"
+        + "        **BaseModel.encoder_attention_backends,\n"
+        + '        "audio": FixedEncoderAttention("eager audio"),\n'
+        + "    }\n"
+    )
+    root = make_tree({MODEL + "modeling_omni.py": source})
+    code, lines = check(str(root))
+    assert code == 1
+    assert lines == [
+        "tensorrt_llm/_torch/models/modeling_omni.py:15:9: DL104 encoder_attention_backends must not unpack "
+        "other mappings (`**`)",
+        "Found 1 finding in 15 files.",
+    ]
+    code, lines = check("--diff", "--unsafe-fixes", str(root))
+    assert "OmniModel" not in "\n".join(lines)
+
+
+def test_get_args_of_another_literal_is_dl104_and_an_invalid_row_of_the_table(make_tree: MakeTree) -> None:
+    source = (
+        "import typing\n\n"
+        "from tensorrt_llm.llmapi import llm_args\n"
+        "from tensorrt_llm.llmapi import EncoderAttentionBackend as Reexported\n"
+        "from tensorrt_llm.llmapi.llm_args import EncoderAttentionBackend as Backends\n"
+        "from tensorrt_llm.llmapi.llm_args import MoeBackend\n"
+        + IMPORTS
+        + "\n\nclass MoeModel(MultimodalModelMixin):\n"
+        '    encoder_attention_backends = {"vision": get_args(MoeBackend)}\n\n\n'
+        "class AliasModel(MultimodalModelMixin):\n"
+        '    encoder_attention_backends = {"vision": typing.get_args(Backends)}\n\n\n'
+        "class ModuleModel(MultimodalModelMixin):\n"
+        '    encoder_attention_backends = {"vision": get_args(llm_args.EncoderAttentionBackend)}\n\n\n'
+        "class ReexportModel(MultimodalModelMixin):\n"
+        '    encoder_attention_backends = {"vision": get_args(Reexported)}\n'
+    )
+    root = make_tree(
+        {
+            "tensorrt_llm/llmapi/__init__.py": "from .llm_args import EncoderAttentionBackend\n",
+            "tensorrt_llm/llmapi/llm_args.py": LLM_ARGS,
+            MODEL + "modeling_literals.py": source,
+        }
+    )
+    code, lines = check(str(root))
+    assert (code, lines) == (
+        1,
+        [
+            'tensorrt_llm/_torch/models/modeling_literals.py:14:45: DL104 encoder "vision": get_args must be '
+            "given the shared Literal EncoderAttentionBackend, not MoeBackend",
+            "Found 1 finding in 15 files.",
+        ],
+    )
+    table = CliRunner().invoke(cli, ["table", str(root)]).output.splitlines()
+    assert table[2:] == [
+        "| AliasModel | vision | VANILLA, TRTLLM, FLASHINFER |  | TRTLLM |",
+        "| ModuleModel | vision | VANILLA, TRTLLM, FLASHINFER |  | TRTLLM |",
+        "| MoeModel | vision | invalid declaration |  | - |",
+        "| ReexportModel | vision | VANILLA, TRTLLM, FLASHINFER |  | TRTLLM |",
+    ]
+
+
+def test_modalities_registered_through_a_module_constant_or_dict_call(make_tree: MakeTree) -> None:
+    """`placeholder_metadata=_X_PLACEHOLDER_METADATA` (as TensorRT-LLM writes it) and
+    `placeholder_map=dict(...)`: a forgotten audio encoder is still DL102; a constant that
+    registers only images requires nothing more than vision."""
+    source = (
+        IMPORTS
+        + "\n"
+        + '_AUDIO_TOO = MultimodalPlaceholderMetadata(placeholder_map={"image": "<image>", "audio": "<audio>"})\n'
+        + '_IMAGES = MultimodalPlaceholderMetadata(placeholder_map={"image": "<image>"})\n\n\n'
+        + '@register_input_processor(object, model_type="a", placeholder_metadata=_AUDIO_TOO)\n'
+        + 'class ConstantModel(MultimodalModelMixin):\n    encoder_attention_backends = {"vision": ("TRTLLM",)}\n\n\n'
+        + "@register_input_processor(\n"
+        + '    object, model_type="b",\n'
+        + '    placeholder_metadata=MultimodalPlaceholderMetadata(placeholder_map=dict(image="<i>", audio="<a>")),\n'
+        + ")\n"
+        + 'class DictModel(MultimodalModelMixin):\n    encoder_attention_backends = {"vision": ("TRTLLM",)}\n\n\n'
+        + '@register_input_processor(object, model_type="c", placeholder_metadata=_IMAGES)\n'
+        + 'class ImagesModel(MultimodalModelMixin):\n    encoder_attention_backends = {"vision": ("TRTLLM",)}\n'
+    )
+    root = make_tree({MODEL + "modeling_registered.py": source})
+    code, lines = check(str(root))
+    assert (code, lines) == (
+        1,
+        [
+            'tensorrt_llm/_torch/models/modeling_registered.py:12:5: DL102 the declaration of "ConstantModel" '
+            'misses encoder "audio" (registered modality "audio")',
+            'tensorrt_llm/_torch/models/modeling_registered.py:20:5: DL102 the declaration of "DictModel" '
+            'misses encoder "audio" (registered modality "audio")',
+            "Found 2 findings in 15 files.",
+        ],
+    )
+
+
+ENCODER_HEAD = (
+    "import dataclasses\n\n"
+    "from tensorrt_llm._torch.attention_backend.interface import AttentionMetadata\n"
+    "from tensorrt_llm._torch.attention_backend.utils import get_attention_backend\n"
+    "from tensorrt_llm._torch.modules.attention import Attention\n"
+    "from tensorrt_llm.llmapi.llm_args import BACKEND_TRTLLM\n\n\n"
+)
+
+
+def encoder(name: str, *body: str) -> str:
+    lines = "".join(f"        {line}\n" for line in body)
+    return f"class {name}:\n    def __init__(self, model_config, encoder_backend):\n{lines}\n\n"
+
+
+def test_dl106_follows_configs_kept_on_self_and_judges_pinned_layers_by_name(make_tree: MakeTree) -> None:
+    source = ENCODER_HEAD + "".join(
+        [
+            encoder(  # the override kept on self: still the layers' config
+                "OnSelf",
+                "self.vision_config = dataclasses.replace(model_config, attn_backend=encoder_backend)",
+                "self.attn = Attention(config=self.vision_config)",
+                "self.metadata_cls = get_attention_backend(model_config.attn_backend).Metadata",
+            ),
+            encoder(  # the LLM's config read through self: still not the layers' config
+                "ThroughSelf",
+                "self.model_config = model_config",
+                "vision_config = dataclasses.replace(model_config, attn_backend=encoder_backend)",
+                "self.attn = Attention(config=vision_config)",
+                "self.metadata_cls = get_attention_backend(self.model_config.attn_backend).Metadata",
+            ),
+            encoder(  # both from the config kept on self: consistent
+                "BothOnSelf",
+                "self.vision_config = dataclasses.replace(model_config, attn_backend=encoder_backend)",
+                "self.attn = Attention(config=self.vision_config)",
+                "self.metadata_cls = get_attention_backend(self.vision_config.attn_backend).Metadata",
+            ),
+            encoder(  # layers pinned with the Literal-typed constant, metadata class hard-coded: not judged
+                "PinnedClass",
+                "vision_config = dataclasses.replace(model_config, attn_backend=BACKEND_TRTLLM)",
+                "self.attn = Attention(config=vision_config)",
+                "self.metadata_cls = AttentionMetadata",
+            ),
+            encoder(  # layers pinned to TRTLLM (through the constant), metadata of VANILLA by name
+                "PinnedElsewhere",
+                "vision_config = dataclasses.replace(model_config, attn_backend=BACKEND_TRTLLM)",
+                "self.attn = Attention(config=vision_config)",
+                'self.metadata_cls = get_attention_backend("VANILLA").Metadata',
+            ),
+        ]
+    )
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, "tensorrt_llm/_torch/models/encoders.py": source})
+    code, lines = check("--select", "DL106", str(root))
+    assert code == 1
+    assert lines == [
+        "tensorrt_llm/_torch/models/encoders.py:13:29: DL106 OnSelf takes its metadata class from model_config's "
+        "attn_backend, but builds its attention layers from self.vision_config, whose attn_backend is overridden "
+        "(line 11): with a per-encoder override the layers get metadata of another backend (AttributeError at the "
+        "first forward); derive both from self.vision_config",
+        "tensorrt_llm/_torch/models/encoders.py:21:29: DL106 ThroughSelf takes its metadata class from "
+        "self.model_config's attn_backend, but builds its attention layers from vision_config, whose attn_backend "
+        "is overridden (line 19): with a per-encoder override the layers get metadata of another backend "
+        "(AttributeError at the first forward); derive both from vision_config",
+        "tensorrt_llm/_torch/models/encoders.py:42:29: DL106 PinnedElsewhere hard-codes its metadata class "
+        '(get_attention_backend("VANILLA")) while its attention layers are pinned to "TRTLLM" (vision_config, '
+        "line 40): the layers get metadata of another backend (AttributeError at the first forward); use "
+        'get_attention_backend("TRTLLM").Metadata',
+        "Found 3 findings in 15 files.",
+    ]
