@@ -69,8 +69,14 @@ class MissingSharedLiteral(ProjectRule):
     def check_project(self, index: ProjectIndex, config: Config) -> list[Finding]:
         module, _, name = index.literal_qualname.rpartition(".")
         facts = index.modules.get(module)
-        if facts is None or facts.error is not None:
+        if facts is None:
             return [self._missing_module(index, config, module)]
+        if facts.error is not None:  # the module is there: "not found" would send the user elsewhere
+            message = (
+                f"shared Literal {index.literal_qualname} cannot be read: {module} does not parse "
+                f"({facts.error}, line {facts.error_line}; see its DL000)"
+            )
+            return [self._finding(facts.path, facts.error_line, message)]
         definitions = index.literal_definitions()
         if not definitions:
             line = next((ln for target, ln in facts.assignments if target == name), 1)

@@ -1,5 +1,5 @@
 """Declaration and encoder forms found by red-teaming the rules on realistic TensorRT-LLM code
-(DL102, DL104, DL106): each test fails on the code before its fix."""
+(DL100, DL102, DL104, DL106): each test fails on the code before its fix."""
 
 from __future__ import annotations
 
@@ -205,3 +205,20 @@ def test_dl106_follows_configs_kept_on_self_and_judges_pinned_layers_by_name(mak
         'get_attention_backend("TRTLLM").Metadata',
         "Found 3 findings in 15 files.",
     ]
+
+
+def test_a_shared_literal_module_that_does_not_parse_is_named_as_such(make_tree: MakeTree) -> None:
+    """Not "no module ... under the indexed roots": the module is there (a `type` statement, say,
+    under an interpreter older than 3.12), and DL100 points at it."""
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": "from typing import Literal\n\ndef broken(:\n    pass\n"})
+    code, lines = check("--select", "DL000,DL100", str(root))
+    assert (code, lines) == (
+        1,
+        [
+            "tensorrt_llm/llmapi/llm_args.py:3:1: DL100 shared Literal tensorrt_llm.llmapi.llm_args."
+            "EncoderAttentionBackend cannot be read: tensorrt_llm.llmapi.llm_args does not parse (syntax error: "
+            "invalid syntax, line 3; see its DL000)",
+            "tensorrt_llm/llmapi/llm_args.py:3:12: DL000 syntax error: invalid syntax",
+            "Found 2 findings in 14 files.",
+        ],
+    )
