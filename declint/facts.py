@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from declint.members import MetadataRead, metadata_reads, method_names, model_default_backend, provided_members
 
 TYPING_LITERALS = frozenset({"typing.Literal", "typing_extensions.Literal"})
+_TYPING_OPTIONALS = frozenset({"Optional", "typing.Optional", "typing_extensions.Optional"})
+_TYPING_UNIONS = frozenset({"Union", "typing.Union", "typing_extensions.Union"})
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,10 @@ class LiteralDef:
     qualname: str
     line: int
     members: tuple[str, ...]
+    # Optional[Literal[...]] and the like: its members are a copy (DL100), but it is no Literal
+    # (get_args gives the Literal and NoneType), so never the shared Literal's definition.
+    optional: bool = False
+    type_checking: bool = False  # in the body of `if TYPE_CHECKING:`: absent at runtime
 
 
 @dataclass(frozen=True)
@@ -135,7 +141,7 @@ class _Extractor:
     def run(self, tree: ast.Module) -> ModuleFacts:
         imports = self._collect_bindings(tree)
         self.module_values = {t: v for node in tree.body for t, v, _ in _module_assignments(node) if v is not None}
-        classes, functions, literals, assignments, constants = [], [], [], [], []
+        classes, functions, assignments, constants = [], [], [], []
         for node in tree.body:
             if isinstance(node, ast.ClassDef):
                 classes.append(self._class(node))
@@ -145,9 +151,12 @@ class _Extractor:
                 assignments.append((target, line))
                 if isinstance(value, ast.Constant) and isinstance(value.value, str):
                     constants.append((target, value.value))
-                literal = self._literal(target, value, line)
-                if literal is not None:
-                    literals.append(literal)
+        literals = [
+            literal
+            for node, type_checking in _module_level(tree.body, type_checking=False)
+            for target, value, line in _module_assignments(node)
+            if (literal := self._literal(target, value, line, type_checking)) is not None
+        ]
         return ModuleFacts(
             self.module,
             self.path,
@@ -324,15 +333,58 @@ class _Extractor:
                     found.add(f"{head}.{inner.attr}")
         return tuple(sorted(found))
 
-    def _literal(self, target: str, value: ast.expr | None, line: int) -> LiteralDef | None:
+    def _literal(self, target: str, value: ast.expr | None, line: int, type_checking: bool) -> LiteralDef | None:
+        inner = self._optional_of(value)
+        literal = value if inner is None else inner
+        if not isinstance(literal, ast.Subscript):
+            return None
+        head = self.resolve(literal.value) or ""
+        if head not in TYPING_LITERALS and head != "Literal":
+            return None
+        elements = literal.slice.elts if isinstance(literal.slice, ast.Tuple) else [literal.slice]
+        members = tuple(str(e.value) for e in elements if isinstance(e, ast.Constant))
+        return LiteralDef(target, f"{self.module}.{target}", line, members, inner is not None, type_checking)
+
+    def _optional_of(self, value: ast.expr | None) -> ast.expr | None:
+        """X of `Optional[X]`, `Union[X, None]`, `X | None` (and `None` first), else None."""
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.BitOr):
+            return _other_than_none([value.left, value.right])
         if not isinstance(value, ast.Subscript):
             return None
         head = self.resolve(value.value) or ""
-        if head not in TYPING_LITERALS and head != "Literal":
-            return None
-        elements = value.slice.elts if isinstance(value.slice, ast.Tuple) else [value.slice]
-        members = tuple(str(e.value) for e in elements if isinstance(e, ast.Constant))
-        return LiteralDef(target, f"{self.module}.{target}", line, members)
+        if head in _TYPING_OPTIONALS:
+            return value.slice
+        if head in _TYPING_UNIONS and isinstance(value.slice, ast.Tuple):
+            return _other_than_none(value.slice.elts)
+        return None
+
+
+def _other_than_none(elements: list[ast.expr]) -> ast.expr | None:
+    """The one element of a two-element union that is not None."""
+    others = [e for e in elements if not (isinstance(e, ast.Constant) and e.value is None)]
+    return others[0] if len(elements) == 2 and len(others) == 1 else None
+
+
+def _module_level(statements: list[ast.stmt], type_checking: bool) -> list[tuple[ast.stmt, bool]]:
+    """The module's statements and those in its `if` / `try` blocks, which run at import too,
+    each with whether only a type checker sees it (the body of `if TYPE_CHECKING:`)."""
+    found = []
+    for statement in statements:
+        found.append((statement, type_checking))
+        if isinstance(statement, ast.If):
+            found += _module_level(statement.body, type_checking or _is_type_checking(statement.test))
+            found += _module_level(statement.orelse, type_checking)
+        elif isinstance(statement, ast.Try | ast.TryStar):
+            blocks = [statement.body, *(h.body for h in statement.handlers), statement.orelse, statement.finalbody]
+            found += [pair for block in blocks for pair in _module_level(block, type_checking)]
+    return found
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    """`TYPE_CHECKING`, `typing.TYPE_CHECKING` or through any alias of typing."""
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _map_keys(value: ast.expr) -> tuple[str, ...] | None:

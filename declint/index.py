@@ -183,7 +183,7 @@ class ProjectIndex:
     def literal_definitions(self) -> list[LiteralDef]:
         module, _, name = self.literal_qualname.rpartition(".")
         facts = self.modules.get(module)
-        return [lit for lit in facts.literals if lit.name == name] if facts else []
+        return [lit for lit in facts.literals if lit.name == name and not lit.optional] if facts else []
 
     @property
     def literal(self) -> LiteralDef | None:

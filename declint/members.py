@@ -4,7 +4,9 @@ Feeds the metadata contract (DL105): a metadata class provides its annotated fie
 attributes, methods and properties, and every `self.X = ...` its methods assign (TensorRT-LLM's
 TRTLLM metadata creates most runtime fields in `__post_init__` and `prepare`). A backend's reads
 are the `metadata.X` / `attn_metadata.X` attribute loads in its methods that no `hasattr`,
-`getattr(..., default)` or `isinstance` check guards.
+`getattr(..., default)` or `isinstance` check guards: a read is guarded where the check is known
+to hold (the `if` body of a true check, the `else` of a negated one, and the rest of a block after
+an `if` that returns, raises, breaks or continues when the check fails).
 """
 
 from __future__ import annotations
@@ -48,10 +50,18 @@ def _self_assignments(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Itera
             if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
                 if target.value.id == self_name:
                     yield target.attr
-        if isinstance(inner, ast.Call) and _is_call_to(inner, "setattr") and len(inner.args) >= 2:
+        if isinstance(inner, ast.Call) and _is_setattr(inner) and len(inner.args) >= 2:
             owner, name = inner.args[0], inner.args[1]
             if isinstance(owner, ast.Name) and owner.id == self_name and isinstance(name, ast.Constant):
                 yield str(name.value)
+
+
+def _is_setattr(call: ast.Call) -> bool:
+    """`setattr(self, ...)`, or `object.__setattr__(self, ...)`: a frozen dataclass's only way to set a field."""
+    function = call.func
+    if isinstance(function, ast.Attribute):
+        return function.attr == "__setattr__" and isinstance(function.value, ast.Name) and function.value.id == "object"
+    return _is_call_to(call, "setattr")
 
 
 def _flatten(target: ast.expr) -> Iterator[ast.expr]:
@@ -111,18 +121,17 @@ def _char_span(node: ast.expr, lines: list[str]) -> tuple[int, int, int, int]:
 
 def _reads(node: ast.AST, name: str, guarded: frozenset[str]) -> Iterator[tuple[str, ast.expr]]:
     if isinstance(node, ast.If | ast.IfExp | ast.While):
-        inner_guard = guarded | _guards(node.test, name)
         yield from _reads(node.test, name, guarded)
-        for child in _as_list(node.body):
-            yield from _reads(child, name, inner_guard)
-        for child in _as_list(node.orelse):
-            yield from _reads(child, name, guarded)
+        yield from _branch(node.body, name, guarded | _proven(node.test, name, truth=True))
+        # A while's else runs once its test is false, as an if's else does.
+        yield from _branch(node.orelse, name, guarded | _proven(node.test, name, truth=False))
         return
-    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
-        current = guarded
+    if isinstance(node, ast.BoolOp):
+        # Each operand is evaluated only when the ones before it were true (`and`) or false (`or`).
+        current, truth = guarded, isinstance(node.op, ast.And)
         for value in node.values:
             yield from _reads(value, name, current)
-            current = current | _guards(value, name)
+            current = current | _proven(value, name, truth)
         return
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name:
         if isinstance(node.ctx, ast.Load) and node.attr not in guarded and "*" not in guarded:
@@ -134,34 +143,112 @@ def _reads(node: ast.AST, name: str, guarded: frozenset[str]) -> Iterator[tuple[
             if str(attribute.value) not in guarded and "*" not in guarded:
                 yield str(attribute.value), node  # getattr without a default raises like a plain read
             return
-    for child in ast.iter_child_nodes(node):
+    for _, value in ast.iter_fields(node):
+        yield from _branch(value, name, guarded)
+
+
+def _branch(value: object, name: str, guarded: frozenset[str]) -> Iterator[tuple[str, ast.expr]]:
+    """Reads in a field's value: a block of statements, one node, or a list of nodes."""
+    children = _as_list(value)
+    if children and isinstance(children[0], ast.stmt):
+        yield from _block(children, name, guarded)
+        return
+    for child in children:
         yield from _reads(child, name, guarded)
+
+
+def _block(statements: list[ast.AST], name: str, guarded: frozenset[str]) -> Iterator[tuple[str, ast.expr]]:
+    """A block's statements in order: an `if` that leaves the block when its check fails guards the rest."""
+    for statement in statements:
+        yield from _reads(statement, name, guarded)
+        if isinstance(statement, ast.If):
+            if _exits(statement.body):
+                guarded = guarded | _proven(statement.test, name, truth=False)
+            if _exits(statement.orelse):
+                guarded = guarded | _proven(statement.test, name, truth=True)
+
+
+def _exits(block: list[ast.stmt]) -> bool:
+    """Does the block always leave the enclosing one (return, raise, break or continue)?"""
+    if not block:
+        return False
+    last = block[-1]
+    if isinstance(last, ast.If):
+        return _exits(last.body) and _exits(last.orelse)
+    return isinstance(last, ast.Return | ast.Raise | ast.Break | ast.Continue)
 
 
 def _as_list(value: object) -> list[ast.AST]:
     if isinstance(value, list):
-        return value
+        return [item for item in value if isinstance(item, ast.AST)]
     return [value] if isinstance(value, ast.AST) else []
 
 
-def _guards(test: ast.expr, name: str) -> frozenset[str]:
-    """Attributes a true `test` proves present: hasattr(name, "x"); isinstance(name, ...) proves all."""
-    found: set[str] = set()
-    for inner in ast.walk(test):
-        if not isinstance(inner, ast.Call) or not inner.args:
-            continue
-        target = inner.args[0]
-        if not (isinstance(target, ast.Name) and target.id == name):
-            continue
-        attribute = inner.args[1] if len(inner.args) >= 2 else None
-        probes = (_is_call_to(inner, "hasattr") and len(inner.args) == 2) or (
-            _is_call_to(inner, "getattr") and len(inner.args) == 3
-        )
-        if probes and isinstance(attribute, ast.Constant):
-            found.add(str(attribute.value))
-        elif _is_call_to(inner, "isinstance"):
-            found.add("*")  # narrowed to another class: reads are that class's business
-    return frozenset(found)
+def _proven(test: ast.expr, name: str, truth: bool) -> frozenset[str]:
+    """Attributes of `name` that `test` evaluating to `truth` proves present ("*": all of them,
+    `isinstance` narrowed it to another class whose reads are that class's business)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _proven(test.operand, name, not truth)
+    if isinstance(test, ast.BoolOp):
+        parts = [_proven(value, name, truth) for value in test.values]
+        if isinstance(test.op, ast.And) == truth:  # every operand had the value `truth`
+            return frozenset().union(*parts)
+        return _common(parts)  # some operand did, which one is unknown
+    if isinstance(test, ast.NamedExpr):
+        return _proven(test.value, name, truth)
+    if isinstance(test, ast.Call):
+        return _probe(test, name, truth)
+    if isinstance(test, ast.Compare):
+        return _compared(test, name, truth)
+    return frozenset()
+
+
+def _probe(call: ast.Call, name: str, truth: bool) -> frozenset[str]:
+    """hasattr(name, "x") and isinstance(name, ...) prove presence when true; getattr(name, "x",
+    default) when true, and also when false if its default is truthy (a missing x gives the default)."""
+    if not call.args or not (isinstance(call.args[0], ast.Name) and call.args[0].id == name):
+        return frozenset()
+    if _is_call_to(call, "isinstance"):
+        return frozenset({"*"}) if truth else frozenset()
+    attribute = call.args[1] if len(call.args) >= 2 else None
+    if not isinstance(attribute, ast.Constant):
+        return frozenset()
+    if _is_call_to(call, "hasattr") and len(call.args) == 2:
+        return frozenset({str(attribute.value)}) if truth else frozenset()
+    if _is_call_to(call, "getattr") and len(call.args) == 3:
+        default = call.args[2]
+        truthy = isinstance(default, ast.Constant) and bool(default.value)
+        return frozenset({str(attribute.value)}) if truth or truthy else frozenset()
+    return frozenset()
+
+
+def _compared(test: ast.Compare, name: str, truth: bool) -> frozenset[str]:
+    """`getattr(name, "x", None) is None` proves x when false; any other comparison of a getattr
+    with a default, `getattr(name, "x", 1) > 1` or `... is not None`, when true."""
+    operands = [_unwrapped(operand) for operand in (test.left, *test.comparators)]
+    getattrs = [o for o in operands if isinstance(o, ast.Call) and _is_call_to(o, "getattr") and len(o.args) == 3]
+    if len(test.ops) == 1 and isinstance(test.ops[0], ast.Is | ast.Eq) and _is_none(test.comparators[0]):
+        getattrs = [call for call in getattrs if _is_none(call.args[2])] if not truth else []
+    elif not truth:
+        return frozenset()
+    return frozenset().union(*(_probe(call, name, truth=True) for call in getattrs))
+
+
+def _unwrapped(node: ast.expr) -> ast.expr:
+    """`(layout := getattr(...))` tests what it assigns."""
+    return node.value if isinstance(node, ast.NamedExpr) else node
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _common(parts: list[frozenset[str]]) -> frozenset[str]:
+    """What every part proves, "*" standing for everything."""
+    narrowing = [part for part in parts if "*" not in part]
+    if not narrowing:
+        return frozenset({"*"}) if parts else frozenset()
+    return frozenset.intersection(*narrowing)
 
 
 def _is_call_to(call: ast.Call, name: str) -> bool:

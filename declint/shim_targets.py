@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from declint.errors import UsageError
-from declint.facts import FactOptions, ModuleFacts, extract_facts
+from declint.facts import FactOptions, LiteralDef, ModuleFacts, extract_facts
 from declint.runtime_shim.targets import TARGETS, Target, signature_problem
 
 _OPTIONS = FactOptions("encoder_attention_backends", "FixedEncoderAttention", ("register_input_processor",))
@@ -69,7 +69,7 @@ def _check(target: Target, root: Path) -> Result:
 def _problem(target: Target, facts: ModuleFacts, text: str) -> str | None:
     head, _, member = target.qualname.partition(".")
     if target.kind == "literal":
-        return None if any(lit.name == head and lit.members for lit in facts.literals) else "not found"
+        return None if any(_runtime_literal(lit, head) for lit in facts.literals) else "not found"
     if target.kind == "class":
         return None if any(c.name == head for c in facts.classes) else "not found"
     node = _function(ast.parse(text), head, member)
@@ -84,6 +84,12 @@ def _problem(target: Target, facts: ModuleFacts, text: str) -> str | None:
         names = names[1:]
     variadic = arguments.vararg is not None or arguments.kwarg is not None
     return signature_problem(target, names, variadic=variadic)
+
+
+def _runtime_literal(literal: LiteralDef, name: str) -> bool:
+    """A Literal with members named `name` that the running program sees, as the shim does
+    (`typing.get_args` of it): not one only a type checker reads, nor an Optional of one."""
+    return literal.name == name and bool(literal.members) and not (literal.optional or literal.type_checking)
 
 
 def _function(tree: ast.Module, head: str, member: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:

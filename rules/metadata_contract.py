@@ -39,12 +39,17 @@ class MetadataContract(FactRule):
     backend.
 
     Provided: annotated fields, class attributes, methods and properties over the bases inside
-    the project, and every `self.X = ...` in its methods (`__post_init__`, `prepare`). Read:
-    `metadata.X` / `attn_metadata.X` in `forward*` methods, and `p.X` for a parameter annotated
-    with a metadata class, including methods a backend inherits while pairing another metadata
-    class. Guarded reads are fine: `getattr(metadata, "X", default)`, and reads under
-    `if hasattr(metadata, "X")` or an `isinstance` check. The two pairings disagreeing is itself
-    a finding. When a base class is outside the project, nothing is reported for that class.
+    the project, and every `self.X = ...`, `setattr(self, "X", ...)` or
+    `object.__setattr__(self, "X", ...)` (a frozen dataclass) in its methods (`__post_init__`,
+    `prepare`). Read: `metadata.X` / `attn_metadata.X` in `forward*` methods, and `p.X` for a
+    parameter annotated with a metadata class, including methods a backend inherits while pairing
+    another metadata class. Guarded reads are fine: `getattr(metadata, "X", default)`, and reads
+    where `hasattr(metadata, "X")` or an `isinstance` check is known to hold: in the body of
+    `if hasattr(...)`, in the `else` of `if not isinstance(...)`, and after
+    `if not hasattr(metadata, "X"): return` (or raise, break, continue) in the same block. The
+    body of a negated check, or of an `or` whose other side may be the true one, is not guarded.
+    The two pairings disagreeing is itself a finding. When a base class is outside the project,
+    nothing is reported for that class.
     """
 
     CODE = "DL105"
@@ -71,6 +76,18 @@ class MetadataContract(FactRule):
             "            return attn_metadata.page_size\n"
             "        return layout\n",
             path="tensorrt_llm/_torch/attention_backend/trtllm.py",
+        ),
+        Valid(
+            _HEAD + "@dataclass(frozen=True)\nclass FrozenMetadata(AttentionMetadata):\n"
+            "    def __post_init__(self):\n"
+            '        object.__setattr__(self, "kv_layout", "NHD")\n\n'
+            "class FrozenAttention(AttentionBackend[FrozenMetadata]):\n"
+            "    Metadata = FrozenMetadata\n\n"
+            "    def forward(self, q, metadata):\n"
+            '        if not hasattr(metadata, "page_size"):\n'
+            "            return metadata.kv_layout\n"
+            "        return metadata.page_size\n",
+            path="tensorrt_llm/_torch/attention_backend/frozen.py",
         ),
     )
     INVALID: ClassVar = (
@@ -127,6 +144,21 @@ class MetadataContract(FactRule):
                 "does not provide (AttributeError at the first forward); no metadata class provides page_size"
             ),
             path="tensorrt_llm/_torch/attention_backend/trtllm.py",
+        ),
+        Invalid(
+            _HEAD + _FLASHINFER_METADATA + "class AnyAttention(AttentionBackend[AttentionMetadata]):\n"
+            "    Metadata = AttentionMetadata\n\n"
+            "    def forward(self, q, metadata):\n"
+            "        if not isinstance(metadata, FlashInferAttentionMetadata):\n"
+            "            return metadata.kv_layout\n"
+            "        return q\n",
+            expect=((16, 19),),
+            message=(
+                "AnyAttention.forward reads metadata.kv_layout, which its metadata class AttentionMetadata does not "
+                "provide (AttributeError at the first forward); kv_layout is provided by FlashInferAttentionMetadata, "
+                "not by AttentionMetadata"
+            ),
+            path="tensorrt_llm/_torch/attention_backend/any.py",
         ),
     )
 

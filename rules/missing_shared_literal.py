@@ -18,7 +18,10 @@ class MissingSharedLiteral(ProjectRule):
     Every other check validates backend names against the members of one `typing.Literal`
     (`shared-literal`, by default `tensorrt_llm.llmapi.llm_args.EncoderAttentionBackend`). If it
     cannot be found, declarations and comparisons go unvalidated; if it is defined twice, or
-    copied under another name with the same members, the copies drift apart.
+    copied under another name with the same members, the copies drift apart. A copy is found
+    at module level, in `if` and `try` blocks too (`if TYPE_CHECKING:`), and wrapped as
+    `Optional[Literal[...]]`, `Union[Literal[...], None]` or `Literal[...] | None` (write
+    `Optional[EncoderAttentionBackend]`). A wrapped Literal is never the shared one's definition.
 
     Reported at the second definition or the copy; when the module itself is missing, at the
     configuration's `shared-literal` key (or the project's pyproject.toml when defaults are used).
@@ -33,6 +36,11 @@ class MissingSharedLiteral(ProjectRule):
         Valid(
             'from typing import Literal\nEncoderAttentionBackend = Literal["VANILLA", "TRTLLM", "FLASHINFER"]\n',
             path="tensorrt_llm/llmapi/llm_args.py",
+        ),
+        Valid(
+            "from typing import Optional\n"
+            "from tensorrt_llm.llmapi.llm_args import EncoderAttentionBackend\n\n"
+            "OptionalBackend = Optional[EncoderAttentionBackend]\n",
         ),
     )
     INVALID: ClassVar = (
@@ -52,6 +60,17 @@ class MissingSharedLiteral(ProjectRule):
             expect=((2, 0),),
             message=(
                 '"AttnBackends" copies the members of the shared Literal EncoderAttentionBackend; '
+                "import tensorrt_llm.llmapi.llm_args.EncoderAttentionBackend instead"
+            ),
+        ),
+        Invalid(
+            "from typing import TYPE_CHECKING, Literal, Optional\n\n"
+            "if TYPE_CHECKING:\n"
+            '    VisionBackend = Literal["VANILLA", "TRTLLM", "FLASHINFER"]\n'
+            'OptionalBackend = Optional[Literal["FLASHINFER", "TRTLLM", "VANILLA"]]\n',
+            expect=((4, 0), (5, 0)),
+            message=(
+                '"VisionBackend" copies the members of the shared Literal EncoderAttentionBackend; '
                 "import tensorrt_llm.llmapi.llm_args.EncoderAttentionBackend instead"
             ),
         ),

@@ -19,6 +19,13 @@ _PRUNED = frozenset(entry.rstrip("/") for entry in BUILTIN_EXCLUDES)
 # `[Tt]` spells one letter in either case; such a regex is a case-insensitive word.
 _EITHER_CASE = re.compile(r"\[([A-Za-z])([A-Za-z])\]")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+# A regex escape: a code point (`\x69`, `\u0069`, `\u{69}`), a property (`\p{L}`), a named
+# back-reference (`\k<name>`), a control letter (`\cJ`), or a backslash and one character.
+_ESCAPE = re.compile(
+    r"\\(?:x([0-9A-Fa-f]{2})|u\{([0-9A-Fa-f]{1,6})\}|u([0-9A-Fa-f]{4})|[pP]\{[^}]*\}|k<[^>]*>|c[A-Za-z]|(.))", re.DOTALL
+)
+# Group syntax: inline flags `(?i:` / `(?i)`, named groups `(?<name>` / `(?P<name>`, `(?P=name)`.
+_GROUP_SYNTAX = re.compile(r"\(\?(?:[a-zA-Z]+[:)]|P?<[A-Za-z_]\w*>|P=\w+\))")
 _SCHEMA = "docs/trtllm-serve-config.schema.json"
 
 
@@ -42,7 +49,9 @@ class SchemaDrift(ProjectRule):
     `serving-schemas`, the values its `enum` / `const` / `pattern` accepts (through `anyOf`,
     `oneOf`, `allOf`, `items`, `additionalProperties`) are compared with the Literal's members,
     case-insensitively; each missing or extra value is reported with the file and JSON pointer,
-    and so is an enum that lists only one spelling of a name while listing both for others.
+    and so is an enum that lists only one spelling of a name while listing both for others. In a
+    pattern, the words of the alternation are the names: regex syntax such as `\\s*`, `\\b`,
+    `(?i:...)` or a group's name is not.
     """
 
     CODE = "DL108"
@@ -60,6 +69,11 @@ class SchemaDrift(ProjectRule):
             '{\n  "properties": {\n    "encoder_attention_backend": {\n      "type": "object",\n'
             '      "additionalProperties": {"enum": ["VANILLA", "vanilla", "TRTLLM", "trtllm", "FLASHINFER", '
             '"flashinfer"]}\n    }\n  }\n}\n',
+            path=_SCHEMA,
+        ),
+        Valid(
+            '{\n  "properties": {\n    "attn_backend": {\n      "type": "string",\n'
+            '      "pattern": "^\\\\s*(?i:vanilla|trtllm|flashinfer)\\\\s*$"\n    }\n  }\n}\n',
             path=_SCHEMA,
         ),
     )
@@ -155,9 +169,20 @@ def _allowed(schema: Any, pointer: str) -> Iterator[Constraint]:
 
 def _pattern_words(pattern: str) -> frozenset[str]:
     """Upper-cased words a case-insensitive alternation accepts: `^(?i:vanilla|trtllm)$` -> both."""
-    flattened = _EITHER_CASE.sub(lambda m: m.group(1) if m.group(1).lower() == m.group(2).lower() else "", pattern)
-    flattened = re.sub(r"\(\?[a-zA-Z]+[:)]", "(", flattened)
+    flattened = _ESCAPE.sub(_unescaped, pattern)
+    flattened = _EITHER_CASE.sub(lambda m: m.group(1) if m.group(1).lower() == m.group(2).lower() else "", flattened)
+    flattened = _GROUP_SYNTAX.sub("(", flattened)
     return frozenset(word.upper() for word in _WORD.findall(flattened))
+
+
+def _unescaped(escape: re.Match[str]) -> str:
+    r"""The character an escape stands for (`\x69` is "i", `\_` is "_"); a space, which ends a word,
+    for a class or an assertion (`\s`, `\d`, `\w`, `\b`), a control character or a backslash."""
+    code = escape.group(1) or escape.group(2) or escape.group(3)
+    if code is not None:
+        return chr(int(code, 16)) if int(code, 16) <= 0x10FFFF else " "
+    character = escape.group(4)
+    return character if character is not None and not character.isalnum() and character != "\\" else " "
 
 
 def _compare(constraint: Constraint, members: frozenset[str], literal: str) -> list[str]:

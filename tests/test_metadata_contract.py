@@ -63,3 +63,128 @@ def test_unknown_base_outside_the_project_reports_nothing(make_tree: MakeTree) -
     )
     result = CliRunner().invoke(cli, ["check", "--select", "DL105", str(root / PKG / "flashinfer.py")])
     assert result.exit_code == 0
+
+
+# ---- provided by object.__setattr__, and guards the reads are checked under -------------------
+FLASHINFER = (
+    "from dataclasses import dataclass\n"
+    "from .interface import AttentionMetadata\n\n"
+    "@dataclass\n"
+    "class FlashInferAttentionMetadata(AttentionMetadata):\n"
+    '    kv_layout: str = "NHD"\n'
+)
+PROBE_HEAD = (
+    "from .interface import AttentionBackend, AttentionMetadata\n"
+    "from .flashinfer import FlashInferAttentionMetadata\n\n"
+    "class ProbeAttention(AttentionBackend[AttentionMetadata]):\n"
+    "    Metadata = AttentionMetadata\n\n"
+    "    def forward(self, q, metadata):\n"
+)
+KV_LAYOUT_MISSING = (
+    "DL105 ProbeAttention.forward reads metadata.kv_layout, which its metadata class AttentionMetadata does "
+    "not provide (AttributeError at the first forward); kv_layout is provided by FlashInferAttentionMetadata, "
+    "not by AttentionMetadata"
+)
+
+
+def _dl105(make_tree: MakeTree, files: dict[str, str], checked: str) -> list[str]:
+    root = make_tree({PKG + "flashinfer.py": FLASHINFER, **files})
+    result = CliRunner().invoke(cli, ["check", "--select", "DL105", str(root / PKG / checked)])
+    return [line for line in result.output.splitlines() if " DL105 " in line]
+
+
+def _probe(make_tree: MakeTree, body: str) -> list[str]:
+    """DL105 on ProbeAttention.forward, whose body starts at line 8 (8 spaces deep)."""
+    return _dl105(make_tree, {PKG + "probe.py": PROBE_HEAD + body}, "probe.py")
+
+
+FROZEN = (
+    "from dataclasses import dataclass\n"
+    "from .interface import AttentionBackend, AttentionMetadata\n\n"
+    "@dataclass(frozen=True)\n"
+    "class FrozenMetadata(AttentionMetadata):\n"
+    "    def __post_init__(self):\n"
+    '        object.__setattr__({owner}, "{name}", "NHD")\n\n'
+    "class FrozenAttention(AttentionBackend[FrozenMetadata]):\n"
+    "    Metadata = FrozenMetadata\n\n"
+    "    def forward(self, q, metadata):\n"
+    "        return metadata.kv_layout\n"
+)
+
+
+def test_object_setattr_on_self_provides_the_field_of_a_frozen_dataclass(make_tree: MakeTree) -> None:
+    assert _dl105(make_tree, {PKG + "frozen.py": FROZEN.format(owner="self", name="kv_layout")}, "frozen.py") == []
+
+
+def test_object_setattr_on_another_object_or_name_provides_nothing(make_tree: MakeTree) -> None:
+    message = (
+        "tensorrt_llm/_torch/attention_backend/frozen.py:13:16: DL105 FrozenAttention.forward reads "
+        "metadata.kv_layout, which its metadata class FrozenMetadata does not provide (AttributeError at the "
+        "first forward); kv_layout is provided by FlashInferAttentionMetadata, not by FrozenMetadata"
+    )
+    for owner, name in (("q", "kv_layout"), ("self", "kv_layout_")):
+        frozen = FROZEN.format(owner=owner, name=name).replace("__post_init__(self)", "__post_init__(self, q=None)")
+        assert _dl105(make_tree, {PKG + "frozen.py": frozen}, "frozen.py") == [message]
+
+
+GUARDED_BODIES = {
+    "early return on hasattr": '        if not hasattr(metadata, "kv_layout"):\n            return q\n'
+    "        return metadata.kv_layout\n",
+    "early raise on isinstance": "        if not isinstance(metadata, FlashInferAttentionMetadata):\n"
+    '            raise TypeError("FlashInfer metadata expected")\n'
+    "        return metadata.kv_layout\n",
+    "early exit in both branches of a nested if": '        if not hasattr(metadata, "kv_layout"):\n'
+    "            if q is None:\n                return None\n            else:\n                raise ValueError\n"
+    "        q = q * 2\n        return metadata.kv_layout\n",
+    "continue in a loop": '        for item in q:\n            if not hasattr(metadata, "kv_layout"):\n'
+    "                continue\n            item.layout = metadata.kv_layout\n",
+    "else of a negated check": "        if not isinstance(metadata, FlashInferAttentionMetadata):\n"
+    "            return q\n        else:\n            return metadata.kv_layout\n",
+    "or of two guards": '        if hasattr(metadata, "kv_layout")'
+    " or isinstance(metadata, FlashInferAttentionMetadata):\n"
+    "            return metadata.kv_layout\n",
+    "or short-circuit": '        return not hasattr(metadata, "kv_layout") or metadata.kv_layout == "NHD"\n',
+    "getattr default is None, early return": '        if getattr(metadata, "kv_layout", None) is None:\n'
+    "            return q\n        return metadata.kv_layout\n",
+}
+
+
+def test_reads_where_a_guard_is_known_to_hold_are_fine(make_tree: MakeTree) -> None:
+    for case, body in GUARDED_BODIES.items():
+        assert _probe(make_tree, body) == [], case
+
+
+UNGUARDED_BODIES = {
+    "body of a negated isinstance": "        if not isinstance(metadata, FlashInferAttentionMetadata):\n"
+    "            return metadata.kv_layout\n        return q\n",
+    "body of a negated hasattr": '        if not hasattr(metadata, "kv_layout"):\n'
+    "            return metadata.kv_layout\n        return q\n",
+    "or with another condition": "        if isinstance(metadata, FlashInferAttentionMetadata) or q is None:\n"
+    "            return metadata.kv_layout\n        return q\n",
+    "negated and": '        if not (hasattr(metadata, "kv_layout") and q):\n'
+    "            return metadata.kv_layout\n        return q\n",
+}
+
+
+def test_reads_where_a_guard_does_not_hold_are_reported(make_tree: MakeTree) -> None:
+    for case, body in UNGUARDED_BODIES.items():
+        assert _probe(make_tree, body) == [
+            f"tensorrt_llm/_torch/attention_backend/probe.py:9:20: {KV_LAYOUT_MISSING}"
+        ], case
+
+
+def test_an_early_exit_guards_only_what_follows_and_only_its_attribute(make_tree: MakeTree) -> None:
+    where = "tensorrt_llm/_torch/attention_backend/probe.py"
+    cases = {
+        "guard of another attribute": '        if not hasattr(metadata, "page_size"):\n            return q\n'
+        "        return metadata.kv_layout\n",
+        "guard that does not leave the block": '        if not hasattr(metadata, "kv_layout"):\n'
+        "            q = q * 2\n        return metadata.kv_layout\n",
+        "exit in one branch only": '        if not hasattr(metadata, "kv_layout"):\n'
+        "            if q is None:\n                return None\n        return metadata.kv_layout\n",
+    }
+    lines = {"guard of another attribute": 10, "guard that does not leave the block": 10, "exit in one branch only": 11}
+    for case, body in cases.items():
+        assert _probe(make_tree, body) == [f"{where}:{lines[case]}:16: {KV_LAYOUT_MISSING}"], case
+    before = "        layout = metadata.kv_layout\n" + GUARDED_BODIES["early return on hasattr"]
+    assert _probe(make_tree, before) == [f"{where}:8:18: {KV_LAYOUT_MISSING}"]

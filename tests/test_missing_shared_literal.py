@@ -1,0 +1,107 @@
+"""DL100 on copies of the shared Literal's members that are not a plain top-level `X = Literal[...]`:
+under a module-level `if` (`if TYPE_CHECKING:`) or `try`, and wrapped as `Optional[Literal[...]]`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from declint.cli import cli
+from tests.conftest import MakeTree
+
+LLM_ARGS = "tensorrt_llm/llmapi/llm_args.py"
+TYPES = "tensorrt_llm/_torch/models/probe_types.py"
+HEAD = "import typing\nfrom typing import TYPE_CHECKING, Literal, Optional, Union\n\n"  # the copy is on line 4 or 5
+MEMBERS = '"VANILLA", "TRTLLM", "FLASHINFER"'
+
+
+def _findings(make_tree: MakeTree, files: dict[str, str], *select: str) -> list[str]:
+    root = make_tree(files)
+    result = CliRunner().invoke(cli, ["check", "--no-cache", "--select", ",".join(select or ("DL100",)), str(root)])
+    return [line for line in result.output.splitlines() if line.startswith(("tensorrt_llm/", "pyproject.toml"))]
+
+
+def _copy(name: str, line: int) -> str:
+    return (
+        f'{TYPES}:{line}:1: DL100 "{name}" copies the members of the shared Literal EncoderAttentionBackend; '
+        "import tensorrt_llm.llmapi.llm_args.EncoderAttentionBackend instead"
+    )
+
+
+@pytest.mark.parametrize(
+    ("source", "line"),
+    [
+        (f"if TYPE_CHECKING:\n    Backend = Literal[{MEMBERS}]\nelse:\n    Backend = str\n", 5),
+        (f"if typing.TYPE_CHECKING:\n    Backend: typing.TypeAlias = Literal[{MEMBERS}]\n", 5),
+        (f"if TYPE_CHECKING:\n    from x import Backend\nelse:\n    Backend = Literal[{MEMBERS}]\n", 7),
+        (f"try:\n    Backend = Literal[{MEMBERS}]\nexcept ImportError:\n    pass\n", 5),
+        (f"Backend = Optional[Literal[{MEMBERS}]]\n", 4),
+        (f"Backend = typing.Optional[typing.Literal[{MEMBERS}]]\n", 4),
+        (f"Backend = Union[Literal[{MEMBERS}], None]\n", 4),
+        (f"Backend = Union[None, Literal[{MEMBERS}]]\n", 4),
+        (f"Backend = Literal[{MEMBERS}] | None\n", 4),
+        (f"Backend = None | Literal[{MEMBERS}]\n", 4),
+        (f"if TYPE_CHECKING:\n    Backend = Optional[Literal[{MEMBERS}]]\n", 5),
+    ],
+)
+def test_a_copy_nested_or_optional_is_reported_like_a_top_level_one(
+    make_tree: MakeTree, source: str, line: int
+) -> None:
+    assert _findings(make_tree, {TYPES: HEAD + source}) == [_copy("Backend", line)]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "Backend = Optional[EncoderAttentionBackend]\n",
+        'Backend = Optional[Literal["VANILLA", "TRTLLM"]]\n',
+        f"Backend = Union[Literal[{MEMBERS}], str]\n",
+        f"Backend = Union[Literal[{MEMBERS}], None, str]\n",
+        'if TYPE_CHECKING:\n    Backend = Literal["VANILLA", "TRTLLM"]\n',
+    ],
+)
+def test_the_shared_literal_reused_or_another_member_set_is_not_a_copy(make_tree: MakeTree, source: str) -> None:
+    source = "from tensorrt_llm.llmapi.llm_args import EncoderAttentionBackend\n" + source
+    assert _findings(make_tree, {TYPES: HEAD + source}) == []
+
+
+def test_the_shared_literal_defined_under_type_checking_is_the_definition(make_tree: MakeTree) -> None:
+    llm_args = (
+        "from typing import TYPE_CHECKING, Literal\n\n"
+        f"if TYPE_CHECKING:\n    EncoderAttentionBackend = Literal[{MEMBERS}]\n"
+        "else:\n    EncoderAttentionBackend = str\n"
+    )
+    retyped = 'def pick(config):\n    return config.attn_backend == "FLASHINFR"\n'
+    assert _findings(make_tree, {LLM_ARGS: llm_args, TYPES: retyped}, "DL100", "DL103") == [
+        f'{TYPES}:2:35: DL103 "FLASHINFR" is not a member of EncoderAttentionBackend (did you mean "FLASHINFER"?)'
+    ]
+
+
+def test_an_optional_shared_literal_is_not_its_definition(make_tree: MakeTree) -> None:
+    llm_args = f"from typing import Literal, Optional\n\nEncoderAttentionBackend = Optional[Literal[{MEMBERS}]]\n"
+    assert _findings(make_tree, {LLM_ARGS: llm_args}) == [
+        f'{LLM_ARGS}:3:1: DL100 shared Literal "EncoderAttentionBackend" is not defined as a typing.Literal in '
+        "tensorrt_llm.llmapi.llm_args"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("llm_args", "state"),
+    [
+        (f"EncoderAttentionBackend = Literal[{MEMBERS}]\n", ("ok", "")),
+        (f"if TYPE_CHECKING:\n    import x\nelse:\n    EncoderAttentionBackend = Literal[{MEMBERS}]\n", ("ok", "")),
+        (f"if TYPE_CHECKING:\n    EncoderAttentionBackend = Literal[{MEMBERS}]\n", ("missing", "not found")),
+        (f"EncoderAttentionBackend = Optional[Literal[{MEMBERS}]]\n", ("missing", "not found")),
+    ],
+)
+def test_shim_targets_finds_only_a_literal_the_running_program_sees(
+    make_tree: MakeTree, llm_args: str, state: tuple[str, str]
+) -> None:
+    """The runtime shim reads typing.get_args of the shared Literal: one only a type checker
+    sees, or an Optional of one, is not there for it."""
+    root = make_tree({LLM_ARGS: HEAD + llm_args})
+    result = CliRunner().invoke(cli, ["shim-targets", "--format", "json", str(root / "tensorrt_llm")])
+    rows = {row["key"]: (row["state"], row["detail"]) for row in json.loads(result.output)["targets"]}
+    assert rows["shared-literal"] == state
