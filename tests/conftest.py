@@ -15,7 +15,20 @@ os.environ["DECLINT_NO_CACHE"] = "1"
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "examples" / "mini_trtllm"
-SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def _shared_data() -> Path:
+    """The official SARIF and rdjson schemas: `../shared/data` beside the checkout (the
+    workplace's layout), the nearest such folder above it (a clone made deeper), or the folder
+    DECLINT_SHARED_DATA names. Tests read them there; the project never ships a copy."""
+    given = os.environ.get("DECLINT_SHARED_DATA")
+    if given:
+        return Path(given)
+    found = (parent / "shared" / "data" for parent in REPO.parents)
+    return next((path for path in found if path.is_dir()), REPO.parent / "shared" / "data")
+
+
+SHARED_DATA = _shared_data()
 
 MakeTree = Callable[[dict[str, str]], Path]
 
