@@ -243,14 +243,24 @@ def find_config_file(start: Path) -> Path | None:
     return None
 
 
+# A table header naming [tool.declint] (or a table below it), as written in a file that does not
+# parse (perhaps in that very header: `[tool.declint` unclosed); `[tool.declint-plugin]` is not.
+_TABLE_HEADER = re.compile(rb"""^\s*\[+\s*tool\s*\.\s*["']?declint["']?\s*(?:[\].]|$)""", re.MULTILINE)
+
+
 def _has_declint_table(path: Path) -> bool:
     try:
         data = path.read_bytes()
     except OSError:
         return False
-    # A regex over the bytes, not a TOML parse: a broken pyproject.toml of ours (bad TOML, or
-    # not UTF-8) must still be found, then reported with its error, not silently skipped.
-    return re.search(rb"^\s*\[+\s*tool\.declint\b", data, re.MULTILINE) is not None
+    try:
+        document = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        # A broken pyproject.toml that looks like ours (bad TOML, or not UTF-8) must still be
+        # found, then reported with its error, not silently skipped for a parent's.
+        return _TABLE_HEADER.search(data) is not None
+    tool = document.get("tool")
+    return isinstance(tool, dict) and "declint" in tool
 
 
 def project_root(start: Path) -> Path:

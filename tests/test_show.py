@@ -63,3 +63,23 @@ def test_show_files_of_a_stdin_filename_is_that_file_even_before_it_exists(make_
     target = root / MODEL / "modeling_unsaved.py"
     result = CliRunner().invoke(cli, ["check", "--show-files", "--stdin-filename", str(target)])
     assert (result.exit_code, result.stdout) == (0, f"{MODEL}modeling_unsaved.py\n")
+
+
+def test_a_declint_table_is_recognised_as_toml_reads_it_and_another_tools_is_not(make_tree: MakeTree) -> None:
+    """Quoted or spaced table names and a dotted key under [tool] are declint's table; a
+    [tool.declint-plugin] table is not (the parent's configuration applies); a pyproject.toml
+    that does not parse is still claimed when its header names [tool.declint]."""
+    root = make_tree({})
+    for header in ('[tool."declint"]\njobs = 3\n', "[tool . declint]\njobs = 3\n", "[tool]\ndeclint = { jobs = 3 }\n"):
+        (root / "pyproject.toml").write_text(header, encoding="utf-8")
+        shown = CliRunner().invoke(cli, ["check", "--show-settings", str(root / MODEL)]).stdout.splitlines()
+        assert (shown[0], "jobs = 3" in shown) == (f"# configuration: {root / 'pyproject.toml'}", True), header
+    sub = root / "plugin"
+    sub.mkdir()
+    (sub / "pyproject.toml").write_text('[tool.declint-plugin]\nname = "x"\n', encoding="utf-8")
+    shown = CliRunner().invoke(cli, ["check", "--show-settings", str(sub)]).stdout.splitlines()
+    assert shown[0] == f"# configuration: {root / 'pyproject.toml'}"
+    (sub / "pyproject.toml").write_text("[tool.declint]\njobs = = 3\n", encoding="utf-8")
+    broken = CliRunner().invoke(cli, ["check", "--show-settings", str(sub)])
+    assert broken.exit_code == 2
+    assert f"{sub / 'pyproject.toml'}" in broken.output and "invalid TOML" in broken.output
