@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from declint.config import suggest
+from declint.source import split_lines
 from declint.types import Applicability, Finding, Fix, Position, Span, SuppressedFinding
 
 MARKER = b"declint:"
@@ -33,10 +34,11 @@ class Suppression:
 
 
 def parse_suppressions(text: str) -> list[Suppression]:
-    lines = text.splitlines()
+    lines = split_lines(text)
     found: list[Suppression] = []
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+        # newline="": a lone \r ends a line here too, as in ast (StringIO's readline splits at \n only).
+        tokens = list(tokenize.generate_tokens(io.StringIO(text, newline="").readline))
     except (tokenize.TokenError, SyntaxError):
         return found
     for token in tokens:

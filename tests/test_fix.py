@@ -479,3 +479,21 @@ def test_a_fix_that_rewords_a_finding_in_another_file_is_applied(tmp_path: Path)
         "docs/encoder_attention_backends.md:17:1: DL107 KimiK25Model / vision: backends is 'VANILLA, TRTLLM, "
         "FLASHINFER' in the docs but 'VANILLA, TRTLLM, FLASHINFR' in the code"
     ) in result.stdout.splitlines()
+
+
+# ---- DL902's fix on suppression comments -----------------------------------------------------------
+FIX_MODEL = MODEL + "modeling_x.py"
+
+
+def test_the_unused_suppression_fix_after_a_line_separator(make_tree: MakeTree) -> None:
+    """A U+2028 above shifted str.splitlines' lines: the used suppression on line 6 was called
+    unused and the safe fix deleted it; the preview's edit pointed at the wrong line."""
+    head = 'X = "a\u2028b"\n\n\ndef f(attn_backend):\n    y = 1  # declint: ignore[DL101] stale\n'
+    used = '    # declint: ignore[DL103] legacy\n    return attn_backend == "TRTLLM"\n'
+    root = make_tree({FIX_MODEL: head + used})
+    [finding] = json.loads(run("--no-cache", "--format", "json", str(root / FIX_MODEL)).stdout)["findings"]
+    assert (finding["code"], finding["line"], finding["column"]) == ("DL902", 5, 11)
+    assert finding["fix"]["edits"] == [{"line": 5, "column": 9, "end_line": 5, "end_column": 41, "content": ""}]
+    result = run("--no-cache", "--fix", str(root / FIX_MODEL))
+    assert (result.exit_code, result.stderr) == (0, "declint: fixed 1 finding in 1 file\n")
+    assert (root / FIX_MODEL).read_text() == head.replace("  # declint: ignore[DL101] stale", "") + used

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -102,3 +104,54 @@ def test_the_index_finds_the_first_covering_comment_as_trying_each_would(
         finding = Finding(code, "x", "m.py", Span(Position(start, 0), Position(start + length, 0)), "m")
         expected = next((s for s in suppressions if code in s.codes and _covers(s, finding)), None)
         assert index.hiding(finding) is expected
+
+
+# ---- lines as Python numbers them ----------------------------------------------------------------
+DL103 = (
+    'DL103 backend name "TRTLLM" retyped as a string literal; read it from the shared Literal '
+    "EncoderAttentionBackend (tensorrt_llm.llmapi.llm_args) so it is type-checked and cannot drift"
+)
+
+
+def report(make_tree: MakeTree, source: str) -> tuple[int, list[str]]:
+    """Exit code and every finding line (path:line:col: CODE message) of checking the model file."""
+    return check(make_tree({MODEL: source}))
+
+
+def check(root: Path, *args: str) -> tuple[int, list[str]]:
+    result = CliRunner().invoke(cli, ["check", "--no-cache", *args, str(root / MODEL)])
+    return result.exit_code, [line for line in result.output.splitlines() if re.match(r"\S+:\d+:\d+: DL\d{3} ", line)]
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x0b", "\x0c", "\x1c", "\x85"])
+def test_a_character_str_splitlines_splits_at_does_not_shift_a_standalone_suppression(
+    make_tree: MakeTree, separator: str
+) -> None:
+    """Before, the next code line was looked up in str.splitlines' lines, one off after the
+    separator: the comment seemed to apply to line 8, so it was unused (DL902), DL103 was
+    reported, and the safe DL902 fix deleted the comment."""
+    source = (
+        f'X = "a{separator}b"\n\n\ndef f(attn_backend):\n    y = 1\n'
+        "    # declint: ignore[DL103] legacy\n"
+        '    return (                    attn_backend == "TRTLLM")\n'
+    )
+    assert report(make_tree, source) == (0, [])
+
+
+def test_a_form_feed_line_above_a_standalone_suppression(make_tree: MakeTree) -> None:
+    source = (
+        "X = 1\n\x0c\n\ndef f(attn_backend):\n    # declint: ignore[DL103] legacy path\n"
+        '    return attn_backend == "TRTLLM"\n'
+    )
+    assert report(make_tree, source) == (0, [])
+
+
+def test_after_a_line_separator_a_suppression_two_statements_above_still_does_not_apply(make_tree: MakeTree) -> None:
+    source = (
+        'X = "a\u2028b"\n\n\ndef f(attn_backend):\n    # declint: ignore[DL103] legacy\n    y = 1\n'
+        '    return attn_backend == "TRTLLM"\n'
+    )
+    assert report(make_tree, source) == (
+        1,
+        [f"{MODEL}:5:5: DL902 unused suppression: no DL103 finding here", f"{MODEL}:7:28: {DL103}"],
+    )
