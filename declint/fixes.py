@@ -5,8 +5,9 @@ Kinds of fix (`Fix.kind`), each one transform, located by `Fix.target` (a node's
   prefix and quotes (`"trtllm"` -> `"TRTLLM"`, safe; `"FLASHINFR"` -> `"FLASHINFER"`, the
   "did you mean" of a typo, unsafe).
 - `remove-suppression-code` (DL902, safe): the comment at `target` loses the code `args[0]`
-  from its `# declint: ignore[...]` list; with no code left the comment goes (the whole line,
-  when the comment stood alone), but a comment after it (`# noqa`) stays.
+  from the `# declint: ignore[...]` list that starts `args[1]` characters into it; with no code
+  left that suppression and its reason go (the whole line, when nothing else is left of a comment
+  that stood alone), but a comment before it or of another tool after it (`# noqa`) stays.
 - `add-declaration-entries` (DL102, unsafe): the class whose name starts at `target` gets the
   entries `args[3:]` (Python source of dict entries) in its declaration `args[0]`, created when
   it has none; the marker `args[1]` is imported from `args[2]` when the module lacks it.

@@ -485,6 +485,40 @@ def test_a_fix_that_rewords_a_finding_in_another_file_is_applied(tmp_path: Path)
 FIX_MODEL = MODEL + "modeling_x.py"
 
 
+@pytest.mark.parametrize(
+    ("line", "fixed"),
+    [
+        # A "#" in the reason is part of it: before, the fix kept "#123 before removing".
+        ("    return backend  # declint: ignore[DL103] see issue #123 before removing\n", "    return backend\n"),
+        ("    # declint: ignore[DL103] standalone; issue #9 tracks it\n    return backend\n", "    return backend\n"),
+        # A comment of another tool after the reason stays, before or after the suppression.
+        ("    return backend  # declint: ignore[DL103] see #123  # noqa: E501\n", "    return backend  # noqa: E501\n"),
+        (
+            "    return backend  # noqa: E501  # declint: ignore[DL103] stale, see #4\n",
+            "    return backend  # noqa: E501\n",
+        ),
+        (
+            "    return backend  # type: ignore  # declint: ignore[DL103] stale\t# pylint: disable=C0301\n",
+            "    return backend  # type: ignore  # pylint: disable=C0301\n",  # the spacing before it stays
+        ),
+        # Of two suppressions in one comment, only the unused one goes.
+        (
+            '    return attn_backend == "TRTLLM"  # declint: ignore[DL101] stale  # declint: ignore[DL103] legacy\n',
+            '    return attn_backend == "TRTLLM"  # declint: ignore[DL103] legacy\n',
+        ),
+        (
+            '    return attn_backend == "TRTLLM"  # declint: ignore[DL103] legacy  # declint: ignore[DL101] x\n',
+            '    return attn_backend == "TRTLLM"  # declint: ignore[DL103] legacy\n',
+        ),
+    ],
+)
+def test_the_unused_suppression_fix_removes_exactly_the_suppression(make_tree: MakeTree, line: str, fixed: str) -> None:
+    root = make_tree({FIX_MODEL: "def f(attn_backend, backend):\n" + line})
+    result = run("--no-cache", "--fix", str(root / FIX_MODEL))
+    assert (result.exit_code, result.stderr) == (0, "declint: fixed 1 finding in 1 file\n")
+    assert (root / FIX_MODEL).read_text() == "def f(attn_backend, backend):\n" + fixed
+
+
 def test_the_unused_suppression_fix_after_a_line_separator(make_tree: MakeTree) -> None:
     """A U+2028 above shifted str.splitlines' lines: the used suppression on line 6 was called
     unused and the safe fix deleted it; the preview's edit pointed at the wrong line."""
