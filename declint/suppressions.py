@@ -62,6 +62,11 @@ def markers(comment: str) -> list[Marker]:
     return [Marker(m.start(), m.start("codes"), m.end("codes"), end) for m, end in zip(found, ends, strict=True)]
 
 
+def without_code_lists(text: str) -> str:
+    """`text` with the code list of each suppression in it left empty (`# declint: ignore[] reason`)."""
+    return _SUPPRESSION.sub(lambda match: match.group(0)[: match.start("codes") - match.start()] + "]", text)
+
+
 @dataclass
 class Suppression:
     line: int

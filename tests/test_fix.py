@@ -519,6 +519,53 @@ def test_the_unused_suppression_fix_removes_exactly_the_suppression(make_tree: M
     assert (root / FIX_MODEL).read_text() == "def f(attn_backend, backend):\n" + fixed
 
 
+@pytest.mark.parametrize(
+    ("comment", "left", "finding"),
+    [
+        (
+            "# declint: ignore[DL101, DL103]",
+            "# declint: ignore[DL103]",
+            "DL901 suppression has no reason; write why after the codes: # declint: ignore[DL101] <reason>",
+        ),
+        (
+            "# declint: ignore[DL999, DL101, DL103] legacy",
+            "# declint: ignore[DL999, DL103] legacy",
+            'DL903 suppression names unknown rule code "DL999" (did you mean "DL904"?)',
+        ),
+    ],
+)
+def test_the_unused_suppression_fix_applies_next_to_another_finding_on_the_comment(
+    make_tree: MakeTree, comment: str, left: str, finding: str
+) -> None:
+    """The DL901 (or DL903) of the comment the fix shortens is the one that was there: before,
+    its offending text (the rest of the line) changed with the code list, so it counted as new
+    and the fix was refused."""
+    source = f'def f(attn_backend):\n    return attn_backend == "TRTLLM"  {comment}\n'
+    root = make_tree({FIX_MODEL: source})
+    result = run("--no-cache", "--fix", str(root / FIX_MODEL))
+    assert result.stderr == "declint: fixed 1 finding in 1 file\n"
+    assert (result.exit_code, result.stdout.splitlines()[0]) == (1, f"{FIX_MODEL}:2:38: {finding}")
+    assert (root / FIX_MODEL).read_text() == source.replace(comment, left)
+
+
+def test_a_fix_that_strips_a_reason_would_still_be_refused(
+    make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The near miss: leaving the code lists out of the identity does not let a new DL901 in."""
+    from declint import fix_transforms
+
+    source = 'def f(attn_backend):\n    return attn_backend == "TRTLLM"  # declint: ignore[DL101, DL103] legacy\n'
+    root = make_tree({FIX_MODEL: source})
+    monkeypatch.setattr(fix_transforms, "strip_suppression_codes", lambda comment, unused: "# declint: ignore[DL103]")
+    result = run("--no-cache", "--fix", str(root / FIX_MODEL))
+    assert result.stderr.splitlines() == [
+        "declint: fixed 0 findings in 0 files",
+        f"declint: not fixed: {FIX_MODEL}:2:38: DL902: re-linting the fixed text reports DL901 in {FIX_MODEL}: "
+        "suppression has no reason; write why after the codes: # declint: ignore[DL101] <reason>",
+    ]
+    assert (root / FIX_MODEL).read_text() == source
+
+
 def test_the_unused_suppression_fix_after_a_line_separator(make_tree: MakeTree) -> None:
     """A U+2028 above shifted str.splitlines' lines: the used suppression on line 6 was called
     unused and the safe fix deleted it; the preview's edit pointed at the wrong line."""
