@@ -20,6 +20,7 @@ from typing import Any
 
 from declint.errors import OutputError, UsageError
 from declint.rules.stale_baseline_entry import StaleBaselineEntry
+from declint.source import split_lines
 from declint.types import Finding, Position, Span
 
 SCHEMA_VERSION = 1
@@ -55,7 +56,7 @@ class Baseline:
     def position_of(self, entry: Entry) -> Position:
         """Where the entry sits in the file (its line, at its opening brace), for DL904."""
         needle = f'"fingerprint": {json.dumps(entry.fingerprint)}'
-        for number, line in enumerate(self.text.splitlines(), 1):
+        for number, line in enumerate(split_lines(self.text), 1):
             if needle in line:
                 return Position(number, len(line) - len(line.lstrip()))
         return Position(1, 0)

@@ -90,7 +90,7 @@ def compute(root: Path, rev: str, paths: Sequence[Path]) -> ChangedLines:
 def _parse_diff(text: str) -> dict[str, frozenset[int]]:
     files: dict[str, set[int]] = {}
     current: set[int] | None = None
-    for line in text.splitlines():
+    for line in text.split("\n"):  # git ends each line with \n (str.splitlines splits inside them too)
         if line.startswith("+++ "):
             target = line[4:]
             if target == "/dev/null":

@@ -14,6 +14,7 @@ import warnings
 from dataclasses import dataclass
 
 from declint.members import MetadataRead, metadata_reads, method_names, model_default_backend, provided_members
+from declint.source import split_lines
 
 TYPING_LITERALS = frozenset({"typing.Literal", "typing_extensions.Literal"})
 _TYPING_OPTIONALS = frozenset({"Optional", "typing.Optional", "typing_extensions.Optional"})
@@ -124,8 +125,7 @@ def extract_facts(text: str, module: str, path: str, options: FactOptions, is_pa
         )
     except (RecursionError, MemoryError, ValueError) as error:
         return ModuleFacts(module, path, error=f"cannot parse: {type(error).__name__}")
-    # ast numbers lines on \n, \r\n and \r only (str.splitlines also splits on \f, \x1c, ...).
-    return _Extractor(module, path, options, is_package, re.split(r"\r\n|\r|\n", text)).run(tree)
+    return _Extractor(module, path, options, is_package, split_lines(text)).run(tree)
 
 
 class _Extractor:

@@ -6,7 +6,6 @@ actually previewed or applied.
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,9 +16,9 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider, Whites
 
 from declint.engine import parse_module
 from declint.source import SourceFile
+from declint.suppressions import Marker, markers
 from declint.types import Fix
 
-_SUPPRESSION = re.compile(r"^(?P<head>#\s*declint:\s*ignore\[)(?P<codes>[^\]]*)\](?P<reason>.*)$", re.DOTALL)
 _ONE_LINE_LIMIT = 100
 
 
@@ -179,7 +178,10 @@ class _FixTransformer(cst.CSTTransformer):
         fixes = self._take("remove-suppression-code", original)
         if not fixes:
             return None
-        new = strip_suppression_codes(updated.value, {fix.args[0] for fix in fixes})
+        unused: dict[int, set[str]] = {}
+        for fix in fixes:  # args: the code, and where its suppression starts in the comment
+            unused.setdefault(int(fix.args[1]), set()).add(fix.args[0])
+        new = strip_suppression_codes(updated.value, unused)
         if new is not None:
             self.applied.update(fixes)
         return new
@@ -204,16 +206,29 @@ class _FixTransformer(cst.CSTTransformer):
         return updated_node.with_changes(body=new_body)
 
 
-def strip_suppression_codes(comment: str, codes: set[str]) -> str | None:
-    """The comment without `codes` in its ignore list; "" when nothing worth keeping is left."""
-    match = _SUPPRESSION.match(comment)
-    if match is None:
+def strip_suppression_codes(comment: str, unused: Mapping[int, set[str]]) -> str | None:
+    """The comment without the `unused` codes of its suppressions (keyed by where each starts in
+    the comment); "" when nothing worth keeping is left; None when no suppression starts there."""
+    found = {marker.start: marker for marker in markers(comment)}
+    if not unused or any(start not in found for start in unused):
         return None
-    kept = [c.strip() for c in match.group("codes").split(",") if c.strip() and c.strip().upper() not in codes]
+    for start in sorted(unused, reverse=True):  # from the right: the offsets before it stay valid
+        comment = _strip_marker(comment, found[start], unused[start])
+    return comment
+
+
+def _strip_marker(comment: str, marker: Marker, codes: set[str]) -> str:
+    listed = comment[marker.codes_start : marker.codes_end].split(",")
+    kept = [c.strip() for c in listed if c.strip() and c.strip().upper() not in codes]
     if kept:
-        return f"{match.group('head')}{', '.join(kept)}]{match.group('reason')}"
-    other = match.group("reason").find("#")  # a second comment after the reason is not ours
-    return match.group("reason")[other:].strip() if other >= 0 else ""
+        return comment[: marker.codes_start] + ", ".join(kept) + comment[marker.codes_end :]
+    # No code left: the suppression and its reason go (a "#" inside the reason, as in "see
+    # #123", is part of it); a comment before it, or of another tool after it, stays.
+    before = comment[: marker.start].rstrip()
+    after = comment[marker.other_comment(comment) :].strip()
+    if before and after:
+        return before + comment[len(before) : marker.start] + after
+    return before or after
 
 
 def _parse_entries(sources: Sequence[str]) -> list[cst.DictElement]:

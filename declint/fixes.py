@@ -5,8 +5,9 @@ Kinds of fix (`Fix.kind`), each one transform, located by `Fix.target` (a node's
   prefix and quotes (`"trtllm"` -> `"TRTLLM"`, safe; `"FLASHINFR"` -> `"FLASHINFER"`, the
   "did you mean" of a typo, unsafe).
 - `remove-suppression-code` (DL902, safe): the comment at `target` loses the code `args[0]`
-  from its `# declint: ignore[...]` list; with no code left the comment goes (the whole line,
-  when the comment stood alone), but a comment after it (`# noqa`) stays.
+  from the `# declint: ignore[...]` list that starts `args[1]` characters into it; with no code
+  left that suppression and its reason go (the whole line, when nothing else is left of a comment
+  that stood alone), but a comment before it or of another tool after it (`# noqa`) stays.
 - `add-declaration-entries` (DL102, unsafe): the class whose name starts at `target` gets the
   entries `args[3:]` (Python source of dict entries) in its declaration `args[0]`, created when
   it has none; the marker `args[1]` is imported from `args[2]` when the module lacks it.
@@ -14,11 +15,11 @@ Kinds of fix (`Fix.kind`), each one transform, located by `Fix.target` (a node's
 Applying (`check --fix`): fixes are grouped per file and applied in one pass over the parsed
 module. A new text is written only when it parses, and re-linting the whole run with it finds
 every fixed finding gone and nothing new (in the fixed files counted without positions, so
-findings that merely moved do not count as new; in the others, where nothing moves, by code and
-place, so a reworded one does not either). Files libcst cannot reproduce byte for byte, or that
-hold a lone carriage return or a form feed, are never rewritten. Writes go to a temporary file in the same
-directory, then `os.replace`. Rounds repeat until nothing more applies, so a second `--fix`
-finds nothing to do.
+findings that merely moved do not count as new, nor a DL901 on a comment a DL902 fix shortened;
+in the others, where nothing moves, by code and place, so a reworded one does not either). Files
+libcst cannot reproduce byte for byte, or that hold a lone carriage return or a form feed, are
+never rewritten. Writes go to a temporary file in the same directory, then `os.replace`. Rounds
+repeat until nothing more applies, so a second `--fix` finds nothing to do.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from declint.lazy import lazy_module
 from declint.previews import encode, unified_diff, unrewritable
 from declint.reporting.sources import SourceCache
 from declint.source import decode_source
+from declint.suppressions import without_code_lists
 from declint.types import Applicability, Finding, Fix, RunResult
 
 if TYPE_CHECKING:
@@ -272,10 +274,15 @@ def _identity(finding: Finding, sources: SourceCache, changed: frozenset[str]) -
     """What a finding is, to tell new ones from old: in a file the fixes change, its identity and
     message (it may move); in any other file, where nothing moves, its code and place. There a
     finding's wording may follow the fixed code (DL107's message quotes the declaration a DL104
-    fix corrects: the same drift, not a new one)."""
+    fix corrects: the same drift, not a new one).
+
+    In a changed file, the code lists of suppression comments are left out of the offending text:
+    a DL902 fix edits that list, and the other findings about the comment (DL901, DL903), whose
+    offending text is the rest of its line, are still the same findings, not new ones."""
     if finding.path not in changed:
         return (finding.code, finding.path, str(finding.line), str(finding.column), "")
-    return (*identity(finding, sources), finding.message)
+    code, path, context, text = identity(finding, sources)
+    return (code, path, context, without_code_lists(text), finding.message)
 
 
 def _key(finding: Finding) -> tuple[str, int, int, str, str]:

@@ -24,7 +24,7 @@ from declint.errors import SourceError
 from declint.lazy import lazy_module
 from declint.reporting.model import Edit, FixPreview
 from declint.reporting.sources import SourceCache
-from declint.source import SourceFile, decode_source
+from declint.source import SourceFile, decode_source, split_lines_keepends
 from declint.types import Finding, Fix, Position
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ def encode(source: SourceFile, text: str) -> bytes:
 # ---- previews for reports ---------------------------------------------------------------------
 def text_edits(old: str, new: str) -> tuple[tuple[Edit, ...], tuple[Edit, ...]]:
     """(minimal edits, whole-line edits) that turn `old` into `new`."""
-    skip, a, b = _differing(old.splitlines(keepends=True), new.splitlines(keepends=True), 0)
+    skip, a, b = _differing(split_lines_keepends(old), split_lines_keepends(new), 0)
     edits: list[Edit] = []
     line_edits: list[Edit] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
@@ -108,7 +108,7 @@ def _common_prefix(a: str, b: str) -> int:
 
 
 def _advance(line: int, text: str) -> Position:
-    parts = text.splitlines(keepends=True)
+    parts = split_lines_keepends(text)
     if not parts:
         return Position(line, 0)
     if parts[-1].endswith(("\n", "\r")):
@@ -117,7 +117,7 @@ def _advance(line: int, text: str) -> Position:
 
 
 def unified_diff(rel: str, old: str, new: str, context: int = 3) -> str:
-    skip, a, b = _differing(old.splitlines(keepends=True), new.splitlines(keepends=True), context)
+    skip, a, b = _differing(split_lines_keepends(old), split_lines_keepends(new), context)
     lines = difflib.unified_diff(a, b, f"a/{rel}", f"b/{rel}", n=context)
     out: list[str] = []
     for line in lines:

@@ -105,7 +105,7 @@ def decode_source(data: bytes, rel: str) -> SourceFile:
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
+        line = _line_of(data, error.start)
         raise SourceError(
             f"cannot decode as {encoding}: invalid byte 0x{data[error.start]:02x} at offset {error.start}",
             path=rel,
@@ -121,3 +121,31 @@ def _first_two_lines(data: bytes) -> bytes:
     first = data.find(b"\n")
     second = data.find(b"\n", first + 1) if first >= 0 else -1
     return data if second < 0 else data[:second]
+
+
+def _line_of(data: bytes, offset: int) -> int:
+    """The 1-based line, as Python numbers lines, that holds the byte at `offset`."""
+    head = data[:offset]
+    return head.count(b"\n") + head.count(b"\r") - head.count(b"\r\n") + 1
+
+
+# ---- lines, numbered as Python numbers them -----------------------------------------------------
+# The tokenizer, ast and libcst end a line at "\r\n", "\n" or a lone "\r", nowhere else.
+# str.splitlines also splits at \v, \f, \x1c-\x1e, \x85, U+2028 and U+2029, which Python reads as
+# text (in a string, a comment, or \f as whitespace): every line after one would be off by one.
+
+
+def split_lines(text: str) -> list[str]:
+    """`text`'s lines without their endings, line N at index N-1 as Python numbers it. Like
+    str.splitlines, a final line ending starts no empty last line."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def split_lines_keepends(text: str) -> list[str]:
+    """`text`'s lines with their endings (`"".join` gives `text` back), split as `split_lines`."""
+    return io.StringIO(text, newline="").readlines()  # newline="": split at \r\n, \r, \n; kept as they are

@@ -2,7 +2,10 @@
 
 A suppression applies to a finding when the comment sits on any line the finding's node spans
 (a trailing comment on a multi-line call), or alone on the line right above the node's first
-line (blank lines and other comments in between are allowed).
+line (blank lines and other comments in between are allowed). The decorators of a class or
+function count as its lines: a comment on a decorator line, or alone above the first decorator,
+also applies to the findings on the `class`/`def` line. A suppression may follow another comment
+on its line (`# noqa: E501  # declint: ignore[DL103] reason`), and one comment may hold several.
 """
 
 from __future__ import annotations
@@ -18,55 +21,137 @@ from declint.config import suggest
 from declint.types import Applicability, Finding, Fix, Position, Span, SuppressedFinding
 
 MARKER = b"declint:"
-_PATTERN = re.compile(r"#\s*declint:\s*ignore\[(?P<codes>[^\]]*)\](?P<reason>.*)$")
+# Its "#" starts the comment or follows whitespace: `# type: ignore  # declint: ignore[...]` is
+# one comment token holding two comments, while `x#declint:` or `"# declint: ..."` quote one.
+_SUPPRESSION = re.compile(r"(?:^|(?<=\s))#\s*declint:\s*ignore\[(?P<codes>[^\]]*)\]")
+# Where a reason stops and a comment of another tool begins: "#" after whitespace, followed by
+# whitespace, `noqa`, or a word and a colon (ruff's and flake8's pragma with or without a space,
+# `# type: ignore`, `#pylint: disable=...`), but not the issue number of a reason (`see #123`).
+_OTHER_COMMENT = re.compile(r"\s#(?=\s|noqa\b|[A-Za-z][\w-]*:)")
 _REASON_SEPARATORS = " \t:-\u2013\u2014"  # hyphen, en and em dashes
+# Tokens that start no code: a standalone comment applies to the line of the next other token.
+_LAYOUT = frozenset({tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT})
+_ENDS_STATEMENT = frozenset({tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT})
+
+
+@dataclass(frozen=True)
+class Marker:
+    """One `# declint: ignore[...]` in a comment's text, as offsets into that text."""
+
+    start: int  # its "#"
+    codes_start: int  # the code list, between the brackets
+    codes_end: int
+    end: int  # where its reason ends: the next suppression in the comment, or the comment's end
+
+    def codes(self, comment: str) -> tuple[str, ...]:
+        return tuple(c.strip().upper() for c in comment[self.codes_start : self.codes_end].split(",") if c.strip())
+
+    def reason(self, comment: str) -> str:
+        return comment[self.codes_end + 1 : self.end].strip(_REASON_SEPARATORS)
+
+    def other_comment(self, comment: str) -> int:
+        """Where a comment of another tool after the reason starts (`  # type: ignore`), else `end`."""
+        found = _OTHER_COMMENT.search(comment, self.codes_end + 1, self.end)
+        return self.end if found is None else found.start()
+
+
+def markers(comment: str) -> list[Marker]:
+    """The suppressions in a comment token's text, in order."""
+    found = list(_SUPPRESSION.finditer(comment))
+    ends = [match.start() for match in found[1:]] + [len(comment)] if found else []
+    return [Marker(m.start(), m.start("codes"), m.end("codes"), end) for m, end in zip(found, ends, strict=True)]
+
+
+def without_code_lists(text: str) -> str:
+    """`text` with the code list of each suppression in it left empty (`# declint: ignore[] reason`)."""
+    return _SUPPRESSION.sub(lambda match: match.group(0)[: match.start("codes") - match.start()] + "]", text)
 
 
 @dataclass
 class Suppression:
     line: int
-    column: int
+    column: int  # of its "#", where its hygiene findings are reported
     codes: tuple[str, ...]
     reason: str
     applies_from: int  # first line of the node it covers when standalone, else `line`
     used: set[str] = field(default_factory=set)
+    # The `class`/`def` line, when the comment sits on or above that statement's decorators.
+    decorated_line: int | None = None
+    comment_column: int | None = None  # where its comment token starts, when not at `column`
 
 
 def parse_suppressions(text: str) -> list[Suppression]:
-    lines = text.splitlines()
-    found: list[Suppression] = []
+    """Every suppression of the module, in source order. Lines come from the tokenizer, so they
+    are the lines the findings (ast, libcst) are numbered by."""
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+        # newline="": a lone \r ends a line here too, as in ast (StringIO's readline splits at \n only).
+        tokens = list(tokenize.generate_tokens(io.StringIO(text, newline="").readline))
     except (tokenize.TokenError, SyntaxError):
-        return found
+        return []
+    found: list[Suppression] = []
+    standalone: list[Suppression] = []  # waiting for the next line of code
+    decorated: list[tuple[int, int]] = []  # (first decorator line, `class`/`def` line)
+    decorators_from: int | None = None
+    statement_start = True
     for token in tokens:
-        if token.type != tokenize.COMMENT:
+        if token.type == tokenize.COMMENT:
+            alone = token.line[: token.start[1]].strip() == ""
+            for suppression in _in_comment(token):
+                found.append(suppression)
+                if alone:
+                    standalone.append(suppression)
             continue
-        match = _PATTERN.match(token.string)
-        if match is None:
+        if token.type in _LAYOUT or token.type == tokenize.ENDMARKER:
+            statement_start = statement_start or token.type in _ENDS_STATEMENT
             continue
-        line, column = token.start
-        codes = tuple(c.strip().upper() for c in match.group("codes").split(",") if c.strip())
-        reason = match.group("reason").strip(_REASON_SEPARATORS)
-        standalone = token.line[:column].strip() == ""
-        applies_from = _next_code_line(lines, line) if standalone else line
-        found.append(Suppression(line, column, codes, reason, applies_from))
+        line = token.start[0]
+        for suppression in standalone:
+            suppression.applies_from = line
+        standalone.clear()
+        if statement_start:  # a statement starting with "@" is a decorator
+            if token.exact_type == tokenize.AT:
+                decorators_from = line if decorators_from is None else decorators_from
+            elif decorators_from is not None:
+                decorated.append((decorators_from, line))
+                decorators_from = None
+        statement_start = False
+    _mark_decorated(found, decorated)
     return found
 
 
-def _next_code_line(lines: list[str], line: int) -> int:
-    for number in range(line + 1, len(lines) + 1):
-        stripped = lines[number - 1].strip()
-        if stripped and not stripped.startswith("#"):
-            return number
-    return line
+def _in_comment(token: tokenize.TokenInfo) -> list[Suppression]:
+    line, column = token.start
+    out: list[Suppression] = []
+    for marker in markers(token.string):
+        where = column + marker.start
+        out.append(
+            Suppression(
+                line,
+                where,
+                marker.codes(token.string),
+                marker.reason(token.string),
+                line,
+                comment_column=None if where == column else column,
+            )
+        )
+    return out
+
+
+def _mark_decorated(suppressions: list[Suppression], decorated: list[tuple[int, int]]) -> None:
+    """A suppression on a decorator line, or applying from one, also covers the `class`/`def` line."""
+    starts = [first for first, _ in decorated]
+    for suppression in suppressions:
+        at = bisect_right(starts, suppression.applies_from) - 1
+        if at >= 0 and suppression.applies_from < decorated[at][1]:
+            suppression.decorated_line = decorated[at][1]
 
 
 class SuppressionIndex:
     """The suppression that hides a finding: the first, in source order, that names its code and
-    covers it. Found by line (the comments on the lines the finding spans, and those that apply
-    from its first line) instead of trying every comment for every finding, which made a file
-    with thousands of suppressed findings quadratic (10,000: 16 s, most of it here)."""
+    covers it. Found by line (the comments on the lines the finding spans, those that apply from
+    its first line, and those on or above the decorators of the `class`/`def` on that line)
+    instead of trying every comment for every finding, which made a file with thousands of
+    suppressed findings quadratic (10,000: 16 s, most of it here)."""
 
     def __init__(self, suppressions: list[Suppression]) -> None:
         self.suppressions = suppressions
@@ -74,7 +159,9 @@ class SuppressionIndex:
         self._lines = [suppressions[i].line for i in self._by_line]
         self._from: dict[int, list[int]] = {}
         for index, suppression in enumerate(suppressions):
-            self._from.setdefault(suppression.applies_from, []).append(index)
+            for line in {suppression.applies_from, suppression.decorated_line}:
+                if line is not None:
+                    self._from.setdefault(line, []).append(index)
 
     def hiding(self, finding: Finding) -> Suppression | None:
         start, end = finding.span.start.line, finding.span.end.line
@@ -144,6 +231,14 @@ def _hygiene(
             )
         elif rules_ran and code in enabled and code not in suppression.used:
             # Safe to drop: the comment suppresses nothing, so removing the code changes no result.
-            fix = Fix("remove-suppression-code", Applicability.SAFE, f"Remove the unused {code}", span.start, (code,))
+            target, args = _fix_place(suppression, code)
+            fix = Fix("remove-suppression-code", Applicability.SAFE, f"Remove the unused {code}", target, args)
             add(codes.unused, "unused-suppression", f"unused suppression: no {code} finding here", fix)
     return out
+
+
+def _fix_place(suppression: Suppression, code: str) -> tuple[Position, tuple[str, ...]]:
+    """The fix's target (the comment's start, where the transform finds it) and its arguments
+    (the code, and where in the comment this suppression starts)."""
+    start = suppression.column if suppression.comment_column is None else suppression.comment_column
+    return Position(suppression.line, start), (code, str(suppression.column - start))

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 from declint.config import Config
 from declint.facts import ClassFacts, DeclEntry
 from declint.index import ProjectIndex
+from declint.source import split_lines
 
 HEADER = ("model", "encoder", "backends", "reason", "default")
 NOT_CONFIGURABLE = "not configurable"
@@ -80,7 +81,7 @@ class DocsTable:
 
 def parse_docs_table(text: str) -> DocsTable | None:
     """The first Markdown table whose header is exactly HEADER (any case and spacing)."""
-    lines = text.splitlines()
+    lines = split_lines(text)
     for number, line in enumerate(lines, 1):
         if not _HEADER_LINE.match(line):
             continue

@@ -193,3 +193,38 @@ def test_missing_baseline_says_how_to_create_it(project: Path) -> None:
     result = invoke("check", "--baseline", "nope.json", "tensorrt_llm")
     assert result.exit_code == 2
     assert "baseline not found: nope.json (create it with `declint baseline write nope.json`)" in result.output
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\x0c", "\x85"])
+def test_a_line_separator_above_a_finding_keeps_fingerprint_and_snippet_on_its_line(
+    make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch, separator: str
+) -> None:
+    """Reports split the file with str.splitlines, which also splits at U+2028, \\f, \\x85...:
+    the offending text of a finding came from the line above it, so editing that line changed its
+    fingerprint (new finding, stale entry), and `full` printed the wrong line."""
+    model = MODEL + "modeling_x.py"
+    source = (
+        f'X = "a{separator}b"\n\n\ndef f(attn_backend):\n'
+        '    log("checking the attention backend name now")\n'
+        '    return attn_backend == "TRTLLM"\n'
+    )
+    root = make_tree({model: source})
+    monkeypatch.chdir(root)
+    [(_, line, fingerprint)] = fingerprints(model)
+    (root / model).write_text(source.replace(separator, " "))
+    assert fingerprints(model) == [(model, line, fingerprint)]  # the same offending text, line 6
+    (root / model).write_text(source)
+    invoke("baseline", "write", "declint-baseline.json")
+    (root / model).write_text(source.replace("the attention backend name now", "the backend"))
+    result = invoke("check", "--baseline", "declint-baseline.json", model)
+    assert (result.exit_code, result.stdout) == (
+        0,
+        "All clear: 1 file checked (1 more in the baseline declint-baseline.json).\n",
+    )
+    full = invoke("check", "--format", "full", model).stdout.splitlines()
+    assert full[1:5] == [
+        "  |",
+        '5 |     log("checking the backend")',
+        '6 |     return attn_backend == "TRTLLM"',
+        "  |                            ^^^^^^^^",
+    ]

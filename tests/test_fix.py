@@ -479,3 +479,102 @@ def test_a_fix_that_rewords_a_finding_in_another_file_is_applied(tmp_path: Path)
         "docs/encoder_attention_backends.md:17:1: DL107 KimiK25Model / vision: backends is 'VANILLA, TRTLLM, "
         "FLASHINFER' in the docs but 'VANILLA, TRTLLM, FLASHINFR' in the code"
     ) in result.stdout.splitlines()
+
+
+# ---- DL902's fix on suppression comments -----------------------------------------------------------
+FIX_MODEL = MODEL + "modeling_x.py"
+
+
+@pytest.mark.parametrize(
+    ("line", "fixed"),
+    [
+        # A "#" in the reason is part of it: before, the fix kept "#123 before removing".
+        ("    return backend  # declint: ignore[DL103] see issue #123 before removing\n", "    return backend\n"),
+        ("    # declint: ignore[DL103] standalone; issue #9 tracks it\n    return backend\n", "    return backend\n"),
+        # A comment of another tool after the reason stays, before or after the suppression.
+        ("    return backend  # declint: ignore[DL103] see #123  # noqa: E501\n", "    return backend  # noqa: E501\n"),
+        (
+            "    return backend  # noqa: E501  # declint: ignore[DL103] stale, see #4\n",
+            "    return backend  # noqa: E501\n",
+        ),
+        (
+            "    return backend  # type: ignore  # declint: ignore[DL103] stale\t# pylint: disable=C0301\n",
+            "    return backend  # type: ignore  # pylint: disable=C0301\n",  # the spacing before it stays
+        ),
+        # Of two suppressions in one comment, only the unused one goes.
+        (
+            '    return attn_backend == "TRTLLM"  # declint: ignore[DL101] stale  # declint: ignore[DL103] legacy\n',
+            '    return attn_backend == "TRTLLM"  # declint: ignore[DL103] legacy\n',
+        ),
+        (
+            '    return attn_backend == "TRTLLM"  # declint: ignore[DL103] legacy  # declint: ignore[DL101] x\n',
+            '    return attn_backend == "TRTLLM"  # declint: ignore[DL103] legacy\n',
+        ),
+    ],
+)
+def test_the_unused_suppression_fix_removes_exactly_the_suppression(make_tree: MakeTree, line: str, fixed: str) -> None:
+    root = make_tree({FIX_MODEL: "def f(attn_backend, backend):\n" + line})
+    result = run("--no-cache", "--fix", str(root / FIX_MODEL))
+    assert (result.exit_code, result.stderr) == (0, "declint: fixed 1 finding in 1 file\n")
+    assert (root / FIX_MODEL).read_text() == "def f(attn_backend, backend):\n" + fixed
+
+
+@pytest.mark.parametrize(
+    ("comment", "left", "finding"),
+    [
+        (
+            "# declint: ignore[DL101, DL103]",
+            "# declint: ignore[DL103]",
+            "DL901 suppression has no reason; write why after the codes: # declint: ignore[DL101] <reason>",
+        ),
+        (
+            "# declint: ignore[DL999, DL101, DL103] legacy",
+            "# declint: ignore[DL999, DL103] legacy",
+            'DL903 suppression names unknown rule code "DL999" (did you mean "DL904"?)',
+        ),
+    ],
+)
+def test_the_unused_suppression_fix_applies_next_to_another_finding_on_the_comment(
+    make_tree: MakeTree, comment: str, left: str, finding: str
+) -> None:
+    """The DL901 (or DL903) of the comment the fix shortens is the one that was there: before,
+    its offending text (the rest of the line) changed with the code list, so it counted as new
+    and the fix was refused."""
+    source = f'def f(attn_backend):\n    return attn_backend == "TRTLLM"  {comment}\n'
+    root = make_tree({FIX_MODEL: source})
+    result = run("--no-cache", "--fix", str(root / FIX_MODEL))
+    assert result.stderr == "declint: fixed 1 finding in 1 file\n"
+    assert (result.exit_code, result.stdout.splitlines()[0]) == (1, f"{FIX_MODEL}:2:38: {finding}")
+    assert (root / FIX_MODEL).read_text() == source.replace(comment, left)
+
+
+def test_a_fix_that_strips_a_reason_would_still_be_refused(
+    make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The near miss: leaving the code lists out of the identity does not let a new DL901 in."""
+    from declint import fix_transforms
+
+    source = 'def f(attn_backend):\n    return attn_backend == "TRTLLM"  # declint: ignore[DL101, DL103] legacy\n'
+    root = make_tree({FIX_MODEL: source})
+    monkeypatch.setattr(fix_transforms, "strip_suppression_codes", lambda comment, unused: "# declint: ignore[DL103]")
+    result = run("--no-cache", "--fix", str(root / FIX_MODEL))
+    assert result.stderr.splitlines() == [
+        "declint: fixed 0 findings in 0 files",
+        f"declint: not fixed: {FIX_MODEL}:2:38: DL902: re-linting the fixed text reports DL901 in {FIX_MODEL}: "
+        "suppression has no reason; write why after the codes: # declint: ignore[DL101] <reason>",
+    ]
+    assert (root / FIX_MODEL).read_text() == source
+
+
+def test_the_unused_suppression_fix_after_a_line_separator(make_tree: MakeTree) -> None:
+    """A U+2028 above shifted str.splitlines' lines: the used suppression on line 6 was called
+    unused and the safe fix deleted it; the preview's edit pointed at the wrong line."""
+    head = 'X = "a\u2028b"\n\n\ndef f(attn_backend):\n    y = 1  # declint: ignore[DL101] stale\n'
+    used = '    # declint: ignore[DL103] legacy\n    return attn_backend == "TRTLLM"\n'
+    root = make_tree({FIX_MODEL: head + used})
+    [finding] = json.loads(run("--no-cache", "--format", "json", str(root / FIX_MODEL)).stdout)["findings"]
+    assert (finding["code"], finding["line"], finding["column"]) == ("DL902", 5, 11)
+    assert finding["fix"]["edits"] == [{"line": 5, "column": 9, "end_line": 5, "end_column": 41, "content": ""}]
+    result = run("--no-cache", "--fix", str(root / FIX_MODEL))
+    assert (result.exit_code, result.stderr) == (0, "declint: fixed 1 finding in 1 file\n")
+    assert (root / FIX_MODEL).read_text() == head.replace("  # declint: ignore[DL101] stale", "") + used

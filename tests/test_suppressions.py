@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -80,21 +82,37 @@ _CODES = ("DL101", "DL103")
 def _covers(suppression: Suppression, finding: Finding) -> bool:
     """The placement rule as the module doc states it (the reference the index must agree with)."""
     start, end = finding.span.start.line, finding.span.end.line
-    return start <= suppression.line <= end or suppression.applies_from == start
+    return start <= suppression.line <= end or start in (suppression.applies_from, suppression.decorated_line)
 
 
 @settings(max_examples=300, derandomize=True, deadline=None)
 @given(
     comments=st.lists(
-        st.tuples(st.integers(1, 30), st.integers(0, 4), st.sets(st.sampled_from(_CODES), max_size=2)), max_size=12
+        st.tuples(
+            st.integers(1, 30),
+            st.integers(0, 4),
+            st.sets(st.sampled_from(_CODES), max_size=2),
+            st.one_of(st.none(), st.integers(1, 4)),  # on or above decorators: the `class` line is this far below
+        ),
+        max_size=12,
     ),
     spans=st.lists(st.tuples(st.integers(1, 30), st.integers(-2, 6), st.sampled_from(_CODES)), max_size=12),
 )
 def test_the_index_finds_the_first_covering_comment_as_trying_each_would(
-    comments: list[tuple[int, int, set[str]]], spans: list[tuple[int, int, str]]
+    comments: list[tuple[int, int, set[str], int | None]], spans: list[tuple[int, int, str]]
 ) -> None:
     suppressions = sorted(
-        (Suppression(line, 0, tuple(sorted(codes)), "r", line + below) for line, below, codes in comments),
+        (
+            Suppression(
+                line,
+                0,
+                tuple(sorted(codes)),
+                "r",
+                line + below,
+                decorated_line=None if to is None else line + below + to,
+            )
+            for line, below, codes, to in comments
+        ),
         key=lambda s: (s.line, s.applies_from),  # source order, as parse_suppressions gives them
     )
     index = SuppressionIndex(suppressions)
@@ -102,3 +120,158 @@ def test_the_index_finds_the_first_covering_comment_as_trying_each_would(
         finding = Finding(code, "x", "m.py", Span(Position(start, 0), Position(start + length, 0)), "m")
         expected = next((s for s in suppressions if code in s.codes and _covers(s, finding)), None)
         assert index.hiding(finding) is expected
+
+
+# ---- lines as Python numbers them ----------------------------------------------------------------
+DL103 = (
+    'DL103 backend name "TRTLLM" retyped as a string literal; read it from the shared Literal '
+    "EncoderAttentionBackend (tensorrt_llm.llmapi.llm_args) so it is type-checked and cannot drift"
+)
+
+
+def report(make_tree: MakeTree, source: str) -> tuple[int, list[str]]:
+    """Exit code and every finding line (path:line:col: CODE message) of checking the model file."""
+    return check(make_tree({MODEL: source}))
+
+
+def check(root: Path, *args: str) -> tuple[int, list[str]]:
+    result = CliRunner().invoke(cli, ["check", "--no-cache", *args, str(root / MODEL)])
+    return result.exit_code, [line for line in result.output.splitlines() if re.match(r"\S+:\d+:\d+: DL\d{3} ", line)]
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x0b", "\x0c", "\x1c", "\x85"])
+def test_a_character_str_splitlines_splits_at_does_not_shift_a_standalone_suppression(
+    make_tree: MakeTree, separator: str
+) -> None:
+    """Before, the next code line was looked up in str.splitlines' lines, one off after the
+    separator: the comment seemed to apply to line 8, so it was unused (DL902), DL103 was
+    reported, and the safe DL902 fix deleted the comment."""
+    source = (
+        f'X = "a{separator}b"\n\n\ndef f(attn_backend):\n    y = 1\n'
+        "    # declint: ignore[DL103] legacy\n"
+        '    return (                    attn_backend == "TRTLLM")\n'
+    )
+    assert report(make_tree, source) == (0, [])
+
+
+def test_a_form_feed_line_above_a_standalone_suppression(make_tree: MakeTree) -> None:
+    source = (
+        "X = 1\n\x0c\n\ndef f(attn_backend):\n    # declint: ignore[DL103] legacy path\n"
+        '    return attn_backend == "TRTLLM"\n'
+    )
+    assert report(make_tree, source) == (0, [])
+
+
+def test_after_a_line_separator_a_suppression_two_statements_above_still_does_not_apply(make_tree: MakeTree) -> None:
+    source = (
+        'X = "a\u2028b"\n\n\ndef f(attn_backend):\n    # declint: ignore[DL103] legacy\n    y = 1\n'
+        '    return attn_backend == "TRTLLM"\n'
+    )
+    assert report(make_tree, source) == (
+        1,
+        [f"{MODEL}:5:5: DL902 unused suppression: no DL103 finding here", f"{MODEL}:7:28: {DL103}"],
+    )
+
+
+# ---- decorators are lines of the class or function they decorate ---------------------------------
+REGISTER = (
+    '@register_input_processor(object, model_type="x", placeholder_metadata=MultimodalPlaceholderMetadata(\n'
+    '    placeholder_map={"image": "<i>"}))\n'
+)
+MODELS = (
+    "from tensorrt_llm._torch.models.modeling_multimodal_mixin import MultimodalModelMixin\n"
+    "from tensorrt_llm._torch.models.modeling_utils import MultimodalPlaceholderMetadata, register_input_processor\n"
+    "\n\n"
+)
+WHY = "  # declint: ignore[DL102] encoder-free wrapper, declared by its subclasses\n"
+
+
+def test_a_suppression_on_or_above_the_decorators_applies_to_the_class_line(make_tree: MakeTree) -> None:
+    """A: alone above the first decorator; B: after the first decorator line; C: after the last
+    line of a multi-line decorator; D: alone between two decorators; f: after a decorator, for a
+    finding on the `def` line. Before, only a comment between the decorators and `class` applied,
+    and the safe DL902 fix deleted all of these."""
+    first, last = REGISTER.splitlines(keepends=True)
+    source = (
+        MODELS
+        + WHY.lstrip()
+        + REGISTER
+        + "class A(MultimodalModelMixin):\n    pass\n\n\n"
+        + first.rstrip("\n")
+        + WHY
+        + last
+        + "class B(MultimodalModelMixin):\n    pass\n\n\n"
+        + first
+        + last.rstrip("\n")
+        + WHY
+        + "class C(MultimodalModelMixin):\n    pass\n\n\n"
+        + "@staticmethod\n"
+        + WHY.lstrip()
+        + REGISTER
+        + "class D(MultimodalModelMixin):\n    pass\n\n\n"
+        + "@staticmethod  # declint: ignore[DL103] legacy default\n"
+        + 'def f(attn_backend="TRTLLM"):\n    return attn_backend\n'
+    )
+    root = make_tree({MODEL: source})
+    assert check(root) == (0, [])
+    assert check(root, "--fix") == (0, [])
+    assert (root / MODEL).read_text() == source  # the safe fix deletes none of them
+
+
+def test_a_suppression_above_the_decorators_does_not_reach_into_the_body(make_tree: MakeTree) -> None:
+    source = (
+        MODELS
+        + "# declint: ignore[DL103] not on the class line\n"
+        + "@staticmethod\n"
+        + 'def f(attn_backend):\n    return attn_backend == "TRTLLM"\n\n\n'
+        + "# declint: ignore[DL102] two statements above\n"
+        + "X = 1\n"
+        + REGISTER
+        + "class A(MultimodalModelMixin):\n    pass\n"
+    )
+    assert report(make_tree, source) == (
+        1,
+        [
+            f"{MODEL}:5:1: DL902 unused suppression: no DL103 finding here",
+            f"{MODEL}:8:28: {DL103}",
+            f"{MODEL}:11:1: DL902 unused suppression: no DL102 finding here",
+            f'{MODEL}:15:7: DL102 multimodal model "A" has no encoder_attention_backends declaration (own or '
+            "inherited); declare its encoders: vision (registered modalities: image)",
+        ],
+    )
+
+
+# ---- a suppression after another comment -----------------------------------------------------------
+def test_a_suppression_after_another_comment_applies(make_tree: MakeTree) -> None:
+    source = (
+        "def f(attn_backend):\n"
+        '    return attn_backend == "TRTLLM"  # noqa: E501  # declint: ignore[DL103] legacy path, see ADR-7\n'
+    )
+    assert report(make_tree, source) == (0, [])
+
+
+def test_each_suppression_of_a_comment_is_judged_at_its_own_column(make_tree: MakeTree) -> None:
+    source = (
+        "def f(attn_backend):\n"
+        '    return attn_backend == "TRTLLM"  # declint: ignore[DL101] stale  # declint: ignore[DL103]\n'
+    )
+    assert report(make_tree, source) == (
+        1,
+        [
+            f"{MODEL}:2:38: DL902 unused suppression: no DL101 finding here",
+            f"{MODEL}:2:70: DL901 suppression has no reason; write why after the codes: "
+            "# declint: ignore[DL101] <reason>",
+        ],
+    )
+
+
+@pytest.mark.parametrize(
+    "comment",
+    [
+        "# see x#declint: ignore[DL103] legacy",  # no whitespace before the "#": text of the comment
+        '# write "# declint: ignore[DL103] reason" to silence it',  # quoted
+    ],
+)
+def test_a_suppression_quoted_inside_another_comment_does_not_apply(make_tree: MakeTree, comment: str) -> None:
+    source = f'def f(attn_backend):\n    return attn_backend == "TRTLLM"  {comment}\n'
+    assert report(make_tree, source) == (1, [f"{MODEL}:2:28: {DL103}"])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from declint.reporting.model import Item, Report
 from declint.reporting.text_format import ELSEWHERE_HEADING, finding_line, fix_hint
+from declint.source import split_lines
 from declint.types import Applicability
 
 _CONTEXT_LINES = 1
@@ -33,7 +34,7 @@ def render_item(item: Item, report: Report) -> str:
     if item.fix is not None:
         how = "--fix" if item.fix.applicability is Applicability.SAFE else "--fix --unsafe-fixes"
         lines.append(f"  = {item.fix.applicability.value} fix ({how}): {item.fix.description}")
-        lines += ["    " + line if line else "" for line in item.fix.diff.splitlines()]
+        lines += ["    " + line if line else "" for line in split_lines(item.fix.diff)]
     return "\n".join(lines) + "\n"
 
 

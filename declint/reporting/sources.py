@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from declint.errors import SourceError
-from declint.source import decode_source, read_bytes
+from declint.source import decode_source, read_bytes, split_lines
 
 
 class SourceCache:
@@ -31,7 +31,7 @@ class SourceCache:
         return self._texts[rel]
 
     def lines(self, rel: str) -> list[str]:
-        """Lines without their line endings (`\\r\\n`, `\\n`, a lone `\\r` all end a line, as in Python).
+        """Lines without their line endings, numbered as Python numbers them (`source.split_lines`).
 
         Split once per file, like the read: every finding's fingerprint and snippet asks, and
         splitting again for each made a file with many findings quadratic (20,000 findings in a
@@ -39,7 +39,7 @@ class SourceCache:
         found = self._lines.get(rel)
         if found is None:
             text = self.text(rel)
-            found = self._lines[rel] = text.splitlines() if text is not None else []
+            found = self._lines[rel] = split_lines(text) if text is not None else []
         return found
 
     def line(self, rel: str, number: int) -> str | None:
