@@ -31,6 +31,7 @@ class Declaration:
     line: int
     entries: tuple[DeclEntry, ...]
     is_literal: bool  # False: not a dict literal, its encoders cannot be known statically
+    empty: bool = False  # an explicit `{}`: the model has no attention encoder
 
     @property
     def encoders(self) -> frozenset[str]:
@@ -265,7 +266,7 @@ class _Extractor:
         for key, entry in zip(value.keys, value.values, strict=True):
             if isinstance(key, ast.Constant) and isinstance(key.value, str):
                 entries.append(self._entry(key.value, entry))
-        return Declaration(line, tuple(entries), is_literal=True)
+        return Declaration(line, tuple(entries), is_literal=True, empty=not value.keys)
 
     def _entry(self, encoder: str, value: ast.expr) -> DeclEntry:
         if isinstance(value, ast.Tuple | ast.List | ast.Set):

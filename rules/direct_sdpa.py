@@ -77,7 +77,9 @@ class DirectSdpa(TreeRule):
 
     Not reported: calls inside the attention-backend packages (`sdpa-allowed-paths`: the VANILLA
     backend *is* SDPA), and calls in an encoder every owning model declares fixed with
-    `FixedEncoderAttention(reason)`. The message says whether the owning model declares the encoder configurable (the
+    `FixedEncoderAttention(reason)`. A model declaring `encoder_attention_backends = {}` has no
+    attention encoder and owns none (an encoder-free subclass leaves its base's declaration in
+    charge). The message says whether the owning model declares the encoder configurable (the
     override is bypassed) or nobody declares it.
     """
 
@@ -117,6 +119,13 @@ class DirectSdpa(TreeRule):
         ),
         # A reference that is never called (a registry entry) is not a call site.
         Valid(_HEADER + "FUNCTIONS = {'sdpa': F.scaled_dot_product_attention}\n"),
+        # An encoder-free subclass (`{}`) owns no encoder: the fixed declaration of its base holds.
+        Valid(
+            _HEADER
+            + _FIXED_MODEL
+            + "\nclass TextModel(VLModel):\n    encoder_attention_backends = {}\n"
+            + _tower("        return F.scaled_dot_product_attention(q, k, v)\n")
+        ),
         # `attn` is SDPA in `kernel` only: in `forward` it is a loop variable over attention modules.
         Valid(
             _HEADER
@@ -443,6 +452,8 @@ class DirectSdpa(TreeRule):
         for owner in owners:
             model = self.index.classes[owner.model]
             declared = self.index.effective_declaration(model)
+            if declared is not None and declared[0].empty:
+                continue  # `{}`: a model without an attention encoder owns none (its base may)
             entry = declared[0].entry(owner.encoder) if declared else None
             verdicts.append((owner, entry))
         configurable = [(o, e) for o, e in verdicts if e is not None and e.kind in ("configurable", "all")]

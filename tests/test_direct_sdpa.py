@@ -1,4 +1,5 @@
-"""DL101: which names and `self.` attributes are SDPA (scoping, alias forms, base classes)."""
+"""DL101: which names and `self.` attributes are SDPA (scoping, alias forms, base classes) and
+which owning models count (an encoder-free `{}` subclass owns no encoder)."""
 
 from __future__ import annotations
 
@@ -261,3 +262,54 @@ def test_a_walrus_alias_reports_its_call(make_tree: MakeTree) -> None:
         "            return fn(q, k, v)\n"  # 9
     )
     assert dl101(make_tree, {MODEL: source + _model("VisionTower")}) == [f"9:20: {_bypass('VisionTower.forward')}"]
+
+
+# ---- owners: an encoder-free `{}` model owns no encoder (A5) ---------------------------------
+
+FIXED_BASE = HEADER + (
+    "\nclass VisionAttention(nn.Module):\n"  # 6
+    "    def forward(self, q, k, v):\n"
+    "        return F.scaled_dot_product_attention(q, k, v)\n"  # 8
+    "\n@register_input_processor(object, model_type='probe', placeholder_metadata="
+    "MultimodalPlaceholderMetadata(placeholder_map={'image': '<image>'}))\n"
+    "class ProbeVLModel(MultimodalModelMixin, nn.Module):\n"
+    "    encoder_attention_backends = {'vision': FixedEncoderAttention('eager SDPA tower')}\n\n"
+    "    def __init__(self):\n"
+    "        self.tower = VisionAttention()\n"
+)
+TEXT = "tensorrt_llm/_torch/models/modeling_probe_text.py"
+
+
+def test_an_encoder_free_subclass_does_not_cancel_the_fixed_declaration(make_tree: MakeTree) -> None:
+    """The report's case own1: the subclass declares `{}` and inherits the tower's reference."""
+    subclass = (
+        "from .modeling_probe import ProbeVLModel\n\n"
+        "class ProbeTextModel(ProbeVLModel):\n"
+        "    encoder_attention_backends = {}\n\n"
+        "class ProbeTextChild(ProbeTextModel):\n"  # inherits the `{}`
+        "    pass\n"
+    )
+    assert dl101(make_tree, {MODEL: FIXED_BASE, TEXT: subclass}) == []
+
+
+def test_a_model_without_a_declaration_still_reads_no_model_declares(make_tree: MakeTree) -> None:
+    """Only an explicit `{}` owns nothing: a model that declares nothing at all (only the mixin's
+    default) is an owner that leaves the encoder undeclared."""
+    undeclared = FIXED_BASE.replace(
+        "    encoder_attention_backends = {'vision': FixedEncoderAttention('eager SDPA tower')}\n", ""
+    )
+    assert dl101(make_tree, {MODEL: undeclared}) == [f"8:16: {_undeclared('VisionAttention.forward')}"]
+
+
+def test_an_encoder_free_subclass_of_a_configurable_model_changes_nothing(make_tree: MakeTree) -> None:
+    configurable = FIXED_BASE.replace(
+        "FixedEncoderAttention('eager SDPA tower')", '("VANILLA", "TRTLLM", "FLASHINFER")'
+    )
+    subclass = "from .modeling_probe import ProbeVLModel\n\nclass ProbeTextModel(ProbeVLModel):\n"
+    subclass += "    encoder_attention_backends = {}\n"
+    assert dl101(make_tree, {MODEL: configurable, TEXT: subclass}) == [f"8:16: {_bypass('VisionAttention.forward')}"]
+
+
+def test_a_tower_owned_only_by_an_encoder_free_model_is_undeclared(make_tree: MakeTree) -> None:
+    source = FIXED_BASE.replace("{'vision': FixedEncoderAttention('eager SDPA tower')}", "{}")
+    assert dl101(make_tree, {MODEL: source}) == [f"8:16: {_undeclared('VisionAttention.forward')}"]
