@@ -71,9 +71,10 @@ class DirectSdpa(TreeRule):
     `self.` attribute counts in the class that assigns it and in its subclasses defined in the
     same file. Names follow Python's scoping: an alias assigned in a function counts there and in
     nested functions that do not rebind the name, a module-level alias everywhere a parameter or
-    a local assignment that is no alias does not shadow it; a subclass that assigns the attribute
-    something else shadows its base's alias. Not followed: an alias imported from another module,
-    and a base class defined in another module.
+    a local assignment that is no alias does not shadow it; a subclass that assigns `self.x`
+    something else shadows its base's alias, and so does one that defines `x` otherwise when the
+    alias is a class attribute (an instance attribute hides class attributes). Not followed: an
+    alias imported from another module, and a base class defined in another module.
 
     Not reported: calls inside the attention-backend packages (`sdpa-allowed-paths`: the VANILLA
     backend *is* SDPA), and calls in an encoder every owning model declares fixed with
@@ -319,17 +320,18 @@ class DirectSdpa(TreeRule):
         return (id(scope), node.id) in self._name_aliases
 
     def _is_self_alias(self, node: ast.Attribute) -> bool:
-        """`self.x` where the nearest class (own, then in-file bases) that assigns `x` may assign SDPA."""
+        """May `self.x` be SDPA? The nearest class (own, then in-file bases) that assigns `self.x`
+        decides, for an instance attribute hides every class attribute; failing that, the nearest
+        class whose body binds `x` (a method `def x` shadows a base's class-attribute alias)."""
         if not (self._attribute_aliases or self._name_aliases):
             return False
         owner = self._self_class(node)
-        for cls in self._class_chain(owner) if owner is not None else ():
-            key = (id(cls), node.attr)
-            if key in self._attribute_aliases or key in self._name_aliases:
-                return True
-            if key in self._self_stores or node.attr in cls.bound:
-                return False  # the nearest definition is something else: it shadows the bases'
-        return False
+        chain = self._class_chain(owner) if owner is not None else []
+        assigning = next((cls for cls in chain if (id(cls), node.attr) in self._self_stores), None)
+        if assigning is not None:
+            return (id(assigning), node.attr) in self._attribute_aliases
+        defining = next((cls for cls in chain if node.attr in cls.bound), None)
+        return defining is not None and (id(defining), node.attr) in self._name_aliases
 
     def _self_class(self, node: ast.Attribute) -> Scope | None:
         """The class scope of `self` in `self.x`: `self` is bound by a method of that class."""

@@ -216,6 +216,36 @@ def test_an_attribute_set_by_a_base_class_in_the_file(make_tree: MakeTree) -> No
     ]
 
 
+def test_an_instance_attribute_hides_class_attributes_and_methods(make_tree: MakeTree) -> None:
+    """`self.attn_fn = ...` in a base's `__init__` wins over a subclass's method of that name; a
+    subclass's method shadows a base's class attribute."""
+    source = HEADER + (
+        "\nclass InstanceBase(nn.Module):\n"  # 6
+        "    def __init__(self):\n"
+        "        self.attn_fn = F.scaled_dot_product_attention\n"
+        "\nclass WithMethod(InstanceBase):\n"
+        "    def attn_fn(self, q, k, v):\n"
+        "        return q\n"
+        "    def forward(self, q, k, v):\n"
+        "        return self.attn_fn(q, k, v)\n"  # 14: the instance attribute is SDPA
+        "\nclass ClassBase(nn.Module):\n"
+        "    attn_fn = F.scaled_dot_product_attention\n"
+        "\nclass Overrides(ClassBase):\n"
+        "    def attn_fn(self, q, k, v):\n"
+        "        return q\n"
+        "    def forward(self, q, k, v):\n"
+        "        return self.attn_fn(q, k, v)\n"  # 22: the method shadows the class attribute
+        "\nclass Reassigns(ClassBase):\n"
+        "    def __init__(self):\n"
+        "        self.attn_fn = self.backend.forward\n"
+        "    def forward(self, q, k, v):\n"
+        "        return self.attn_fn(q, k, v)\n"  # 28: the instance attribute is no alias
+    )
+    assert dl101(make_tree, {MODEL: source + _model("WithMethod", "Overrides", "Reassigns")}) == [
+        f"14:16: {_bypass('WithMethod.forward')}"
+    ]
+
+
 def test_a_class_of_the_same_name_elsewhere_is_no_base(make_tree: MakeTree) -> None:
     """`Base` resolves to the import, not to the nested class that happens to share its name."""
     source = HEADER + (
