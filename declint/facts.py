@@ -35,6 +35,7 @@ class Declaration:
     line: int
     entries: tuple[DeclEntry, ...]
     is_literal: bool  # False: not a dict literal, or one that unpacks another (`**`): its encoders are unknown
+    empty: bool = False  # an explicit `{}`: the model has no attention encoder
 
     @property
     def encoders(self) -> frozenset[str]:
@@ -294,7 +295,7 @@ class _Extractor:
                 entries.append(self._entry(key.value, entry))
         # `{**Base.encoder_attention_backends, ...}`: the unpacked encoders are unknown here
         # (DL104 reports the unpacking), so no rule may conclude that one is missing.
-        return Declaration(line, tuple(entries), is_literal=None not in value.keys)
+        return Declaration(line, tuple(entries), is_literal=None not in value.keys, empty=not value.keys)
 
     def _entry(self, encoder: str, value: ast.expr) -> DeclEntry:
         if isinstance(value, ast.Tuple | ast.List | ast.Set):

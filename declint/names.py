@@ -13,12 +13,17 @@ does just that, with Python's scoping rules:
   `torch.nn.functional.x`, even if `F` is also assigned something else;
 - a binding that is not an import (assignment, parameter, def, loop target...) resolves to no
   qualified name, so a parameter `F` shadows a module-level `import ... as F`;
-- `global` and `nonlocal` declarations send the name to the module or the enclosing function;
+- `global` and `nonlocal` declarations send the name to the module or the enclosing function
+  (an assignment after `global x` binds `x` in the module, where every function sees it);
 - relative imports are made absolute with the module's own dotted name when it is known (libcst
   keeps them relative, so they never matched an absolute configured name).
 
 `Call`, `Subscript` and other expressions have no qualified name (`qualified()` returns an empty
-set); callers decide what a call evaluates to.
+set); callers decide what a call evaluates to. `binding_scope()` tells which scope's binding a
+name refers to, so a caller can attach its own facts to a binding (DL101 marks the names bound
+to SDPA) and have them follow the same scoping rules. `from m import *` binds names nobody can
+list without reading `m`: its modules are kept in `star_modules` for callers that know the names
+they look for.
 """
 
 from __future__ import annotations
@@ -68,6 +73,7 @@ class NameResolver:
         self.module_scope = Scope("module", None)
         self._scope_of: dict[int, Scope] = {}  # id(scope-creating node) -> its scope
         self._where: dict[int, Scope] = {}  # id(Name node) -> the scope it is evaluated in
+        self.star_modules: list[str] = []  # absolute modules of `from m import *` (module level only)
         _Binder(self).run(tree)
 
     # ---- queries ------------------------------------------------------------------------
@@ -78,6 +84,17 @@ class NameResolver:
         if isinstance(node, ast.Attribute):
             return frozenset(f"{head}.{node.attr}" for head in self.qualified(node.value))
         return frozenset()
+
+    def binding_scope(self, node: ast.Name) -> Scope | None:
+        """The scope whose binding `node` (read or written) refers to; None when nothing binds it."""
+        scope = self._where.get(id(node), self.module_scope)
+        if node.id in scope.global_names:
+            return self.module_scope
+        return self._lookup(node.id, scope)
+
+    def scope_of(self, node: ast.AST) -> Scope | None:
+        """The scope a class, function, lambda or comprehension node creates."""
+        return self._scope_of.get(id(node))
 
     def _name(self, node: ast.Name) -> frozenset[str]:
         scope = self._where.get(id(node), self.module_scope)
@@ -138,7 +155,8 @@ class _Binder:
         if isinstance(node, ast.Name):
             self.resolver._where[id(node)] = scope
             if isinstance(node.ctx, ast.Store | ast.Del):
-                scope.bind(node.id, node.lineno)
+                target = self.resolver.module_scope if node.id in scope.global_names else scope
+                target.bind(node.id, node.lineno)
             return
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             yield from self._definition(node, scope)
@@ -226,7 +244,9 @@ class _Binder:
         elif isinstance(node, ast.ImportFrom):
             base = self.resolver.absolute(node.module, node.level)
             for alias in node.names:
-                if alias.name != "*":
+                if alias.name == "*":
+                    self.resolver.star_modules.append(base)
+                else:
                     dotted = f"{base}.{alias.name}" if base and not base.endswith(".") else f"{base}{alias.name}"
                     scope.bind_import(alias.asname or alias.name, dotted)
         elif isinstance(node, ast.Global):

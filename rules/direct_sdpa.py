@@ -6,12 +6,12 @@ import ast
 import io
 import tokenize
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, TypeGuard
 
 from declint.config import Config
 from declint.discovery import glob_match
 from declint.index import ProjectIndex
-from declint.names import NameResolver
+from declint.names import NameResolver, Scope
 from declint.rule import FileContext, Invalid, TreeRule, Valid
 from declint.types import Finding
 
@@ -42,6 +42,12 @@ def _tower(body: str) -> str:
     return f"\nclass VisionTower(nn.Module):\n    def forward(self, q, k, v):\n{body}"
 
 
+# Values an alias can be assigned from: a name chain, `a if c else b`, or a call (partial, getattr,
+# staticmethod); anything else (a constant, an operation) is never SDPA itself.
+_ALIAS_VALUES = (ast.Name, ast.Attribute, ast.IfExp, ast.Call)
+_COLLECTED = frozenset({ast.Call, ast.Attribute, ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.ClassDef})
+
+
 @dataclass(frozen=True)
 class _Pending:
     call: ast.Call
@@ -57,14 +63,25 @@ class DirectSdpa(TreeRule):
     `torch.nn.functional.scaled_dot_product_attention` itself never reaches that backend, so the
     user's choice is silently ignored while the model claims to honour it.
 
-    Every alias form is resolved: `F.` / `nn.functional.` / the full path, from-imports with
-    `as`, module aliases, names and `self.` attributes assigned from it, `functools.partial(...)`
-    and `getattr(F, "scaled_dot_product_attention")`.
+    Every alias form within the file is resolved: `F.` / `nn.functional.` / the full path,
+    from-imports with `as`, `from torch.nn.functional import *`, module aliases,
+    `functools.partial(...)`, `getattr(F, "scaled_dot_product_attention")`, and names and `self.`
+    attributes assigned from any of these: by a plain, annotated or walrus (`:=`) assignment, as a
+    class attribute, through `staticmethod(...)`, or as either branch of `a if c else b`. A
+    `self.` attribute counts in the class that assigns it and in its subclasses defined in the
+    same file. Names follow Python's scoping: an alias assigned in a function counts there and in
+    nested functions that do not rebind the name, a module-level alias everywhere a parameter or
+    a local assignment that is no alias does not shadow it; a subclass that assigns `self.x`
+    something else shadows its base's alias, and so does one that defines `x` otherwise when the
+    alias is a class attribute (an instance attribute hides class attributes). Not followed: an
+    alias imported from another module, and a base class defined in another module.
 
     Not reported: calls inside the attention-backend packages (`sdpa-allowed-paths`: the VANILLA
     backend *is* SDPA), and calls in an encoder every owning model declares fixed with
-    `FixedEncoderAttention(reason)`. The message says whether the owning model declares the
-    encoder configurable (the override is bypassed) or nobody declares it.
+    `FixedEncoderAttention(reason)`. A model declaring `encoder_attention_backends = {}` has no
+    attention encoder and owns none (an encoder-free subclass leaves its base's declaration in
+    charge). The message says whether the owning model declares the encoder configurable (the
+    override is bypassed) or nobody declares it.
     """
 
     # Names are resolved by declint's light resolver (`declint.names`: Python's scoping rules
@@ -103,6 +120,20 @@ class DirectSdpa(TreeRule):
         ),
         # A reference that is never called (a registry entry) is not a call site.
         Valid(_HEADER + "FUNCTIONS = {'sdpa': F.scaled_dot_product_attention}\n"),
+        # An encoder-free subclass (`{}`) owns no encoder: the fixed declaration of its base holds.
+        Valid(
+            _HEADER
+            + _FIXED_MODEL
+            + "\nclass TextModel(VLModel):\n    encoder_attention_backends = {}\n"
+            + _tower("        return F.scaled_dot_product_attention(q, k, v)\n")
+        ),
+        # `attn` is SDPA in `kernel` only: in `forward` it is a loop variable over attention modules.
+        Valid(
+            _HEADER
+            + _CONFIGURABLE_MODEL
+            + "\ndef kernel():\n    attn = F.scaled_dot_product_attention\n    return attn\n"
+            + _tower("        for attn in self.layers:\n            q = attn(q, k, v)\n")
+        ),
     )
     INVALID: ClassVar = (
         Invalid(
@@ -154,6 +185,19 @@ class DirectSdpa(TreeRule):
             expect=((8, 15),),
         ),
         Invalid(
+            "import torch.nn.functional as F\n\nclass Block:\n"
+            "    attn_fn = staticmethod(F.scaled_dot_product_attention)\n\n"
+            "    def forward(self, q, k, v):\n        return self.attn_fn(q, k, v)\n",
+            expect=((7, 15),),
+        ),
+        Invalid(
+            "from typing import Callable\nimport torch.nn.functional as F\n\nclass Base:\n"
+            "    def __init__(self, use_sdpa):\n"
+            "        self.attn_fn: Callable = F.scaled_dot_product_attention if use_sdpa else self.eager\n\n"
+            "class Block(Base):\n    def forward(self, q, k, v):\n        return self.attn_fn(q, k, v)\n",
+            expect=((10, 15),),
+        ),
+        Invalid(
             "import functools\nimport torch.nn.functional as F\n\n"
             "causal = functools.partial(F.scaled_dot_product_attention, is_causal=True)\n\n"
             "def encode(q, k, v):\n    return causal(q, k, v)\n",
@@ -176,9 +220,17 @@ class DirectSdpa(TreeRule):
         self._sdpa_names = frozenset(self.config.str_list("sdpa-names"))
         self._sdpa_modules = {name.rpartition(".")[0]: name.rpartition(".")[2] for name in self._sdpa_names}
         self._names = NameResolver(tree, context.module, context.source.rel.endswith("__init__.py"))
-        self._aliases: set[str] = set()
-        self._bound: set[int] = set()
-        self._pending: list[_Pending] = []
+        self._assignments: list[tuple[ast.expr, ast.expr]] = []  # (target, value) that may alias SDPA
+        self._calls: list[_Pending] = []
+        # Aliases are keyed by the binding they live in, so they follow Python's scoping: a name by
+        # (id(scope binding it), name), a `self.` attribute by (id(class scope), attribute).
+        self._name_aliases: set[tuple[int, str]] = set()
+        self._attribute_aliases: set[tuple[int, str]] = set()
+        self._self_stores: set[tuple[int, str]] = set()  # every `self.x = ...`, alias or not
+        self._class_named: dict[tuple[int, str], Scope] = {}  # (id(enclosing scope), name) -> its scope
+        self._class_bases: dict[int, list[ast.expr]] = {}  # id(class scope) -> the class's bases
+        self._chains: dict[int, list[Scope]] = {}  # id(class scope) -> `_class_chain`, once computed
+        self._bound: set[int] = set()  # nodes not to report as a call site of their own
 
     @classmethod
     def needles(cls, config: Config, index: ProjectIndex) -> tuple[bytes, ...]:
@@ -190,67 +242,184 @@ class DirectSdpa(TreeRule):
 
     def check(self) -> list[Finding]:
         self.walk(self._visit)
-        # Aliases may be bound after their use in source order (`__init__` below `forward`).
-        for pending in self._pending:
-            if self._key(pending.call.func, pending.top) in self._aliases:
-                self._report(pending.call, pending.scope, top=pending.top)
+        # Aliases may be bound after their use in source order (`__init__` below `forward`), and
+        # from one another, so they are resolved once the whole file is known.
+        self._resolve_aliases()
+        for pending in self._calls:
+            self._check_call(pending)
         return self.findings
 
     # ---- collecting -----------------------------------------------------------------------
     def _visit(self, node: ast.AST) -> bool:
-        if isinstance(node, ast.Assign):
-            self._visit_assign(node)
-        elif isinstance(node, ast.Call):
-            self._visit_call(node)
+        if type(node) not in _COLLECTED:  # most nodes: one set lookup, not five isinstance checks
+            return True
+        if isinstance(node, ast.Call):
+            self._calls.append(_Pending(node, self.scope_name, self._top))
+        elif isinstance(node, ast.Attribute):
+            self._visit_attribute(node)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                self._note_assignment(target, node.value)
+        elif isinstance(node, ast.AnnAssign | ast.NamedExpr) and node.value is not None:
+            self._note_assignment(node.target, node.value)
+        elif isinstance(node, ast.ClassDef):
+            self._visit_class(node)
         return True
 
-    def _visit_assign(self, node: ast.Assign) -> None:
-        if not self._produces_sdpa(node.value):
-            return
-        self._bound.add(id(node.value))
-        for target in node.targets:
-            key = self._key(target, self._top)
-            if key is not None:
-                self._aliases.add(key)
+    def _visit_attribute(self, node: ast.Attribute) -> None:
+        """Note every `self.x = ...`: an assignment that is no alias shadows a base class's alias."""
+        if isinstance(node.ctx, ast.Store):
+            owner = self._self_class(node)
+            if owner is not None:
+                self._self_stores.add((id(owner), node.attr))
 
-    def _visit_call(self, node: ast.Call) -> None:
-        if id(node) in self._bound:
-            return
-        if self._produces_sdpa(node.func):
-            self._bound.add(id(node.func))
-            self._report(node, self.scope_name)
-        elif self._is_partial_or_getattr(node):
-            self._report(node, self.scope_name)  # created and passed on without a name
-        elif self._key(node.func, self._top) is not None:
-            self._pending.append(_Pending(node, self.scope_name, self._top))
+    def _visit_class(self, node: ast.ClassDef) -> None:
+        scope = self._names.scope_of(node)
+        if scope is not None and scope.parent is not None:
+            self._class_named[(id(scope.parent), node.name)] = scope
+            self._class_bases[id(scope)] = node.bases
+
+    def _note_assignment(self, target: ast.expr, value: ast.expr) -> None:
+        if isinstance(target, ast.Name | ast.Attribute) and isinstance(value, _ALIAS_VALUES):
+            self._assignments.append((target, value))
 
     @property
     def _top(self) -> str:
         return self._scope[0] if self._scope else ""
 
-    @staticmethod
-    def _key(node: ast.expr, top: str) -> str | None:
-        """`name` for a plain name, `Class:self.attr` for an attribute of self; else None."""
-        if isinstance(node, ast.Name):
-            return node.id
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-            return f"{top}:self.{node.attr}"
-        return None
+    # ---- aliases --------------------------------------------------------------------------
+    def _resolve_aliases(self) -> None:
+        """Mark every assignment whose value may be SDPA, until no new alias appears."""
+        pending = self._assignments
+        while pending:
+            remaining = [(target, value) for target, value in pending if not self._bind_alias(target, value)]
+            if len(remaining) == len(pending):
+                return
+            pending = remaining
+
+    def _bind_alias(self, target: ast.expr, value: ast.expr) -> bool:
+        if not self._produces_sdpa(value):
+            return False
+        self._bound.update(id(part) for part in self._alternatives(value))  # a named alias is no call site
+        if isinstance(target, ast.Name):
+            scope = self._names.binding_scope(target)
+            if scope is not None:
+                self._name_aliases.add((id(scope), target.id))
+        elif isinstance(target, ast.Attribute):
+            owner = self._self_class(target)
+            if owner is not None:
+                self._attribute_aliases.add((id(owner), target.attr))
+        return True
+
+    def _is_name_alias(self, node: ast.Name) -> bool:
+        if not (self._name_aliases or self._names.star_modules):
+            return False  # the common case, answered without a lookup
+        scope = self._names.binding_scope(node)
+        if scope is None:  # bound nowhere in the file: maybe by `from torch.nn.functional import *`
+            return any(f"{module}.{node.id}" in self._sdpa_names for module in self._names.star_modules)
+        return (id(scope), node.id) in self._name_aliases
+
+    def _is_self_alias(self, node: ast.Attribute) -> bool:
+        """May `self.x` be SDPA? The nearest class (own, then in-file bases) that assigns `self.x`
+        decides, for an instance attribute hides every class attribute; failing that, the nearest
+        class whose body binds `x` (a method `def x` shadows a base's class-attribute alias)."""
+        if not (self._attribute_aliases or self._name_aliases):
+            return False
+        owner = self._self_class(node)
+        chain = self._class_chain(owner) if owner is not None else []
+        assigning = next((cls for cls in chain if (id(cls), node.attr) in self._self_stores), None)
+        if assigning is not None:
+            return (id(assigning), node.attr) in self._attribute_aliases
+        defining = next((cls for cls in chain if node.attr in cls.bound), None)
+        return defining is not None and (id(defining), node.attr) in self._name_aliases
+
+    def _self_class(self, node: ast.Attribute) -> Scope | None:
+        """The class scope of `self` in `self.x`: `self` is bound by a method of that class."""
+        if not (isinstance(node.value, ast.Name) and node.value.id == "self"):
+            return None
+        method = self._names.binding_scope(node.value)
+        if method is None or method.kind != "function" or method.parent is None:
+            return None
+        return method.parent if method.parent.kind == "class" else None
+
+    def _class_chain(self, cls: Scope) -> list[Scope]:
+        """`cls`, then its bases defined in this file, depth-first, each once (bases elsewhere are
+        not followed: what another module assigns to `self` is not known here)."""
+        chain = self._chains.get(id(cls))
+        if chain is None:
+            chain = self._chains[id(cls)] = []
+            seen: set[int] = set()
+            stack = [cls]
+            while stack:
+                current = stack.pop()
+                if id(current) not in seen:
+                    seen.add(id(current))
+                    chain.append(current)
+                    stack.extend(reversed(self._base_scopes(current)))
+        return chain
+
+    def _base_scopes(self, cls: Scope) -> list[Scope]:
+        scopes = []
+        for base in self._class_bases.get(id(cls), ()):
+            if isinstance(base, ast.Name):
+                where = self._names.binding_scope(base)
+                found = self._class_named.get((id(where), base.id))
+                if found is not None:
+                    scopes.append(found)
+        return scopes
 
     # ---- resolution -----------------------------------------------------------------------
+    def _check_call(self, pending: _Pending) -> None:
+        call = pending.call
+        if id(call) in self._bound:
+            return
+        if self._produces_sdpa(call.func):
+            self._bound.add(id(call.func))
+            self._report(call, pending.scope, pending.top)
+        elif self._is_partial_or_getattr(call):
+            self._report(call, pending.scope, pending.top)  # created and passed on without a name
+
     def _produces_sdpa(self, node: ast.expr) -> bool:
-        """Does `node` evaluate to the SDPA function itself (not to the result of calling it)?"""
+        """May `node` evaluate to the SDPA function itself (not to the result of calling it)?
+
+        Either branch of `a if c else b` counts, and `staticmethod(f)` is `f` (callable since 3.10).
+        """
+        if not isinstance(node, ast.IfExp | ast.Call):
+            return self._is_sdpa(node)  # the common case, without building a list
+        return any(self._is_sdpa(part) for part in self._alternatives(node))
+
+    def _alternatives(self, node: ast.expr) -> list[ast.expr]:
+        """`node` and what it may evaluate to: the branches of `a if c else b`, the argument of
+        `staticmethod(f)`; flattened without recursion (a long `if`-`else` chain stays cheap)."""
+        found: list[ast.expr] = []
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            found.append(current)
+            if isinstance(current, ast.IfExp):
+                stack += (current.orelse, current.body)
+            elif _may_be_staticmethod(current) and "builtins.staticmethod" in self._names.qualified(current.func):
+                stack.append(current.args[0])
+        return found
+
+    def _is_sdpa(self, node: ast.expr) -> bool:
         if isinstance(node, ast.Call):
             return self._is_partial_or_getattr(node)  # a call's *result* is no alias
         if self._names.qualified(node) & self._sdpa_names:
             return True
-        return self._key(node, self._top) in self._aliases
+        if isinstance(node, ast.Name):
+            return self._is_name_alias(node)
+        if isinstance(node, ast.Attribute):
+            return self._is_self_alias(node)
+        return False
 
     def _is_partial_or_getattr(self, call: ast.Call) -> bool:
+        callee = self._names.qualified(call.func)
+        if not ("functools.partial" in callee or "builtins.getattr" in callee):
+            return False  # most calls: no need to sort their arguments
         arguments = _arguments(call)
         if not arguments:
             return False
-        callee = self._names.qualified(call.func)
         if "functools.partial" in callee:
             return self._produces_sdpa(arguments[0])
         if "builtins.getattr" in callee and len(arguments) >= 2:
@@ -272,8 +441,7 @@ class DirectSdpa(TreeRule):
         return sum(token.type == tokenize.STRING for token in tokens) == 1
 
     # ---- reporting ------------------------------------------------------------------------
-    def _report(self, node: ast.Call, scope: str, *, top: str | None = None) -> None:
-        top = self._top if top is None else top
+    def _report(self, node: ast.Call, scope: str, top: str) -> None:
         message = self._message(scope, top)
         if message is not None:
             self.report(node, message, scope)
@@ -286,12 +454,14 @@ class DirectSdpa(TreeRule):
         for owner in owners:
             model = self.index.classes[owner.model]
             declared = self.index.effective_declaration(model)
+            if declared is not None and declared[0].empty:
+                continue  # `{}`: a model without an attention encoder owns none (its base may)
             entry = declared[0].entry(owner.encoder) if declared else None
             verdicts.append((owner, entry))
         configurable = [(o, e) for o, e in verdicts if e is not None and e.kind in ("configurable", "all")]
         if configurable:
             owner, entry = configurable[0]
-            members = entry.backends if entry.kind == "configurable" else (self.index.literal_members or ())
+            members = self.index.entry_backends(entry) or ()  # get_args of another Literal: none known
             return self._BYPASS.format(
                 what=what,
                 sdpa=sdpa,
@@ -302,6 +472,17 @@ class DirectSdpa(TreeRule):
         if verdicts and all(e is not None and e.kind == "fixed" for _, e in verdicts):
             return None
         return self._UNDECLARED.format(what=what, sdpa=sdpa)
+
+
+def _may_be_staticmethod(node: ast.expr) -> TypeGuard[ast.Call]:
+    """`staticmethod(f)` as written (whether the name is the builtin is the resolver's call)."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "staticmethod"
+        and len(node.args) == 1
+        and not node.keywords
+    )
 
 
 def _arguments(call: ast.Call) -> list[ast.expr]:

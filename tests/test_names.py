@@ -35,6 +35,11 @@ SNIPPETS = {
         "def outer():\n    import os as F\n    def inner():\n        nonlocal F\n"
         "        return F.path\n    return inner\n"
     ),
+    "global-store": (
+        "import torch.nn.functional as F\n\n"
+        "def g():\n    global getattr, sdpa\n    getattr = 1\n    sdpa = F.scaled_dot_product_attention\n\n"
+        "def h():\n    return getattr, sdpa, len\n"
+    ),
     "class-scope": (
         "import torch.nn.functional as F\n\n"
         "class C:\n    import os as F\n    a = F.path\n"

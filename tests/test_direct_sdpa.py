@@ -1,0 +1,345 @@
+"""DL101: which names and `self.` attributes are SDPA (scoping, alias forms, base classes) and
+which owning models count (an encoder-free `{}` subclass owns no encoder)."""
+
+from __future__ import annotations
+
+import re
+
+from click.testing import CliRunner
+
+from declint.cli import cli
+from tests.conftest import MakeTree
+
+MODEL = "tensorrt_llm/_torch/models/modeling_probe.py"
+SDPA = "torch.nn.functional.scaled_dot_product_attention"
+HEADER = (
+    "import torch.nn.functional as F\n"
+    "from torch import nn\n"
+    "from .modeling_multimodal_mixin import FixedEncoderAttention, MultimodalModelMixin\n"
+    "from .modeling_utils import MultimodalPlaceholderMetadata, register_input_processor\n"
+)  # 4 lines: the snippets' lines below are numbered from 5
+
+
+def _model(*towers: str, vision: str = '("VANILLA", "TRTLLM", "FLASHINFER")') -> str:
+    """A configurable-vision model that owns `towers` (appended after the snippet)."""
+    built = "".join(f"        self.t{number} = {tower}()\n" for number, tower in enumerate(towers))
+    return (
+        "\n@register_input_processor(object, model_type='probe', placeholder_metadata="
+        "MultimodalPlaceholderMetadata(placeholder_map={'image': '<image>'}))\n"
+        "class ProbeVLModel(MultimodalModelMixin, nn.Module):\n"
+        f"    encoder_attention_backends = {{'vision': {vision}}}\n\n"
+        f"    def __init__(self):\n{built}"
+    )
+
+
+def _bypass(scope: str) -> str:
+    return (
+        f"`{scope}` calls {SDPA} directly, but ProbeVLModel declares its vision encoder configurable "
+        "(VANILLA, TRTLLM, FLASHINFER): an encoder_attention_backend override is silently bypassed; "
+        "route the call through the attention backend or declare the encoder FixedEncoderAttention(reason)"
+    )
+
+
+def _undeclared(scope: str) -> str:
+    return (
+        f"`{scope}` calls {SDPA} directly in an encoder no model declares; declare the encoder "
+        'FixedEncoderAttention("<reason>") or route the call through the attention backend'
+    )
+
+
+def dl101(make_tree: MakeTree, files: dict[str, str], checked: str = MODEL) -> list[str]:
+    """`line:column: message` (1-based, as printed) of each DL101; all must be in `checked`."""
+    root = make_tree(files)
+    result = CliRunner().invoke(cli, ["check", "--no-cache", "--select", "DL101", str(root / checked)])
+    assert result.exit_code in (0, 1), result.output
+    found = []
+    for line in result.output.splitlines():
+        match = re.match(r"(\S+):(\d+:\d+): DL101 (.*)", line)
+        if match:
+            assert match.group(1) == checked
+            found.append(f"{match.group(2)}: {match.group(3)}")
+    return found
+
+
+# ---- scope: an alias counts where Python would look the name up (A4) --------------------------
+
+
+def test_a_local_alias_does_not_leak_into_another_function(make_tree: MakeTree) -> None:
+    """The report's case sdpa2: `attn` is SDPA in one function, a loop variable in another."""
+    source = HEADER + (
+        "\ndef eager_attention(q, k, v):\n"  # 6
+        "    attn = F.scaled_dot_product_attention\n"
+        "    return attn(q, k, v)\n"  # 8: reported (the alias's own scope)
+        "\nclass VisionTower(nn.Module):\n"
+        "    def forward(self, x, metadata):\n"
+        "        for attn in self.layers:\n"
+        "            x = attn(x, metadata)\n"  # 13: a loop variable, not SDPA
+        "        return eager_attention(x, x, x)\n"
+    )
+    assert dl101(make_tree, {MODEL: source + _model("VisionTower")}) == [f"8:12: {_bypass('eager_attention')}"]
+
+
+def test_a_local_alias_counts_in_nested_scopes_that_do_not_rebind_it(make_tree: MakeTree) -> None:
+    source = HEADER + (
+        "\nclass VisionTower(nn.Module):\n"  # 6
+        "    def forward(self, q, k, v):\n"
+        "        attn = F.scaled_dot_product_attention\n"
+        "        def inner():\n"
+        "            return attn(q, k, v)\n"  # 10: reported
+        "        def rebinds(attn):\n"
+        "            return attn(q, k, v)\n"  # 12: a parameter of its own
+        "        return inner, rebinds, [attn(a, b, c) for a, b, c in q]\n"  # 13: reported
+    )
+    assert dl101(make_tree, {MODEL: source + _model("VisionTower")}) == [
+        f"10:20: {_bypass('VisionTower.forward.inner')}",
+        f"13:33: {_bypass('VisionTower.forward')}",
+    ]
+
+
+def test_a_module_alias_counts_everywhere_unless_shadowed_locally(make_tree: MakeTree) -> None:
+    source = HEADER + (
+        "\nattention = F.scaled_dot_product_attention\n"  # 6
+        "\nclass VisionTower(nn.Module):\n"
+        "    def forward(self, q, k, v, attention=None):\n"
+        "        return attention(q, k, v)\n"  # 10: the parameter shadows the alias
+        "    def local(self, q, k, v):\n"
+        "        attention = self.backend\n"
+        "        return attention(q, k, v)\n"  # 13: a local that is not an alias shadows it
+        "    def module(self, q, k, v):\n"
+        "        return attention(q, k, v)\n"  # 15: the module's alias
+    )
+    assert dl101(make_tree, {MODEL: source + _model("VisionTower")}) == [f"15:16: {_bypass('VisionTower.module')}"]
+
+
+def test_a_global_declaration_makes_the_alias_module_wide(make_tree: MakeTree) -> None:
+    source = HEADER + (
+        "\ndef setup():\n"  # 6
+        "    global kernel\n"
+        "    kernel = F.scaled_dot_product_attention\n"
+        "\nclass VisionTower(nn.Module):\n"
+        "    def forward(self, q, k, v):\n"
+        "        return kernel(q, k, v)\n"  # 12
+    )
+    assert dl101(make_tree, {MODEL: source + _model("VisionTower")}) == [f"12:16: {_bypass('VisionTower.forward')}"]
+
+
+def test_a_class_attribute_is_no_name_in_the_class_methods(make_tree: MakeTree) -> None:
+    """A class body's names are not visible from its methods: only `self.attn_fn` reaches it."""
+    source = HEADER + (
+        "\nattn_fn = None\n"  # 6
+        "\nclass VisionTower(nn.Module):\n"
+        "    attn_fn = F.scaled_dot_product_attention\n"
+        "    def forward(self, q, k, v):\n"
+        "        return attn_fn(q, k, v) + self.attn_fn(q, k, v)\n"  # 11: only the second
+    )
+    assert dl101(make_tree, {MODEL: source + _model("VisionTower")}) == [f"11:35: {_bypass('VisionTower.forward')}"]
+
+
+# ---- alias forms (A2) -----------------------------------------------------------------------
+
+
+def test_annotated_assignments_are_aliases(make_tree: MakeTree) -> None:
+    source = HEADER + (
+        "from typing import Callable\n"  # 5
+        "\nclass VisionTower(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        self.attn_fn: Callable = F.scaled_dot_product_attention\n"
+        "    def forward(self, q, k, v):\n"
+        "        attn: Callable = F.scaled_dot_product_attention\n"
+        "        return self.attn_fn(q, k, v), attn(q, k, v)\n"  # 12
+        "    def annotated_only(self, q, k, v):\n"
+        "        attn: Callable\n"  # an annotation binds nothing
+        "        return attn(q, k, v)\n"
+    )
+    assert dl101(make_tree, {MODEL: source + _model("VisionTower")}) == [
+        f"12:16: {_bypass('VisionTower.forward')}",
+        f"12:39: {_bypass('VisionTower.forward')}",
+    ]
+
+
+def test_either_branch_of_a_conditional_expression_makes_an_alias(make_tree: MakeTree) -> None:
+    source = HEADER + (
+        "\nclass VisionTower(nn.Module):\n"  # 6
+        "    def __init__(self, use_sdpa):\n"
+        "        self.attn_fn = F.scaled_dot_product_attention if use_sdpa else self.eager\n"
+        "        self.other_fn = self.eager if use_sdpa else F.scaled_dot_product_attention\n"
+        "        self.plain_fn = self.eager if use_sdpa else self.flash\n"
+        "    def forward(self, q, k, v):\n"
+        "        return self.attn_fn(q, k, v), self.other_fn(q, k, v), self.plain_fn(q, k, v)\n"  # 12
+    )
+    assert dl101(make_tree, {MODEL: source + _model("VisionTower")}) == [
+        f"12:16: {_bypass('VisionTower.forward')}",
+        f"12:39: {_bypass('VisionTower.forward')}",
+    ]
+
+
+def test_class_attributes_and_staticmethod_are_aliases(make_tree: MakeTree) -> None:
+    source = HEADER + (
+        "\nclass ClassAttribute(nn.Module):\n"  # 6
+        "    attn_fn = F.scaled_dot_product_attention\n"
+        "    def forward(self, q, k, v):\n"
+        "        return self.attn_fn(q, k, v)\n"  # 9
+        "\nclass Static(nn.Module):\n"
+        "    attn_fn = staticmethod(F.scaled_dot_product_attention)\n"
+        "    def forward(self, q, k, v):\n"
+        "        return self.attn_fn(q, k, v)\n"  # 14
+        "\nclass Method(nn.Module):\n"
+        "    attn_fn = staticmethod(F.softmax)\n"
+        "    def forward(self, q, k, v):\n"
+        "        return self.attn_fn(q, k, v)\n"  # 19: another function
+    )
+    assert dl101(make_tree, {MODEL: source + _model("ClassAttribute", "Static", "Method")}) == [
+        f"9:16: {_bypass('ClassAttribute.forward')}",
+        f"14:16: {_bypass('Static.forward')}",
+    ]
+
+
+def test_an_attribute_set_by_a_base_class_in_the_file(make_tree: MakeTree) -> None:
+    source = HEADER + (
+        "\nclass AttnBase(nn.Module):\n"  # 6
+        "    def __init__(self):\n"
+        "        self.attn_fn = F.scaled_dot_product_attention\n"
+        "\nclass Middle(AttnBase):\n"
+        "    pass\n"
+        "\nclass GlobalAttn(Middle):\n"
+        "    def forward(self, q, k, v):\n"
+        "        return self.attn_fn(q, k, v)\n"  # 15: through two levels
+        "\nclass RoutedAttn(AttnBase):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.attn_fn = self.backend.forward\n"
+        "    def forward(self, q, k, v):\n"
+        "        return self.attn_fn(q, k, v)\n"  # 22: its own assignment shadows the base's
+    )
+    assert dl101(make_tree, {MODEL: source + _model("GlobalAttn", "RoutedAttn")}) == [
+        f"15:16: {_bypass('GlobalAttn.forward')}"
+    ]
+
+
+def test_an_instance_attribute_hides_class_attributes_and_methods(make_tree: MakeTree) -> None:
+    """`self.attn_fn = ...` in a base's `__init__` wins over a subclass's method of that name; a
+    subclass's method shadows a base's class attribute."""
+    source = HEADER + (
+        "\nclass InstanceBase(nn.Module):\n"  # 6
+        "    def __init__(self):\n"
+        "        self.attn_fn = F.scaled_dot_product_attention\n"
+        "\nclass WithMethod(InstanceBase):\n"
+        "    def attn_fn(self, q, k, v):\n"
+        "        return q\n"
+        "    def forward(self, q, k, v):\n"
+        "        return self.attn_fn(q, k, v)\n"  # 14: the instance attribute is SDPA
+        "\nclass ClassBase(nn.Module):\n"
+        "    attn_fn = F.scaled_dot_product_attention\n"
+        "\nclass Overrides(ClassBase):\n"
+        "    def attn_fn(self, q, k, v):\n"
+        "        return q\n"
+        "    def forward(self, q, k, v):\n"
+        "        return self.attn_fn(q, k, v)\n"  # 22: the method shadows the class attribute
+        "\nclass Reassigns(ClassBase):\n"
+        "    def __init__(self):\n"
+        "        self.attn_fn = self.backend.forward\n"
+        "    def forward(self, q, k, v):\n"
+        "        return self.attn_fn(q, k, v)\n"  # 28: the instance attribute is no alias
+    )
+    assert dl101(make_tree, {MODEL: source + _model("WithMethod", "Overrides", "Reassigns")}) == [
+        f"14:16: {_bypass('WithMethod.forward')}"
+    ]
+
+
+def test_a_class_of_the_same_name_elsewhere_is_no_base(make_tree: MakeTree) -> None:
+    """`Base` resolves to the import, not to the nested class that happens to share its name."""
+    source = HEADER + (
+        "from .other import Base\n"  # 5
+        "\nclass Holder:\n"
+        "    class Base(nn.Module):\n"
+        "        def __init__(self):\n"
+        "            self.attn_fn = F.scaled_dot_product_attention\n"
+        "\nclass VisionTower(Base):\n"
+        "    def forward(self, q, k, v):\n"
+        "        return self.attn_fn(q, k, v)\n"  # 14
+    )
+    assert dl101(make_tree, {MODEL: source + _model("VisionTower")}) == []
+
+
+def test_a_star_import_of_the_sdpa_module(make_tree: MakeTree) -> None:
+    source = HEADER + (
+        "from torch.nn.functional import *\n"  # 5
+        "from .other import *\n"
+        "\nclass VisionTower(nn.Module):\n"
+        "    def forward(self, q, k, v, softmax):\n"
+        "        return scaled_dot_product_attention(q, k, v), softmax(q)\n"  # 10
+        "    def shadowed(self, q, k, v, scaled_dot_product_attention):\n"
+        "        return scaled_dot_product_attention(q, k, v)\n"
+    )
+    assert dl101(make_tree, {MODEL: source + _model("VisionTower")}) == [f"10:16: {_bypass('VisionTower.forward')}"]
+
+
+def test_a_star_import_of_another_module_is_not_sdpa(make_tree: MakeTree) -> None:
+    source = HEADER + (
+        "from torch.nn import *\n"  # 5
+        "\nclass VisionTower(nn.Module):\n"
+        "    def forward(self, q, k, v):\n"
+        "        return scaled_dot_product_attention(q, k, v)\n"
+    )
+    assert dl101(make_tree, {MODEL: source + _model("VisionTower")}) == []
+
+
+def test_a_walrus_alias_reports_its_call(make_tree: MakeTree) -> None:
+    source = HEADER + (
+        "\nclass VisionTower(nn.Module):\n"  # 6
+        "    def forward(self, q, k, v):\n"
+        "        if (fn := F.scaled_dot_product_attention) is not None:\n"
+        "            return fn(q, k, v)\n"  # 9
+    )
+    assert dl101(make_tree, {MODEL: source + _model("VisionTower")}) == [f"9:20: {_bypass('VisionTower.forward')}"]
+
+
+# ---- owners: an encoder-free `{}` model owns no encoder (A5) ---------------------------------
+
+FIXED_BASE = HEADER + (
+    "\nclass VisionAttention(nn.Module):\n"  # 6
+    "    def forward(self, q, k, v):\n"
+    "        return F.scaled_dot_product_attention(q, k, v)\n"  # 8
+    "\n@register_input_processor(object, model_type='probe', placeholder_metadata="
+    "MultimodalPlaceholderMetadata(placeholder_map={'image': '<image>'}))\n"
+    "class ProbeVLModel(MultimodalModelMixin, nn.Module):\n"
+    "    encoder_attention_backends = {'vision': FixedEncoderAttention('eager SDPA tower')}\n\n"
+    "    def __init__(self):\n"
+    "        self.tower = VisionAttention()\n"
+)
+TEXT = "tensorrt_llm/_torch/models/modeling_probe_text.py"
+
+
+def test_an_encoder_free_subclass_does_not_cancel_the_fixed_declaration(make_tree: MakeTree) -> None:
+    """The report's case own1: the subclass declares `{}` and inherits the tower's reference."""
+    subclass = (
+        "from .modeling_probe import ProbeVLModel\n\n"
+        "class ProbeTextModel(ProbeVLModel):\n"
+        "    encoder_attention_backends = {}\n\n"
+        "class ProbeTextChild(ProbeTextModel):\n"  # inherits the `{}`
+        "    pass\n"
+    )
+    assert dl101(make_tree, {MODEL: FIXED_BASE, TEXT: subclass}) == []
+
+
+def test_a_model_without_a_declaration_still_reads_no_model_declares(make_tree: MakeTree) -> None:
+    """Only an explicit `{}` owns nothing: a model that declares nothing at all (only the mixin's
+    default) is an owner that leaves the encoder undeclared."""
+    undeclared = FIXED_BASE.replace(
+        "    encoder_attention_backends = {'vision': FixedEncoderAttention('eager SDPA tower')}\n", ""
+    )
+    assert dl101(make_tree, {MODEL: undeclared}) == [f"8:16: {_undeclared('VisionAttention.forward')}"]
+
+
+def test_an_encoder_free_subclass_of_a_configurable_model_changes_nothing(make_tree: MakeTree) -> None:
+    configurable = FIXED_BASE.replace(
+        "FixedEncoderAttention('eager SDPA tower')", '("VANILLA", "TRTLLM", "FLASHINFER")'
+    )
+    subclass = "from .modeling_probe import ProbeVLModel\n\nclass ProbeTextModel(ProbeVLModel):\n"
+    subclass += "    encoder_attention_backends = {}\n"
+    assert dl101(make_tree, {MODEL: configurable, TEXT: subclass}) == [f"8:16: {_bypass('VisionAttention.forward')}"]
+
+
+def test_a_tower_owned_only_by_an_encoder_free_model_is_undeclared(make_tree: MakeTree) -> None:
+    source = FIXED_BASE.replace("{'vision': FixedEncoderAttention('eager SDPA tower')}", "{}")
+    assert dl101(make_tree, {MODEL: source}) == [f"8:16: {_undeclared('VisionAttention.forward')}"]
