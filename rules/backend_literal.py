@@ -16,6 +16,9 @@ from declint.rule import FileContext, Invalid, TreeRule, Valid, name_matches_any
 from declint.types import Finding
 
 _CASE_METHODS = frozenset({"upper", "lower", "casefold", "strip"})
+_LOWERING_METHODS = frozenset({"lower", "casefold"})
+# pydantic's and dataclasses' field specifiers: the value of `x: str = Field(default=...)` is its default.
+_FIELD_SPECIFIERS = frozenset({"Field", "field"})
 _CUTOFF = 0.8  # how close a string must come to a backend name to be taken for a typo of it
 
 
@@ -28,11 +31,19 @@ class BackendLiteral(TreeRule):
     TRTLLM. Annotate the value with the Literal (then a type checker validates it) or derive the
     names from it with `typing.get_args`.
 
-    Contexts: compared with, assigned to, defaulted for or returned by something named like
-    `*attn_backend*` / `*attention_backend*` / `backend_name` (`backend-context-names`), passed
-    as such a keyword, used as such a key in a mapping (`get_model_defaults`), matched in a
-    `match` on such a name, or passed first to `get_attention_backend` / `create_attention`
-    (`backend-functions`).
+    Contexts: compared with, assigned to (`=`, `:=`), defaulted for or returned by something
+    named like `*attn_backend*` / `*attention_backend*` / `backend_name`
+    (`backend-context-names`), also as a string subscript (`kwargs["attn_backend"]`), passed as
+    such a keyword, used as such a key in a mapping (`get_model_defaults`), matched in a `match`
+    on such a name, or passed first to `get_attention_backend` / `create_attention`
+    (`backend-functions`). The value may be the string itself, an element of a tuple, list or
+    set, a key of a mapping (`_ATTN_BACKEND_CLASSES = {"VANILLA": ...}`), either branch of
+    `a if c else b`, an operand of `or` / `and` (`config.attn_backend or "TRTLLM"`), or the
+    default of a pydantic `Field(default=...)` / dataclass `field(default=...)`.
+
+    Compared with a lower-cased value (`x.attn_backend.lower() == "flashinfer"`), the
+    lower-case spelling is the right one: the finding asks to read the name from the Literal,
+    and a typo's "did you mean" is lower-cased too.
 
     While the shared Literal is not found (DL100 says so), the names looked for are
     `fallback-backend-names`, so the retyped names of a tree that predates the Literal are found
@@ -107,6 +118,29 @@ class BackendLiteral(TreeRule):
             expect=((3, 13),),
         ),
         Invalid('def default_attn_backend():\n    return "TRTLLM"\n', expect=((2, 11),)),
+        Invalid(
+            "class TorchLlmArgs(BaseModel):\n"
+            '    attn_backend: str = Field(default="TRTLLM", description="Attention backend to use.")\n',
+            expect=((2, 38),),
+        ),
+        Invalid(
+            'def pick(config):\n    attn_backend = config.attn_backend or "TRTLLM"\n'
+            '    return "VANILLA" if config.use_vanilla else attn_backend\n',
+            expect=((2, 42),),
+        ),
+        Invalid(
+            '_ATTN_BACKEND_CLASSES = {"VANILLA": VanillaAttention, "TRTLLM": TrtllmAttention}\n',
+            expect=((1, 25), (1, 54)),
+        ),
+        Invalid(
+            'def is_flashinfer(config):\n    return config.attn_backend.lower() == "flashinfer"\n',
+            expect=((2, 42),),
+            message=(
+                'backend name "flashinfer" retyped as a string literal; read it from the shared Literal '
+                "EncoderAttentionBackend (tensorrt_llm.llmapi.llm_args) so it is type-checked and "
+                "cannot drift"
+            ),
+        ),
     )
 
     def __init__(self, context: FileContext, tree: ast.Module) -> None:
@@ -163,20 +197,23 @@ class BackendLiteral(TreeRule):
             if not isinstance(operator, ast.Eq | ast.NotEq | ast.In | ast.NotIn | ast.Is | ast.IsNot):
                 continue
             left, right = operands[position], operands[position + 1]
-            if self._is_context(left):
-                self._check_strings(right)
-            elif self._is_context(right):
-                self._check_strings(left)
+            if self._context(left) is not None:
+                self._check_strings(right, lowered=_lowered(left))
+            elif self._context(right) is not None:
+                self._check_strings(left, lowered=_lowered(right))
 
     def _assign(self, node: ast.Assign) -> None:
-        if any(name_matches_any(name, self._patterns) for name in map(_last_name, node.targets) if name):
+        if any(self._context(target) is not None for target in node.targets):
             self._check_strings(node.value)
 
     def _annotated(self, node: ast.AnnAssign) -> None:
-        name = _last_name(node.target)
-        if node.value is not None and name and name_matches_any(name, self._patterns):
+        if node.value is not None and self._context(node.target) is not None:
             if not self._typed_by_literal(node.annotation):
                 self._check_strings(node.value)
+
+    def _walrus(self, node: ast.NamedExpr) -> None:
+        if self._context(node.target) is not None:
+            self._check_strings(node.value)
 
     def _check_parameters(self, arguments: ast.arguments) -> None:
         positional = [*arguments.posonlyargs, *arguments.args]
@@ -205,11 +242,11 @@ class BackendLiteral(TreeRule):
                 self._check_strings(value)
 
     def _match(self, node: ast.Match) -> None:
-        if not self._is_context(node.subject):
+        if self._context(node.subject) is None:
             return
         for case in node.cases:
             for value in _match_values(case.pattern):
-                self._check_strings(value)
+                self._check_strings(value, lowered=_lowered(node.subject))
 
     def _return(self, node: ast.Return) -> None:
         # A return's innermost class or function is its function (a class body cannot return).
@@ -220,6 +257,7 @@ class BackendLiteral(TreeRule):
         ast.Compare: _compare,
         ast.Assign: _assign,
         ast.AnnAssign: _annotated,
+        ast.NamedExpr: _walrus,
         ast.Call: _call,
         ast.Dict: _dict,
         ast.Match: _match,
@@ -227,19 +265,27 @@ class BackendLiteral(TreeRule):
     }
 
     # ---- helpers --------------------------------------------------------------------------
-    def _is_context(self, node: ast.expr) -> bool:
-        name = _last_name(_strip_case_calls(node))
-        return name is not None and name_matches_any(name, self._patterns)
+    def _context(self, node: ast.expr) -> ast.expr | None:
+        """The name, attribute, walrus target or string subscript (`kwargs["attn_backend"]`) that
+        `node` is, case methods aside, when it is named like a backend context."""
+        node = _strip_case_calls(node)
+        if isinstance(node, ast.NamedExpr):
+            node = node.target
+        name = self._simple_string(node.slice) if isinstance(node, ast.Subscript) else _last_name(node)
+        return node if name is not None and name_matches_any(name, self._patterns) else None
 
     def _typed_by_literal(self, annotation: ast.expr) -> bool:
         return any(
             _last_name(n) == self._literal for n in ast.walk(annotation) if isinstance(n, ast.Name | ast.Attribute)
         )
 
-    def _check_strings(self, node: ast.expr) -> None:
+    def _check_strings(self, node: ast.expr, lowered: bool = False) -> None:
         for string in _strings(node):
             value = self._simple_string(string)
-            message = self._message(value) if value is not None else None
+            if value is None:
+                continue
+            # The usual case calls `_message(value)`: tests stand a one-argument stub in for it.
+            message = self._message(value, lowered=True) if lowered else self._message(value)
             if message is not None:
                 self.report(string, message, self.scope_name)
 
@@ -256,17 +302,20 @@ class BackendLiteral(TreeRule):
                 return None
         return node.value
 
-    def _message(self, value: str) -> str | None:
+    def _message(self, value: str, lowered: bool = False) -> str | None:
+        """Compared with a lower-cased value (`x.lower() == "flashinfer"`), the lower-case spelling
+        is right: suggesting the member's spelling there would make the comparison never hold."""
         literal = f"{self._literal} ({self.index.literal_qualname.rpartition('.')[0]})"
-        if value in self._names.values():
+        spelled = {key: name.lower() if lowered else name for key, name in self._names.items()}
+        if value in spelled.values() or value in self._names.values():
             return (
                 f'backend name "{value}" retyped as a string literal; read it from the shared Literal '
                 f"{literal} so it is type-checked and cannot drift"
             )
-        canonical = self._names.get(value.upper())
+        canonical = spelled.get(value.upper())
         if canonical is None:
-            close = difflib.get_close_matches(value.upper(), sorted(self._names), n=1, cutoff=_CUTOFF)
-            canonical = self._names[close[0]] if close else None
+            close = difflib.get_close_matches(value.upper(), sorted(spelled), n=1, cutoff=_CUTOFF)
+            canonical = spelled[close[0]] if close else None
         if canonical is None:
             return None
         if not self._literal_found:
@@ -297,13 +346,38 @@ def _strip_case_calls(node: ast.expr) -> ast.expr:
     return node
 
 
+def _lowered(node: ast.expr) -> bool:
+    """The last case method applied to `node` lower-cases it (`x.strip().lower()`, `x.casefold()`)."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _CASE_METHODS:
+        if node.func.attr != "strip":
+            return node.func.attr in _LOWERING_METHODS
+        node = node.func.value
+    return False
+
+
 def _strings(node: ast.expr) -> Iterator[ast.expr]:
-    """The string constants `node` is, or holds as elements of a tuple, list or set."""
+    """The string constants `node` is or may evaluate to: itself; the elements of a tuple, list
+    or set; the keys of a dict (what `in` tests, what a mapping named like a context is keyed by);
+    either branch of `a if c else b`; the operands of `or`/`and`; the default of `Field(...)`."""
     if isinstance(node, ast.Constant):
         yield node
     elif isinstance(node, ast.Tuple | ast.List | ast.Set):
         for element in node.elts:
             yield from _strings(element.value if isinstance(element, ast.Starred) else element)
+    elif isinstance(node, ast.Dict):
+        for key in node.keys:
+            if key is not None:  # None: a `**mapping`
+                yield from _strings(key)
+    elif isinstance(node, ast.IfExp):
+        yield from _strings(node.body)
+        yield from _strings(node.orelse)
+    elif isinstance(node, ast.BoolOp):
+        for operand in node.values:
+            yield from _strings(operand)
+    elif isinstance(node, ast.Call) and _last_name(node.func) in _FIELD_SPECIFIERS:
+        defaults = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "default")]
+        for default in defaults:  # pydantic's `Field` takes the default first, dataclasses' by keyword
+            yield from _strings(default)
 
 
 def _match_values(pattern: ast.pattern) -> Sequence[ast.expr]:
