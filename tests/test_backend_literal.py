@@ -203,6 +203,105 @@ def test_field_defaults_conditionals_or_defaults_subscripts_and_walrus(make_tree
     assert found == VALUE_FORMS_EXPECTED
 
 
+LLM_ARGS = """\
+from typing import Literal
+
+EncoderAttentionBackend = Literal["VANILLA", "TRTLLM", "FLASHINFER"]
+MoeBackend = Literal["CUTLASS", "TRTLLM", "VANILLA", "DEEPGEMM"]
+VisualGenAttentionBackend = Literal["TORCH_SDPA", "FLASHINFER"]
+AttnBackendCopy = Literal["VANILLA", "TRTLLM", "FLASHINFER"]
+"""
+
+# Values typed by another namespace's Literal, and the near misses: the same names untyped,
+# rebound in a nested scope, typed by `str`, an unresolved class, or a copy of the backend names.
+OTHER_NAMESPACES = """\
+from typing import Literal, Optional
+
+from tensorrt_llm.llmapi import llm_args
+from tensorrt_llm.llmapi.llm_args import AttnBackendCopy, MoeBackend, VisualGenAttentionBackend
+from .interface import AttentionBackend
+
+
+def get_moe_cls(model_config):
+    backend_name: MoeBackend = model_config.moe_backend.upper()
+    if backend_name == "TRTLLM":
+        return 1
+    return backend_name == "VANILLA"
+
+
+def moe_default(backend_name: Optional[llm_args.MoeBackend] = "TRTLLM"):
+    def closure():
+        return backend_name == "VANILLA"
+
+    def rebound(backend_name):
+        return backend_name == "TRTLLM"
+
+    return closure, rebound
+
+
+def inline(backend_name: Literal["CUTLASS", "TRTLLM"] = "TRTLLM", attn_backend: Literal["TRTLLM"] = "TRTLLM"):
+    return backend_name in ("TRTLLM", "CUTLASS")
+
+
+class VisualGenConfig:
+    attention_backend: VisualGenAttentionBackend = "FLASHINFER"
+
+    def uses_flashinfer(self):
+        return self.attention_backend == "FLASHINFER"
+
+
+class VisionConfig:
+    def uses_flashinfer(self):
+        return self.attention_backend == "FLASHINFER"
+
+
+def untyped(config, backend_name: str = "VANILLA"):
+    copy_attn_backend: AttnBackendCopy = "TRTLLM"
+    cls_attn_backend: AttentionBackend = "TRTLLM"
+    attn_backend: Optional[str] = "FLASHINFER"
+    return backend_name == "TRTLLM", config.backend_name == "VANILLA"
+
+
+def undefaulted(backend_name: MoeBackend, attn_backend):
+    return backend_name == "DEEPGEMM" or backend_name == "TRTLLM", attn_backend == "VANILLA"
+
+
+class LateField:
+    def uses_flashinfer(self):
+        return self.attention_backend == "FLASHINFER"
+
+    def __init__(self):
+        self.attention_backend: VisualGenAttentionBackend = "TORCH_SDPA"
+
+
+def reads_module_level():
+    return backend_name == "VANILLA"
+
+
+backend_name: MoeBackend
+"""
+
+OTHER_NAMESPACES_EXPECTED = [
+    (20, 31, "moe_default.rebound", RETYPED.format("TRTLLM")),
+    (25, 100, "inline", RETYPED.format("TRTLLM")),
+    (38, 41, "VisionConfig.uses_flashinfer", RETYPED.format("FLASHINFER")),
+    (41, 40, "untyped", RETYPED.format("VANILLA")),
+    (42, 41, "untyped", RETYPED.format("TRTLLM")),
+    (43, 41, "untyped", RETYPED.format("TRTLLM")),
+    (44, 34, "untyped", RETYPED.format("FLASHINFER")),
+    (45, 27, "untyped", RETYPED.format("TRTLLM")),
+    (45, 60, "untyped", RETYPED.format("VANILLA")),
+    (49, 83, "undefaulted", RETYPED.format("VANILLA")),
+]
+
+
+def test_values_typed_by_another_literal_are_not_reported(make_tree: MakeTree) -> None:
+    rel = "tensorrt_llm/_torch/attention_backend/create_moe.py"
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, rel: OTHER_NAMESPACES})
+    found, _ = _dl103(root, rel)
+    assert found == OTHER_NAMESPACES_EXPECTED
+
+
 # A comparison with a lower-cased value wants the lower-case spelling: no "did you mean" the
 # member's spelling (it would make the comparison never hold), and no fix at all.
 LOWERED = """\
@@ -265,3 +364,25 @@ def test_keys_of_a_mapping_named_like_a_context_are_retyped_names(make_tree: Mak
     rel = "tensorrt_llm/_torch/attention_backend/registry.py"
     found, _ = _dl103(make_tree({rel: MAPPINGS}), rel)
     assert found == MAPPINGS_EXPECTED
+
+
+def test_another_literal_is_found_through_a_re_export_and_an_alias(make_tree: MakeTree) -> None:
+    """The package re-exports MoeBackend; the file imports it under another name. A name that
+    only looks like a Literal's (a class of the same name elsewhere) stays untyped."""
+    rel = "tensorrt_llm/_torch/modules/create_moe.py"
+    source = (
+        "from tensorrt_llm.llmapi import MoeBackend as Moe\n"
+        "from .shapes import VisualGenAttentionBackend\n\n"
+        'def pick(backend_name: Moe, attention_backend: VisualGenAttentionBackend = "TORCH_SDPA"):\n'
+        '    return backend_name == "TRTLLM", attention_backend == "FLASHINFER"\n'
+    )
+    root = make_tree(
+        {
+            "tensorrt_llm/llmapi/llm_args.py": LLM_ARGS,
+            "tensorrt_llm/llmapi/__init__.py": "from .llm_args import MoeBackend\n",
+            "tensorrt_llm/_torch/modules/shapes.py": "class VisualGenAttentionBackend:\n    pass\n",
+            rel: source,
+        }
+    )
+    found, _ = _dl103(root, rel)
+    assert found == [(5, 58, "pick", RETYPED.format("FLASHINFER"))]
