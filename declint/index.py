@@ -63,6 +63,8 @@ class ProjectIndex:
         self.classes: dict[str, ClassFacts] = {c.qualname: c for m in self.modules.values() for c in m.classes}
         self.functions = {f.qualname for m in self.modules.values() for f in m.functions}
         self.module_of_path = {m.path: m for m in self.modules.values()}
+        # Every module that defines a Literal holds the word, so the prefilter indexes its Literals.
+        self._literal_names = frozenset(lit.name for m in self.modules.values() for lit in m.literals)
 
     # ---- names -------------------------------------------------------------------------
     def resolve(self, dotted: str) -> str:
@@ -210,6 +212,20 @@ class ProjectIndex:
         if entry.kind == "all" and self.is_shared_literal(entry.literal):
             return self.literal_members or ()
         return None
+
+    def has_literal_named(self, name: str) -> bool:
+        """Whether some module defines a Literal called `name`: the cheap question to ask before
+        resolving a name to its definition (which needs the asking file's imports)."""
+        return name in self._literal_names
+
+    def literal_members_of(self, dotted: str) -> tuple[str, ...] | None:
+        """The members of the module-level `Literal` that `dotted` names (through re-exports);
+        None when it names no indexed Literal. One call per name, so the cache records exactly
+        the answer a file depends on."""
+        module, _, name = self.resolve(dotted).rpartition(".")
+        facts = self.modules.get(module)
+        found = [lit.members for lit in facts.literals if lit.name == name] if facts else []
+        return found[0] if found else None
 
     # ---- ownership: which model's encoder a class or function belongs to ----------------
     def owners(self, qualname: str) -> list[Ownership]:

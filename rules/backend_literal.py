@@ -16,6 +16,10 @@ from declint.rule import FileContext, Invalid, TreeRule, Valid, name_matches_any
 from declint.types import Finding
 
 _CASE_METHODS = frozenset({"upper", "lower", "casefold", "strip"})
+_LOWERING_METHODS = frozenset({"lower", "casefold"})
+# pydantic's and dataclasses' field specifiers: the value of `x: str = Field(default=...)` is its default.
+_FIELD_SPECIFIERS = frozenset({"Field", "field"})
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _CUTOFF = 0.8  # how close a string must come to a backend name to be taken for a typo of it
 
 
@@ -28,11 +32,19 @@ class BackendLiteral(TreeRule):
     TRTLLM. Annotate the value with the Literal (then a type checker validates it) or derive the
     names from it with `typing.get_args`.
 
-    Contexts: compared with, assigned to, defaulted for or returned by something named like
-    `*attn_backend*` / `*attention_backend*` / `backend_name` (`backend-context-names`), passed
-    as such a keyword, used as such a key in a mapping (`get_model_defaults`), matched in a
-    `match` on such a name, or passed first to `get_attention_backend` / `create_attention`
-    (`backend-functions`).
+    Contexts: compared with, assigned to (`=`, `:=`), defaulted for or returned by something
+    named like `*attn_backend*` / `*attention_backend*` / `backend_name`
+    (`backend-context-names`), also as a string subscript (`kwargs["attn_backend"]`), passed as
+    such a keyword, used as such a key in a mapping (`get_model_defaults`), matched in a `match`
+    on such a name, or passed first to `get_attention_backend` / `create_attention`
+    (`backend-functions`). The value may be the string itself, an element of a tuple, list or
+    set, a key of a mapping (`_ATTN_BACKEND_CLASSES = {"VANILLA": ...}`), either branch of
+    `a if c else b`, an operand of `or` / `and` (`config.attn_backend or "TRTLLM"`), or the
+    default of a pydantic `Field(default=...)` / dataclass `field(default=...)`.
+
+    Compared with a lower-cased value (`x.attn_backend.lower() == "flashinfer"`), the
+    lower-case spelling is the right one: the finding asks to read the name from the Literal,
+    and a typo's "did you mean" is lower-cased too.
 
     While the shared Literal is not found (DL100 says so), the names looked for are
     `fallback-backend-names`, so the retyped names of a tree that predates the Literal are found
@@ -40,7 +52,13 @@ class BackendLiteral(TreeRule):
 
     Not reported: the Literal itself and any annotation naming it, the declaration (DL104
     validates it), docstrings, comments, log and error messages, f-strings, and names of other
-    namespaces (MoE backends, other Literals).
+    namespaces (MoE backends, other Literals): a value annotated with a Literal that has a
+    member which is no backend name (`MoeBackend`, `VisualGenAttentionBackend`, inline
+    `Literal["CUTLASS", "TRTLLM"]`; a project Literal is found through the file's module-level
+    imports and re-exports), and what is compared with a variable so annotated in its scope
+    (`backend_name: MoeBackend`, then `backend_name == "TRTLLM"`), or with `self.x` where the
+    class annotates `x` so. An annotation the index cannot resolve to a Literal (`str`, a
+    class, a string annotation) is no other namespace.
     """
 
     CODE = "DL103"
@@ -71,6 +89,11 @@ class BackendLiteral(TreeRule):
         ),
         Valid('MoeBackend = Literal["CUTLASS", "TRTLLM", "VANILLA"]\nmoe_backend: MoeBackend = "TRTLLM"\n'),
         Valid('class M:\n    encoder_attention_backends = {"vision": ("VANILLA", "TRTLLM")}\n'),
+        Valid(
+            'MoeBackend = Literal["CUTLASS", "TRTLLM", "VANILLA"]\n\n'
+            "def get_moe_cls(config):\n    backend_name: MoeBackend = config.moe_backend.upper()\n"
+            '    return backend_name == "TRTLLM"\n'
+        ),
         Valid('def f(attn_backend):\n    return attn_backend == "auto"\n'),
     )
     INVALID: ClassVar = (
@@ -107,6 +130,29 @@ class BackendLiteral(TreeRule):
             expect=((3, 13),),
         ),
         Invalid('def default_attn_backend():\n    return "TRTLLM"\n', expect=((2, 11),)),
+        Invalid(
+            "class TorchLlmArgs(BaseModel):\n"
+            '    attn_backend: str = Field(default="TRTLLM", description="Attention backend to use.")\n',
+            expect=((2, 38),),
+        ),
+        Invalid(
+            'def pick(config):\n    attn_backend = config.attn_backend or "TRTLLM"\n'
+            '    return "VANILLA" if config.use_vanilla else attn_backend\n',
+            expect=((2, 42),),
+        ),
+        Invalid(
+            '_ATTN_BACKEND_CLASSES = {"VANILLA": VanillaAttention, "TRTLLM": TrtllmAttention}\n',
+            expect=((1, 25), (1, 54)),
+        ),
+        Invalid(
+            'def is_flashinfer(config):\n    return config.attn_backend.lower() == "flashinfer"\n',
+            expect=((2, 42),),
+            message=(
+                'backend name "flashinfer" retyped as a string literal; read it from the shared Literal '
+                "EncoderAttentionBackend (tensorrt_llm.llmapi.llm_args) so it is type-checked and "
+                "cannot drift"
+            ),
+        ),
     )
 
     def __init__(self, context: FileContext, tree: ast.Module) -> None:
@@ -117,6 +163,12 @@ class BackendLiteral(TreeRule):
         self._functions = self.config.str_list("backend-functions")
         self._literal = self.index.literal_name
         self._declaration = str(self.config.get("declaration-attribute"))
+        self._imports: dict[str, str] | None = None  # module-level imports, read when an annotation needs them
+        # Findings whose context is a variable, held until the walk has seen every annotation:
+        # (string, message, scope, the context nodes); reported unless all are typed by another
+        # namespace's Literal, which can only be so when `_other_namespace_seen`.
+        self._pending: list[tuple[ast.expr, str, str, tuple[ast.expr, ...]]] = []
+        self._other_namespace_seen = False
 
     @classmethod
     def needles(cls, config: Config, index: ProjectIndex) -> tuple[bytes, ...]:
@@ -137,6 +189,12 @@ class BackendLiteral(TreeRule):
     # `"vanilla"` and `_supports_attention_backend` in one file is common and almost never a finding).
     def check(self) -> list[Finding]:
         self.walk(self._visit)
+        other: set[int] = set()
+        if self._other_namespace_seen:
+            other = _OtherNamespaceBindings(self._other_literal_typed).find(self.tree)
+        for string, message, scope, contexts in self._pending:
+            if any(id(context) not in other for context in contexts):
+                self.report(string, message, scope)
         return self.findings
 
     def _visit(self, node: ast.AST) -> bool:
@@ -163,32 +221,36 @@ class BackendLiteral(TreeRule):
             if not isinstance(operator, ast.Eq | ast.NotEq | ast.In | ast.NotIn | ast.Is | ast.IsNot):
                 continue
             left, right = operands[position], operands[position + 1]
-            if self._is_context(left):
-                self._check_strings(right)
-            elif self._is_context(right):
-                self._check_strings(left)
+            if (context := self._context(left)) is not None:
+                self._check_strings(right, lowered=_lowered(left), via=(context,))
+            elif (context := self._context(right)) is not None:
+                self._check_strings(left, lowered=_lowered(right), via=(context,))
 
     def _assign(self, node: ast.Assign) -> None:
-        if any(name_matches_any(name, self._patterns) for name in map(_last_name, node.targets) if name):
-            self._check_strings(node.value)
+        contexts = tuple(context for context in map(self._context, node.targets) if context is not None)
+        if contexts:
+            self._check_strings(node.value, via=contexts)
 
     def _annotated(self, node: ast.AnnAssign) -> None:
-        name = _last_name(node.target)
-        if node.value is not None and name and name_matches_any(name, self._patterns):
-            if not self._typed_by_literal(node.annotation):
-                self._check_strings(node.value)
+        if self._context(node.target) is not None and self._untyped(node.annotation) and node.value is not None:
+            self._check_strings(node.value)
+
+    def _walrus(self, node: ast.NamedExpr) -> None:
+        if (context := self._context(node.target)) is not None:
+            self._check_strings(node.value, via=(context,))
 
     def _check_parameters(self, arguments: ast.arguments) -> None:
         positional = [*arguments.posonlyargs, *arguments.args]
-        defaults = [
-            *zip(positional[len(positional) - len(arguments.defaults) :], arguments.defaults, strict=True),
-            *((a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True) if d is not None),
-        ]
-        for argument, default in defaults:
+        defaults = {
+            **dict(zip(positional[len(positional) - len(arguments.defaults) :], arguments.defaults, strict=True)),
+            **{a: d for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True) if d is not None},
+        }
+        for argument in _all_arguments(arguments):  # those without a default may be typed by another Literal
             if not name_matches_any(argument.arg, self._patterns):
                 continue
-            if argument.annotation is None or not self._typed_by_literal(argument.annotation):
-                self._check_strings(default)
+            untyped = argument.annotation is None or self._untyped(argument.annotation)
+            if untyped and argument in defaults:
+                self._check_strings(defaults[argument])
 
     def _call(self, node: ast.Call) -> None:
         for keyword in node.keywords:
@@ -205,11 +267,12 @@ class BackendLiteral(TreeRule):
                 self._check_strings(value)
 
     def _match(self, node: ast.Match) -> None:
-        if not self._is_context(node.subject):
+        context = self._context(node.subject)
+        if context is None:
             return
         for case in node.cases:
             for value in _match_values(case.pattern):
-                self._check_strings(value)
+                self._check_strings(value, lowered=_lowered(node.subject), via=(context,))
 
     def _return(self, node: ast.Return) -> None:
         # A return's innermost class or function is its function (a class body cannot return).
@@ -220,6 +283,7 @@ class BackendLiteral(TreeRule):
         ast.Compare: _compare,
         ast.Assign: _assign,
         ast.AnnAssign: _annotated,
+        ast.NamedExpr: _walrus,
         ast.Call: _call,
         ast.Dict: _dict,
         ast.Match: _match,
@@ -227,20 +291,80 @@ class BackendLiteral(TreeRule):
     }
 
     # ---- helpers --------------------------------------------------------------------------
-    def _is_context(self, node: ast.expr) -> bool:
-        name = _last_name(_strip_case_calls(node))
-        return name is not None and name_matches_any(name, self._patterns)
+    def _context(self, node: ast.expr) -> ast.expr | None:
+        """The name, attribute, walrus target or string subscript (`kwargs["attn_backend"]`) that
+        `node` is, case methods aside, when it is named like a backend context."""
+        node = _strip_case_calls(node)
+        if isinstance(node, ast.NamedExpr):
+            node = node.target
+        name = self._simple_string(node.slice) if isinstance(node, ast.Subscript) else _last_name(node)
+        return node if name is not None and name_matches_any(name, self._patterns) else None
+
+    def _untyped(self, annotation: ast.expr) -> bool:
+        """A context's annotation leaves its value unchecked: it names neither the shared Literal
+        (a type checker validates the value) nor another namespace's (the value is no
+        attention-backend name; what is compared with the variable is not either, see `check`)."""
+        if self._typed_by_literal(annotation):
+            return False
+        if self._names_other_literal(annotation):
+            self._other_namespace_seen = True
+            return False
+        return True
 
     def _typed_by_literal(self, annotation: ast.expr) -> bool:
         return any(
             _last_name(n) == self._literal for n in ast.walk(annotation) if isinstance(n, ast.Name | ast.Attribute)
         )
 
-    def _check_strings(self, node: ast.expr) -> None:
+    def _names_other_literal(self, annotation: ast.expr) -> bool:
+        """The annotation names a Literal with a member that is not a backend name (MoeBackend,
+        VisualGenAttentionBackend): inline, or a module-level one of the project that this file
+        imports or defines. A name nothing resolves (`str`, a class, an outside package) is not."""
+        for node in _annotation_parts(annotation):
+            if isinstance(node, ast.Subscript):
+                members: Sequence[str] | None = _inline_members(node)
+            else:
+                members = self._literal_members(node)
+            if members and any(member.upper() not in self._names for member in members):
+                return True
+        return False
+
+    def _literal_members(self, node: ast.Name | ast.Attribute) -> tuple[str, ...] | None:
+        """The members of the indexed Literal `node` names: imported (the file's own facts may be
+        a placeholder, so its imports are read from its tree), else defined in this module."""
+        dotted = _dotted(node)
+        if dotted is None:
+            return None
+        if self._imports is None:
+            self._imports = _module_imports(self.tree, self.context.module, self.context.rel.endswith("__init__.py"))
+        head, _, rest = dotted.partition(".")
+        target = self._imports.get(head, f"{self.context.module}.{head}")
+        qualified = f"{target}.{rest}" if rest else target
+        # Most annotations name no Literal (`str`, `torch.Tensor`): one set lookup rules them out.
+        if not self.index.has_literal_named(qualified.rpartition(".")[2]):
+            return None
+        return self.index.literal_members_of(qualified)
+
+    def _other_literal_typed(self, name: str, annotation: ast.expr) -> bool:
+        """Only a context name's annotation is resolved (each resolution is an index question)."""
+        if not name_matches_any(name, self._patterns):
+            return False
+        return not self._typed_by_literal(annotation) and self._names_other_literal(annotation)
+
+    def _check_strings(self, node: ast.expr, lowered: bool = False, via: tuple[ast.expr, ...] = ()) -> None:
+        """Report the retyped names `node` holds; with a variable among the contexts `via`, once
+        the walk has told whether it is typed by another namespace's Literal."""
         for string in _strings(node):
             value = self._simple_string(string)
-            message = self._message(value) if value is not None else None
-            if message is not None:
+            if value is None:
+                continue
+            # The usual case calls `_message(value)`: tests stand a one-argument stub in for it.
+            message = self._message(value, lowered=True) if lowered else self._message(value)
+            if message is None:
+                continue
+            if via and all(isinstance(context, ast.Name | ast.Attribute) for context in via):
+                self._pending.append((string, message, self.scope_name, via))
+            else:
                 self.report(string, message, self.scope_name)
 
     def _simple_string(self, node: ast.expr) -> str | None:
@@ -256,17 +380,20 @@ class BackendLiteral(TreeRule):
                 return None
         return node.value
 
-    def _message(self, value: str) -> str | None:
+    def _message(self, value: str, lowered: bool = False) -> str | None:
+        """Compared with a lower-cased value (`x.lower() == "flashinfer"`), the lower-case spelling
+        is right: suggesting the member's spelling there would make the comparison never hold."""
         literal = f"{self._literal} ({self.index.literal_qualname.rpartition('.')[0]})"
-        if value in self._names.values():
+        spelled = {key: name.lower() if lowered else name for key, name in self._names.items()}
+        if value in spelled.values() or value in self._names.values():
             return (
                 f'backend name "{value}" retyped as a string literal; read it from the shared Literal '
                 f"{literal} so it is type-checked and cannot drift"
             )
-        canonical = self._names.get(value.upper())
+        canonical = spelled.get(value.upper())
         if canonical is None:
-            close = difflib.get_close_matches(value.upper(), sorted(self._names), n=1, cutoff=_CUTOFF)
-            canonical = self._names[close[0]] if close else None
+            close = difflib.get_close_matches(value.upper(), sorted(spelled), n=1, cutoff=_CUTOFF)
+            canonical = spelled[close[0]] if close else None
         if canonical is None:
             return None
         if not self._literal_found:
@@ -290,6 +417,15 @@ def _last_name(node: ast.AST) -> str | None:
     return None
 
 
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = _dotted(node.value)
+        return f"{head}.{node.attr}" if head else None
+    return None
+
+
 def _strip_case_calls(node: ast.expr) -> ast.expr:
     """`x.attn_backend.upper()` is still the backend name."""
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _CASE_METHODS:
@@ -297,13 +433,87 @@ def _strip_case_calls(node: ast.expr) -> ast.expr:
     return node
 
 
+def _lowered(node: ast.expr) -> bool:
+    """The last case method applied to `node` lower-cases it (`x.strip().lower()`, `x.casefold()`)."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _CASE_METHODS:
+        if node.func.attr != "strip":
+            return node.func.attr in _LOWERING_METHODS
+        node = node.func.value
+    return False
+
+
 def _strings(node: ast.expr) -> Iterator[ast.expr]:
-    """The string constants `node` is, or holds as elements of a tuple, list or set."""
+    """The string constants `node` is or may evaluate to: itself; the elements of a tuple, list
+    or set; the keys of a dict (what `in` tests, what a mapping named like a context is keyed by);
+    either branch of `a if c else b`; the operands of `or`/`and`; the default of `Field(...)`."""
     if isinstance(node, ast.Constant):
         yield node
     elif isinstance(node, ast.Tuple | ast.List | ast.Set):
         for element in node.elts:
             yield from _strings(element.value if isinstance(element, ast.Starred) else element)
+    elif isinstance(node, ast.Dict):
+        for key in node.keys:
+            if key is not None:  # None: a `**mapping`
+                yield from _strings(key)
+    elif isinstance(node, ast.IfExp):
+        yield from _strings(node.body)
+        yield from _strings(node.orelse)
+    elif isinstance(node, ast.BoolOp):
+        for operand in node.values:
+            yield from _strings(operand)
+    elif isinstance(node, ast.Call) and _last_name(node.func) in _FIELD_SPECIFIERS:
+        defaults = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "default")]
+        for default in defaults:  # pydantic's `Field` takes the default first, dataclasses' by keyword
+            yield from _strings(default)
+
+
+def _annotation_parts(annotation: ast.expr) -> Iterator[ast.Name | ast.Attribute | ast.Subscript]:
+    """The whole name chains (`llm_args.MoeBackend`, not `llm_args`) and the `Literal[...]`
+    subscripts of an annotation."""
+    stack: list[ast.AST] = [annotation]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Name | ast.Attribute) or (
+            isinstance(node, ast.Subscript) and _last_name(node.value) == "Literal"
+        ):
+            yield node
+        else:
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _module_imports(tree: ast.Module, module: str, is_package: bool) -> dict[str, str]:
+    """Local name -> dotted name of the module's imports, also those under `if TYPE_CHECKING:`,
+    `try:` or `with` (where a Literal used in annotations is imported; not inside functions)."""
+    package = module if is_package else module.rpartition(".")[0]
+    imports: dict[str, str] = {}
+    pending: list[ast.AST] = list(reversed(tree.body))
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                head = alias.name.partition(".")[0]
+                imports[alias.asname or head] = alias.name if alias.asname else head
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(package, node.module, node.level)
+            imports.update((a.asname or a.name, f"{base}.{a.name}" if base else a.name) for a in node.names)
+        elif isinstance(node, ast.If | ast.Try | ast.TryStar | ast.With | ast.ExceptHandler):
+            inner = [child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt | ast.ExceptHandler)]
+            pending.extend(reversed(inner))
+    return imports
+
+
+def _absolute(package: str, module: str | None, level: int) -> str:
+    """A relative import's module made absolute (as `facts` does for the index)."""
+    if level == 0:
+        return module or ""
+    parts = package.split(".") if package else []
+    parts = parts[: len(parts) - (level - 1)] if level > 1 else parts
+    return ".".join([*parts, *([module] if module else [])])
+
+
+def _inline_members(literal: ast.Subscript) -> list[str]:
+    elements = literal.slice.elts if isinstance(literal.slice, ast.Tuple) else [literal.slice]
+    return [e.value for e in elements if isinstance(e, ast.Constant) and isinstance(e.value, str)]
 
 
 def _match_values(pattern: ast.pattern) -> Sequence[ast.expr]:
@@ -319,3 +529,90 @@ def _tokens(text: str) -> list[tokenize.TokenInfo]:
         return list(tokenize.generate_tokens(io.StringIO(text).readline))
     except (tokenize.TokenError, SyntaxError):
         return []
+
+
+class _OtherNamespaceBindings:
+    """The `Name` nodes (and `self.x` attributes) of a module that refer to a variable annotated
+    with another namespace's Literal, scope by scope as Python binds names: a parameter or an
+    annotated assignment of a function binds the name in the whole function and in the functions
+    nested in it, until one of them binds it again; a class body's fields are read through the
+    first parameter of its methods."""
+
+    def __init__(self, other_literal_typed: Callable[[str, ast.expr], bool]) -> None:
+        self._typed = other_literal_typed
+        self._found: set[int] = set()
+
+    def find(self, tree: ast.Module) -> set[int]:
+        # (scope, the enclosing function scopes' bindings, the enclosing class's fields, its receiver)
+        stack: list[tuple[ast.AST, dict[str, bool], frozenset[str], str | None]] = [(tree, {}, frozenset(), None)]
+        while stack:
+            scope, outer, fields, receiver = stack.pop()
+            own = _own_nodes(scope)
+            bindings = self._bindings(scope, own)
+            bound = {**outer, **bindings}
+            self._mark(own, bound, fields, receiver)
+            nested = [n for n in own if isinstance(n, _SCOPES)]
+            if isinstance(scope, ast.ClassDef):  # methods do not see the class body's names
+                class_fields = frozenset(self._fields(scope, bindings))
+                stack.extend((n, outer, class_fields, _receiver(n)) for n in nested)
+            else:
+                stack.extend((n, bound, fields, receiver) for n in nested if not isinstance(n, ast.ClassDef))
+                stack.extend((n, bound, frozenset(), None) for n in nested if isinstance(n, ast.ClassDef))
+        return self._found
+
+    def _bindings(self, scope: ast.AST, own: list[ast.AST]) -> dict[str, bool]:
+        """Each name `scope` binds: True where an annotation types it by another Literal."""
+        annotated: dict[str, bool] = {}
+        if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            for argument in _all_arguments(scope.args):
+                typed = argument.annotation is not None and self._typed(argument.arg, argument.annotation)
+                annotated[argument.arg] = typed
+        for node in own:
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                name = node.target.id
+                annotated[name] = annotated.get(name, False) or self._typed(name, node.annotation)
+        plain = {n.id: False for n in own if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+        plain.update((n.name, False) for n in own if isinstance(n, _SCOPES) and not isinstance(n, ast.Lambda))
+        return {**plain, **annotated}
+
+    def _fields(self, cls: ast.ClassDef, bindings: dict[str, bool]) -> Iterator[str]:
+        """The class body's fields typed by another Literal, and the `self.x: ...` ones."""
+        yield from (name for name, typed in bindings.items() if typed)
+        for node in ast.walk(cls):
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Attribute):
+                if isinstance(node.target.value, ast.Name) and self._typed(node.target.attr, node.annotation):
+                    yield node.target.attr
+
+    def _mark(self, own: list[ast.AST], bound: dict[str, bool], fields: frozenset[str], receiver: str | None) -> None:
+        for node in own:
+            if isinstance(node, ast.Name) and bound.get(node.id):
+                self._found.add(id(node))
+            elif isinstance(node, ast.Attribute) and node.attr in fields:
+                if isinstance(node.value, ast.Name) and node.value.id == receiver:
+                    self._found.add(id(node))
+
+
+def _own_nodes(scope: ast.AST) -> list[ast.AST]:
+    """The nodes of `scope` outside the classes, functions and lambdas nested in it (those
+    included, their insides not)."""
+    nodes: list[ast.AST] = []
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        nodes.append(node)
+        if not isinstance(node, _SCOPES):
+            stack.extend(ast.iter_child_nodes(node))
+    return nodes
+
+
+def _all_arguments(arguments: ast.arguments) -> list[ast.arg]:
+    extra = [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+    return [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, *extra]
+
+
+def _receiver(node: ast.AST) -> str | None:
+    """A method's first parameter (`self`); None for a lambda, a class or a method without one."""
+    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return None
+    positional = [*node.args.posonlyargs, *node.args.args]
+    return positional[0].arg if positional else None

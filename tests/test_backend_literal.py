@@ -7,6 +7,8 @@ are what DL103 reported when it still ran over libcst; since it runs on the `ast
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 
@@ -131,3 +133,256 @@ def test_every_context_and_every_exclusion(make_tree: MakeTree) -> None:
     found = [(f["line"], f["column"], f["context"], f["message"].split(";")[0].split(" (")[0]) for f in findings]
     assert found == EXPECTED
     assert result.exit_code == 1
+
+
+def _dl103(root: Path, rel: str) -> tuple[list[tuple[int, int, str, str]], list[dict[str, Any]]]:
+    """(line, 0-based column, scope, full message) of each DL103 finding of `rel`, and the raw findings."""
+    result = CliRunner().invoke(cli, ["check", "--no-cache", "--select", "DL103", "--format", "json", str(root / rel)])
+    findings = json.loads(result.output)["findings"]
+    return [(f["line"], f["column"], f["context"], f["message"]) for f in findings], findings
+
+
+RETYPED = (
+    'backend name "{}" retyped as a string literal; read it from the shared Literal EncoderAttentionBackend '
+    "(tensorrt_llm.llmapi.llm_args) so it is type-checked and cannot drift"
+)
+
+# The values a context gets through a field specifier, a conditional, `or`/`and`, a string
+# subscript or a walrus; each line also holds a near miss that must stay silent.
+VALUE_FORMS = """\
+import dataclasses
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, Field
+
+
+class TorchLlmArgs(BaseModel):
+    attn_backend: str = Field(default="TRTLLM", description="Attention backend: VANILLA or TRTLLM.")
+    backend_name: str = Field("VANILLA", alias="TRTLLM")
+    moe_backend: str = Field(default="TRTLLM")
+
+
+@dataclass
+class VisionConfig:
+    attn_backend: str = field(default="FLASHINFER", metadata={"help": "VANILLA"})
+
+
+def pick(config, use_trt):
+    attn_backend = "TRTLLM" if use_trt == "VANILLA" else "VANILLA"
+    vision = dataclasses.replace(config, attn_backend="FLASHINFER" if use_trt else config.attn_backend)
+    attn_backend = config.attn_backend or "TRTLLM"
+    backend_name = use_trt and "VANILLA" or other(default="TRTLLM")
+    chosen = config.attn_backend or "TRTLLM"
+    kwargs = {}
+    if kwargs["attn_backend"] == "FLASHINFER" or kwargs["model"] == "TRTLLM":
+        kwargs["attn_backend"] = "TRTLLM"
+        kwargs[attn_backend] = "VANILLA"
+    if (backend_name := config.attn_backend) == "VANILLA" or (chosen := "TRTLLM"):
+        return backend_name
+    return vision, chosen
+"""
+
+VALUE_FORMS_EXPECTED = [
+    (8, 38, "TorchLlmArgs", RETYPED.format("TRTLLM")),
+    (9, 30, "TorchLlmArgs", RETYPED.format("VANILLA")),
+    (15, 38, "VisionConfig", RETYPED.format("FLASHINFER")),
+    (19, 19, "pick", RETYPED.format("TRTLLM")),
+    (19, 57, "pick", RETYPED.format("VANILLA")),
+    (20, 54, "pick", RETYPED.format("FLASHINFER")),
+    (21, 42, "pick", RETYPED.format("TRTLLM")),
+    (22, 31, "pick", RETYPED.format("VANILLA")),
+    (25, 33, "pick", RETYPED.format("FLASHINFER")),
+    (26, 33, "pick", RETYPED.format("TRTLLM")),
+    (28, 48, "pick", RETYPED.format("VANILLA")),
+]
+
+
+def test_field_defaults_conditionals_or_defaults_subscripts_and_walrus(make_tree: MakeTree) -> None:
+    rel = "tensorrt_llm/_torch/models/modeling_forms.py"
+    found, _ = _dl103(make_tree({rel: VALUE_FORMS}), rel)
+    assert found == VALUE_FORMS_EXPECTED
+
+
+LLM_ARGS = """\
+from typing import Literal
+
+EncoderAttentionBackend = Literal["VANILLA", "TRTLLM", "FLASHINFER"]
+MoeBackend = Literal["CUTLASS", "TRTLLM", "VANILLA", "DEEPGEMM"]
+VisualGenAttentionBackend = Literal["TORCH_SDPA", "FLASHINFER"]
+AttnBackendCopy = Literal["VANILLA", "TRTLLM", "FLASHINFER"]
+"""
+
+# Values typed by another namespace's Literal, and the near misses: the same names untyped,
+# rebound in a nested scope, typed by `str`, an unresolved class, or a copy of the backend names.
+OTHER_NAMESPACES = """\
+from typing import Literal, Optional
+
+from tensorrt_llm.llmapi import llm_args
+from tensorrt_llm.llmapi.llm_args import AttnBackendCopy, MoeBackend, VisualGenAttentionBackend
+from .interface import AttentionBackend
+
+
+def get_moe_cls(model_config):
+    backend_name: MoeBackend = model_config.moe_backend.upper()
+    if backend_name == "TRTLLM":
+        return 1
+    return backend_name == "VANILLA"
+
+
+def moe_default(backend_name: Optional[llm_args.MoeBackend] = "TRTLLM"):
+    def closure():
+        return backend_name == "VANILLA"
+
+    def rebound(backend_name):
+        return backend_name == "TRTLLM"
+
+    return closure, rebound
+
+
+def inline(backend_name: Literal["CUTLASS", "TRTLLM"] = "TRTLLM", attn_backend: Literal["TRTLLM"] = "TRTLLM"):
+    return backend_name in ("TRTLLM", "CUTLASS")
+
+
+class VisualGenConfig:
+    attention_backend: VisualGenAttentionBackend = "FLASHINFER"
+
+    def uses_flashinfer(self):
+        return self.attention_backend == "FLASHINFER"
+
+
+class VisionConfig:
+    def uses_flashinfer(self):
+        return self.attention_backend == "FLASHINFER"
+
+
+def untyped(config, backend_name: str = "VANILLA"):
+    copy_attn_backend: AttnBackendCopy = "TRTLLM"
+    cls_attn_backend: AttentionBackend = "TRTLLM"
+    attn_backend: Optional[str] = "FLASHINFER"
+    return backend_name == "TRTLLM", config.backend_name == "VANILLA"
+
+
+def undefaulted(backend_name: MoeBackend, attn_backend):
+    return backend_name == "DEEPGEMM" or backend_name == "TRTLLM", attn_backend == "VANILLA"
+
+
+class LateField:
+    def uses_flashinfer(self):
+        return self.attention_backend == "FLASHINFER"
+
+    def __init__(self):
+        self.attention_backend: VisualGenAttentionBackend = "TORCH_SDPA"
+
+
+def reads_module_level():
+    return backend_name == "VANILLA"
+
+
+backend_name: MoeBackend
+"""
+
+OTHER_NAMESPACES_EXPECTED = [
+    (20, 31, "moe_default.rebound", RETYPED.format("TRTLLM")),
+    (25, 100, "inline", RETYPED.format("TRTLLM")),
+    (38, 41, "VisionConfig.uses_flashinfer", RETYPED.format("FLASHINFER")),
+    (41, 40, "untyped", RETYPED.format("VANILLA")),
+    (42, 41, "untyped", RETYPED.format("TRTLLM")),
+    (43, 41, "untyped", RETYPED.format("TRTLLM")),
+    (44, 34, "untyped", RETYPED.format("FLASHINFER")),
+    (45, 27, "untyped", RETYPED.format("TRTLLM")),
+    (45, 60, "untyped", RETYPED.format("VANILLA")),
+    (49, 83, "undefaulted", RETYPED.format("VANILLA")),
+]
+
+
+def test_values_typed_by_another_literal_are_not_reported(make_tree: MakeTree) -> None:
+    rel = "tensorrt_llm/_torch/attention_backend/create_moe.py"
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, rel: OTHER_NAMESPACES})
+    found, _ = _dl103(root, rel)
+    assert found == OTHER_NAMESPACES_EXPECTED
+
+
+# A comparison with a lower-cased value wants the lower-case spelling: no "did you mean" the
+# member's spelling (it would make the comparison never hold), and no fix at all.
+LOWERED = """\
+def pick(config):
+    a = config.attn_backend.lower() == "flashinfer"
+    b = config.attn_backend.strip().casefold() in ("vanilla", "trtlm")
+    c = config.attn_backend.upper() == "flashinfer"
+    d = config.attn_backend.lower().strip() == "TRTLLM"
+    match config.attn_backend.lower():
+        case "flashinfer" | "FLASHINFR":
+            pass
+"""
+
+LOWERED_EXPECTED = [
+    (2, 39, "pick", RETYPED.format("flashinfer")),
+    (3, 51, "pick", RETYPED.format("vanilla")),
+    (3, 62, "pick", '"trtlm" is not a member of EncoderAttentionBackend (did you mean "trtllm"?)'),
+    (4, 39, "pick", '"flashinfer" is not a member of EncoderAttentionBackend (did you mean "FLASHINFER"?)'),
+    (5, 47, "pick", RETYPED.format("TRTLLM")),
+    (7, 13, "pick", RETYPED.format("flashinfer")),
+    (7, 28, "pick", '"FLASHINFR" is not a member of EncoderAttentionBackend (did you mean "flashinfer"?)'),
+]
+
+
+def test_a_lower_cased_comparison_is_not_told_to_upper_case(make_tree: MakeTree) -> None:
+    rel = "tensorrt_llm/_torch/models/modeling_lowered.py"
+    found, raw = _dl103(make_tree({rel: LOWERED}), rel)
+    assert found == LOWERED_EXPECTED
+    assert [finding["fix"] for finding in raw] == [None] * len(LOWERED_EXPECTED)
+
+
+# A mapping assigned to a context name is keyed by backend names: its keys are retyped names
+# (as a tuple's elements are). Near misses: keys that are no backend names, a mapping typed by
+# the Literal, one not named like a context, the declaration.
+MAPPINGS = """\
+from tensorrt_llm.llmapi.llm_args import EncoderAttentionBackend
+
+_ATTN_BACKEND_CLASSES = {"VANILLA": VanillaAttention, "TRTLLM": TrtllmAttention, **EXTRA}
+ATTN_BACKEND_KWARGS = {"causal": True, "window": None}
+_TYPED_ATTN_BACKENDS: dict[EncoderAttentionBackend, type] = {"FLASHINFER": FlashInferAttention}
+_BACKENDS = {"VANILLA": VanillaAttention}
+
+
+class Model:
+    encoder_attention_backends = {"vision": ("VANILLA", "TRTLLM")}
+
+
+def supported(attn_backend):
+    return attn_backend in {"FLASHINFR": 1}
+"""
+
+MAPPINGS_EXPECTED = [
+    (3, 25, "", RETYPED.format("VANILLA")),
+    (3, 54, "", RETYPED.format("TRTLLM")),
+    (14, 28, "supported", '"FLASHINFR" is not a member of EncoderAttentionBackend (did you mean "FLASHINFER"?)'),
+]
+
+
+def test_keys_of_a_mapping_named_like_a_context_are_retyped_names(make_tree: MakeTree) -> None:
+    rel = "tensorrt_llm/_torch/attention_backend/registry.py"
+    found, _ = _dl103(make_tree({rel: MAPPINGS}), rel)
+    assert found == MAPPINGS_EXPECTED
+
+
+def test_another_literal_is_found_through_a_re_export_and_an_alias(make_tree: MakeTree) -> None:
+    """The package re-exports MoeBackend; the file imports it under another name. A name that
+    only looks like a Literal's (a class of the same name elsewhere) stays untyped."""
+    rel = "tensorrt_llm/_torch/modules/create_moe.py"
+    source = (
+        "from tensorrt_llm.llmapi import MoeBackend as Moe\n"
+        "from .shapes import VisualGenAttentionBackend\n\n"
+        'def pick(backend_name: Moe, attention_backend: VisualGenAttentionBackend = "TORCH_SDPA"):\n'
+        '    return backend_name == "TRTLLM", attention_backend == "FLASHINFER"\n'
+    )
+    root = make_tree(
+        {
+            "tensorrt_llm/llmapi/llm_args.py": LLM_ARGS,
+            "tensorrt_llm/llmapi/__init__.py": "from .llm_args import MoeBackend\n",
+            "tensorrt_llm/_torch/modules/shapes.py": "class VisualGenAttentionBackend:\n    pass\n",
+            rel: source,
+        }
+    )
+    found, _ = _dl103(root, rel)
+    assert found == [(5, 58, "pick", RETYPED.format("FLASHINFER"))]

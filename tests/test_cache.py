@@ -205,6 +205,35 @@ def test_a_change_to_the_literal_invalidates_the_files_that_read_it(tmp_path: Pa
     assert warm_engine.stats.files_read == 1  # the Literal's file; the checked file was not read again
 
 
+def test_a_change_to_another_literal_invalidates_the_comparisons_it_types(tmp_path: Path) -> None:
+    """DL103 leaves alone what a variable typed by another namespace's Literal is compared with;
+    the file depends on that Literal's members, in another file the prefilter only half-indexes."""
+    moe = 'MoeBackend = Literal["CUTLASS", "TRTLLM"]\n'
+    write_tree(
+        tmp_path,
+        {
+            **PRELUDE,
+            LITERAL: PRELUDE[LITERAL] + moe,
+            "tensorrt_llm/_torch/modules/create_moe.py": (
+                "from ...llmapi.llm_args import MoeBackend\n\n"
+                "def get_moe_cls(config):\n    backend_name: MoeBackend = config.moe_backend\n"
+                '    return backend_name == "TRTLLM"\n'
+            ),
+        },
+    )
+    settle(tmp_path)
+    assert lines(engine(tmp_path).run([tmp_path])) == []
+    edit(tmp_path / LITERAL, moe, 'MoeBackend = Literal["VANILLA", "TRTLLM"]\n')  # now attention names only
+    settle(tmp_path)
+    warm = engine(tmp_path).run([tmp_path])
+    assert lines(warm) == lines(engine(tmp_path, cache=False).run([tmp_path]))
+    assert lines(warm) == [
+        'tensorrt_llm/_torch/modules/create_moe.py:5:27: DL103 backend name "TRTLLM" retyped as a string literal; '
+        "read it from the shared Literal EncoderAttentionBackend (tensorrt_llm.llmapi.llm_args) so it is "
+        "type-checked and cannot drift"
+    ]
+
+
 def test_an_unrelated_edit_keeps_the_other_results(tmp_path: Path) -> None:
     root = _literal_project(tmp_path)
     (root / "tensorrt_llm/_torch/other.py").write_text("x = 1\n", encoding="utf-8")
