@@ -10,9 +10,7 @@ files outside the run (or codes not selected) are kept as they are.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +20,7 @@ from declint.errors import OutputError, UsageError
 from declint.rules.stale_baseline_entry import StaleBaselineEntry
 from declint.source import split_lines
 from declint.types import Finding, Position, Span
+from declint.writing import replace_atomically
 
 SCHEMA_VERSION = 1
 _FIELDS = ("fingerprint", "code", "path", "context", "message")
@@ -103,29 +102,11 @@ def dumps(entries: Iterable[Entry]) -> str:
 
 
 def write(path: Path, entries: Iterable[Entry]) -> None:
-    """Atomically: a temporary file in the same directory, then os.replace."""
+    """Atomically, keeping the old file's mode and owner (see `declint.writing`)."""
     try:
-        _write_atomically(path, dumps(entries).encode("utf-8"))
+        replace_atomically(path.resolve(), dumps(entries).encode("utf-8"))
     except OSError as error:
         raise OutputError(f"cannot write the baseline: {error.strerror or error}", path=str(path)) from None
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    directory = path.resolve().parent
-    import tempfile  # here: writing is rare, and tempfile pulls in shutil and random
-
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".declint")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path.resolve())
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
 
 
 @dataclass(frozen=True)

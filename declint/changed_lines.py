@@ -7,8 +7,14 @@ summary when the change caused it (it is not among the findings of the same chec
 merge base, compared by fingerprint: removing a member from the Literal breaks a file the change
 never touched); one that was already there is only counted.
 
-Git is run with a fixed environment (no pager, no external diff, no colour, C-quoted paths
-decoded), so the result does not depend on the user's git configuration.
+A file renamed since the merge base (found by git's rename detection, over the whole project so
+that a file moved into the checked paths is found too) is compared with its old self: only the
+lines the move changed are changed lines, and its findings are fingerprinted at the merge base
+under its new name. A file moved without `git mv` or `git add` is untracked, hence new.
+
+Git is run with a fixed environment and the options that decide its output pinned (`_PINNED`,
+`_DIFF`), so the result does not depend on the user's git configuration; hunks are read by the
+line counts of their headers, so no added line can pass for a header.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import codecs
 import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from declint.discovery import display_path
@@ -27,8 +33,24 @@ from declint.fingerprint import fingerprints
 from declint.reporting.sources import SourceCache
 from declint.types import Finding
 
-_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(?P<start>\d+)(?:,(?P<count>\d+))? @@")
+_HUNK = re.compile(r"^@@ -(?P<old_start>\d+)(?:,(?P<old_count>\d+))? \+(?P<start>\d+)(?:,(?P<count>\d+))? @@")
 _WHOLE_FILE = frozenset({0})  # marker: every line of the file is new
+# Settings that would change what `git diff` prints, pinned whatever the user's configuration:
+# paths unquoted but for control characters, quotes and backslashes; "a/" and "b/" before them
+# (not diff.mnemonicPrefix's "c/" and "w/", nor diff.noprefix's nothing); no colour, no external
+# diff or text conversion; renames found (a moved file is not new); no context between hunks.
+_PINNED = ("-c", "core.quotePath=false", "-c", "diff.mnemonicPrefix=false", "-c", "diff.noprefix=false")
+_DIFF = (
+    "diff",
+    "--no-color",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--src-prefix=a/",
+    "--dst-prefix=b/",
+    "--find-renames",
+    "--unified=0",
+    "--inter-hunk-context=0",
+)
 
 
 @dataclass(frozen=True)
@@ -37,6 +59,7 @@ class ChangedLines:
     merge_base: str
     toplevel: Path
     files: dict[str, frozenset[int]]  # root-relative path -> changed line numbers (_WHOLE_FILE: all)
+    renamed: dict[str, str] = field(default_factory=dict)  # root-relative: at the merge base -> now
 
     def touches(self, finding: Finding) -> bool:
         lines = self.files.get(finding.path)
@@ -52,6 +75,7 @@ def git(args: Sequence[str], cwd: Path, *, stdin: bytes | None = None) -> bytes:
     import subprocess  # here: only --diff-base runs git, and every run imports this module
 
     env = {**os.environ, "GIT_PAGER": "cat", "GIT_EXTERNAL_DIFF": "", "LC_ALL": "C"}
+    env.pop("GIT_DIFF_OPTS", None)  # its --unified would win over the command line's
     try:
         done = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, env=env, check=False)
     except FileNotFoundError:
@@ -73,42 +97,109 @@ def compute(root: Path, rev: str, paths: Sequence[Path]) -> ChangedLines:
     except UsageError:
         merge_base = git(["rev-parse", f"{rev}^{{commit}}"], toplevel).decode().strip()
     specs = [os.path.relpath(os.path.abspath(p), toplevel) for p in paths] or ["."]
-    diff = git(
-        ["-c", "core.quotePath=true", "diff", "--no-color", "--no-ext-diff", "-U0", merge_base, "--", *specs],
-        toplevel,
-    )
+    # The whole project is compared, so that a file moved into the checked paths is found as a rename.
+    scope = sorted({os.path.relpath(root, toplevel), *specs})
+    diff = git([*_PINNED, *_DIFF, merge_base, "--", *scope], toplevel)
     files: dict[str, frozenset[int]] = {}
-    for git_path, lines in _parse_diff(diff.decode("utf-8", "surrogateescape")).items():
-        files[display_path(toplevel / git_path, root)] = lines
+    renamed: dict[str, str] = {}
+    for change in parse_diff(diff.decode("utf-8", "surrogateescape")):
+        if change.new is None or not _within(change.new, specs):
+            continue
+        files[display_path(toplevel / change.new, root)] = change.lines
+        if change.old is not None and change.old != change.new:
+            renamed[display_path(toplevel / change.old, root)] = display_path(toplevel / change.new, root)
     untracked = git(["ls-files", "--others", "--exclude-standard", "-z", "--", *specs], toplevel)
     for name in untracked.decode("utf-8", "surrogateescape").split("\0"):
         if name:
             files[display_path(toplevel / name, root)] = _WHOLE_FILE
-    return ChangedLines(rev, merge_base, toplevel, files)
+    return ChangedLines(rev, merge_base, toplevel, files, renamed)
 
 
-def _parse_diff(text: str) -> dict[str, frozenset[int]]:
-    files: dict[str, set[int]] = {}
-    current: set[int] | None = None
-    for line in text.split("\n"):  # git ends each line with \n (str.splitlines splits inside them too)
-        if line.startswith("+++ "):
-            target = line[4:]
-            if target == "/dev/null":
-                current = None
-                continue
-            name = _unquote(target)
-            current = files.setdefault(name[2:] if name.startswith("b/") else name, set())
-        elif current is not None and (match := _HUNK.match(line)):
-            start, count = int(match["start"]), int(match["count"] or "1")
-            current.update(range(start, start + count))
-    return {name: frozenset(lines) for name, lines in files.items()}
+def _within(path: str, specs: Sequence[str]) -> bool:
+    return any(spec == "." or path == spec or path.startswith(spec.rstrip("/") + "/") for spec in specs)
+
+
+@dataclass(frozen=True)
+class FileDiff:
+    """One file of a diff: its path before and after (None: absent), the lines it added (after)."""
+
+    old: str | None
+    new: str | None
+    lines: frozenset[int]
+
+
+def parse_diff(text: str) -> list[FileDiff]:
+    """The files of `git diff` output (with `_DIFF`'s options).
+
+    A hunk's body is read by the line counts of its header, never by the look of its lines: an
+    added line that reads `++ note` is `+++ note` in the diff, not a new file's header.
+    """
+    files: list[FileDiff] = []
+    lines = text.split("\n")  # only git's line ends: a form feed or U+2028 in a line is part of it
+    number = 0
+    while number < len(lines):
+        if not lines[number].startswith("diff --git "):
+            number += 1
+            continue
+        old, new, added, number = _file_diff(lines, number + 1)
+        files.append(FileDiff(old, new, frozenset(added)))
+    return files
+
+
+def _file_diff(lines: list[str], number: int) -> tuple[str | None, str | None, set[int], int]:
+    """(old path, new path, added lines, where the next file starts) of the file whose header is above `number`."""
+    old: str | None = None
+    new: str | None = None
+    added: set[int] = set()
+    while number < len(lines) and not lines[number].startswith("diff --git "):
+        line = lines[number]
+        number += 1
+        if line.startswith("rename from "):
+            old = _unquote(line.removeprefix("rename from "))
+        elif line.startswith("rename to "):
+            new = _unquote(line.removeprefix("rename to "))
+        elif line.startswith("--- "):
+            old = _header_path(line.removeprefix("--- "), "a/")
+        elif line.startswith("+++ "):
+            new = _header_path(line.removeprefix("+++ "), "b/")
+        elif match := _HUNK.match(line):
+            number = _hunk(lines, number, match, added)
+    return old, new, added, number
+
+
+def _hunk(lines: list[str], number: int, header: re.Match[str], added: set[int]) -> int:
+    """Read the body of the hunk whose header is `header`, adding its new lines; where it ends."""
+    old_left = int(header["old_count"] or "1")
+    new_left = int(header["count"] or "1")
+    line_number = int(header["start"])
+    while (old_left > 0 or new_left > 0) and number < len(lines):
+        line = lines[number]
+        number += 1
+        if line.startswith("\\"):  # "\ No newline at end of file" belongs to the line above
+            continue
+        if line.startswith("+"):
+            added.add(line_number)
+            line_number, new_left = line_number + 1, new_left - 1
+        elif line.startswith("-"):
+            old_left -= 1
+        else:  # context (empty when diff.suppressBlankEmpty is set)
+            line_number, old_left, new_left = line_number + 1, old_left - 1, new_left - 1
+    return number
+
+
+def _header_path(name: str, prefix: str) -> str | None:
+    """The path of a `---`/`+++` line: git ends it with a tab when the path has a space in it."""
+    name = _unquote(name.removesuffix("\t"))
+    if name == "/dev/null":
+        return None
+    return name.removeprefix(prefix)
 
 
 def _unquote(name: str) -> str:
     """git's C-style quoting of unusual paths: "b/caf\\303\\251.py" -> b/café.py."""
-    if not (name.startswith('"') and name.endswith('"')):
+    if not (len(name) >= 2 and name.startswith('"') and name.endswith('"')):
         return name
-    raw = codecs.escape_decode(name[1:-1].encode("latin-1", "backslashreplace"))[0]
+    raw = codecs.escape_decode(name[1:-1].encode("utf-8", "surrogateescape"))[0]
     assert isinstance(raw, bytes)
     return raw.decode("utf-8", "surrogateescape")
 
@@ -118,14 +209,17 @@ def base_fingerprints(
 ) -> frozenset[str]:
     """Fingerprints of the same check on the merge base (current configuration, base sources).
 
-    Only what the check reads is taken from git: the configured roots, PATHS, and `also` (the
-    root-relative files current findings point at, such as a docs table or a JSON schema).
+    Only what the check reads is taken from git: the configured roots, PATHS, `also` (the
+    root-relative files current findings point at, such as a docs table or a JSON schema) and the
+    files renamed since. Those are checked under their old names and fingerprinted under their
+    new ones: a finding in a moved file was already there.
     """
     root = engine.config.root
     prefix = Path(os.path.relpath(root, changed.toplevel))
+    renamed = {old: new for old, new in changed.renamed.items() if not os.path.isabs(old)}
     wanted = {(prefix / r).as_posix() for r in engine.config.str_list("roots")}
     wanted |= {Path(os.path.relpath(os.path.abspath(p), changed.toplevel)).as_posix() for p in paths}
-    wanted |= {(prefix / rel).as_posix() for rel in also if not os.path.isabs(rel)}
+    wanted |= {(prefix / rel).as_posix() for rel in [*also, *renamed] if not os.path.isabs(rel)}
     specs = _existing(changed, sorted(wanted))
     import tarfile
     import tempfile
@@ -141,13 +235,15 @@ def base_fingerprints(
         base_root = tree.resolve() / prefix
         base_root.mkdir(parents=True, exist_ok=True)
         moved = [base_root / os.path.relpath(os.path.abspath(p), root) for p in paths]
-        existing = [p for p in moved if p.exists()]
+        existing = [p for p in [*moved, *(base_root / old for old in renamed)] if p.exists()]
         if not existing:
             return frozenset()
         config = replace(engine.config, root=base_root, source=None)
         result = replace(engine, config=config, overrides={}, progress=None, keep_suppressed=True).run(existing)
         everything = [*result.findings, *(s.finding for s in result.suppressed)]
-        return frozenset(fingerprints(everything, SourceCache(base_root)).values())
+        named = [replace(f, path=renamed[f.path]) if f.path in renamed else f for f in everything]
+        texts = {new: (base_root / old).read_bytes() for old, new in renamed.items() if (base_root / old).is_file()}
+        return frozenset(fingerprints(named, SourceCache(base_root, texts)).values())
 
 
 def _existing(changed: ChangedLines, specs: Sequence[str]) -> list[str]:

@@ -200,6 +200,9 @@ def _tell_fixes(outcome: CheckOutcome, request: CheckRequest) -> None:
         verb = "fixed"
     findings = f"{fixes.fixed} finding{'s' if fixes.fixed != 1 else ''}"
     click.echo(f"declint: {verb} {findings} in {files} file{'s' if files != 1 else ''}", err=True)
+    if fixes.stopped_after is not None:
+        rounds = f"{fixes.stopped_after} round{'s' if fixes.stopped_after != 1 else ''}"
+        click.echo(f"declint: stopped after {rounds} of fixes (the limit); fixable findings remain", err=True)
     for left in fixes.not_fixed:
         where = f"{left.finding.path}:{left.finding.line}:{left.finding.column + 1}"
         click.echo(f"declint: not fixed: {where}: {left.finding.code}: {left.reason}", err=True)

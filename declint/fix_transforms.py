@@ -240,8 +240,10 @@ def _parse_entries(sources: Sequence[str]) -> list[cst.DictElement]:
 def _declare(
     body: cst.BaseSuite, attribute: str, entries: Mapping[str, cst.DictElement], unit: str
 ) -> cst.BaseSuite | None:
-    if isinstance(body, cst.SimpleStatementSuite):  # `class X(Base): pass`
-        body = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=body.body)])
+    if isinstance(body, cst.SimpleStatementSuite):  # `class X(Base): pass  # comment`
+        # The comment stays on the `class` line, where line-based pragmas (type: ignore, noqa)
+        # were written: the suite's trailing whitespace becomes the block's header.
+        body = cst.IndentedBlock(header=body.trailing_whitespace, body=[cst.SimpleStatementLine(body=body.body)])
     if not isinstance(body, cst.IndentedBlock):
         return None
     statements = list(body.body)

@@ -13,22 +13,26 @@ Kinds of fix (`Fix.kind`), each one transform, located by `Fix.target` (a node's
   it has none; the marker `args[1]` is imported from `args[2]` when the module lacks it.
 
 Applying (`check --fix`): fixes are grouped per file and applied in one pass over the parsed
-module. A new text is written only when it parses, and re-linting the whole run with it finds
-every fixed finding gone and nothing new (in the fixed files counted without positions, so
-findings that merely moved do not count as new, nor a DL901 on a comment a DL902 fix shortened;
-in the others, where nothing moves, by code and place, so a reworded one does not either). Files
-libcst cannot reproduce byte for byte, or that hold a lone carriage return or a form feed, are
-never rewritten. Writes go to a temporary file in the same directory, then `os.replace`. Rounds
-repeat until nothing more applies, so a second `--fix` finds nothing to do.
+module. A new text is written only when it keeps every comment of the file (but the suppression
+comments DL902's fixes edit), parses, and re-linting the whole run with it finds every fixed
+finding gone and nothing new (in the fixed files counted without positions, so findings that
+merely moved do not count as new, nor a DL901 on a comment a DL902 fix shortened; in the others,
+where nothing moves, by code and place, so a reworded one does not either). Fixes that fail
+together are halved until each part passes or is one fix, which is refused, so every fix that
+passes goes in the same round; another round only takes findings the previous one's fixes made
+fixable, up to `MAX_ROUNDS` (said when it stops the fixing). Files libcst cannot reproduce byte
+for byte, that hold a lone carriage return or a form feed, that are read-only or have other hard
+links, are never rewritten. Two checked paths that are one file (a symlink) are fixed under one
+name. Writes go to a temporary file in the same directory, then `os.replace` (`declint.writing`).
 """
 
 from __future__ import annotations
 
-import contextlib
+import io
 import os
-import stat
+import tokenize
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import groupby
 from pathlib import Path
@@ -41,9 +45,10 @@ from declint.fingerprint import identity
 from declint.lazy import lazy_module
 from declint.previews import encode, unified_diff, unrewritable
 from declint.reporting.sources import SourceCache
-from declint.source import decode_source
+from declint.source import SourceFile, decode_source
 from declint.suppressions import without_code_lists
 from declint.types import Applicability, Finding, Fix, RunResult
+from declint.writing import replace_atomically, replace_refusal
 
 if TYPE_CHECKING:
     from declint import fix_transforms as transforms
@@ -80,6 +85,7 @@ class FixOutcome:
     before: RunResult
     after: RunResult
     written: bool
+    stopped_after: int | None = None  # rounds, when the limit stopped fixing with fixes left (each in `not_fixed`)
 
     @property
     def fixed(self) -> int:
@@ -102,8 +108,7 @@ def fix_run(engine: Engine, paths: Sequence[Path], *, unsafe: bool, write: bool)
     )
     if write:
         _write_all(changes)
-    not_fixed = tuple(sorted(session.given_up.values(), key=lambda n: n.finding.sort_key()))
-    return FixOutcome(changes, not_fixed, first, result, write)
+    return FixOutcome(changes, session.not_fixed(state, result), first, result, write, session.stopped_after)
 
 
 def _write_all(changes: Sequence[FileChange]) -> None:
@@ -128,15 +133,51 @@ class _Session:
         self.paths = paths
         self.original: dict[str, bytes] = {}
         self.fixed: dict[str, list[Finding]] = {}
-        self.given_up: dict[tuple[str, int, int, str, str], NotFixed] = {}
+        # Each refused finding by its place when refused, with what it is (`_what`) wherever the
+        # fixes of later rounds move it: by place alone, a refused fix below a line an accepted
+        # fix removed was proposed (and listed) again.
+        self.given_up: dict[tuple[str, int, int, str, str], tuple[tuple[str, ...], NotFixed]] = {}
+        self.refused: set[tuple[str, ...]] = set()
+        self.stopped_after: int | None = None  # MAX_ROUNDS, when it ended the loop with fixes left
+        # Checked paths that are one file (a symlink, a hard link): each name -> the one it is
+        # fixed under, whose text the others mirror. Fixed under each name, the first write
+        # made the second look like a concurrent edit.
+        self.names: dict[str, str] = {}
+        self._files: dict[tuple[int, int], str] = {}
+        self.sources = self.sources_of({})  # the texts of this round
 
     def path(self, rel: str) -> Path:
         return Path(rel) if os.path.isabs(rel) else self.engine.config.root / rel
 
     def lint(self, overrides: Mapping[str, bytes]) -> RunResult:
         # The engine's own overrides (`--stdin-filename`'s text) stand under every proposal.
-        texts = {**self.engine.overrides, **overrides}
+        texts = {**self.engine.overrides, **self.mirrored(overrides)}
         return replace(self.engine, overrides=texts, progress=None, keep_suppressed=False).run(self.paths)
+
+    def sources_of(self, state: Mapping[str, bytes]) -> SourceCache:
+        return SourceCache(self.engine.config.root, {**self.engine.overrides, **self.mirrored(state)})
+
+    def learn_names(self, rels: Iterable[str]) -> None:
+        """Which names are one file: the first plain path (not through a symlink) of each is its own."""
+        plain_first = sorted(set(rels) - self.names.keys(), key=lambda r: (not self._plain(r), r))
+        for rel in plain_first:
+            try:
+                info = self.path(rel).stat()
+            except OSError:
+                info = None
+            if info is None or rel in self.engine.overrides:
+                self.names[rel] = rel
+            else:
+                self.names[rel] = self._files.setdefault((info.st_dev, info.st_ino), rel)
+
+    def _plain(self, rel: str) -> bool:
+        path = self.path(rel).absolute()
+        return path.resolve() == path
+
+    def mirrored(self, texts: Mapping[str, bytes]) -> dict[str, bytes]:
+        """`texts` with each file's text under all its names."""
+        mirrors = {name: texts[own] for name, own in self.names.items() if name != own and own in texts}
+        return {**texts, **mirrors}
 
     def data(self, rel: str, state: Mapping[str, bytes]) -> bytes:
         if rel not in self.original:
@@ -144,14 +185,38 @@ class _Session:
             self.original[rel] = given if given is not None else self.path(rel).read_bytes()
         return state.get(rel, self.original[rel])
 
+    def _what(self, finding: Finding) -> tuple[str, ...]:
+        return (*identity(finding, self.sources), finding.message)
+
     def give_up(self, finding: Finding, reason: str) -> None:
-        self.given_up[_key(finding)] = NotFixed(finding, reason)
+        what = self._what(finding)
+        self.refused.add(what)
+        self.given_up[_key(finding)] = (what, NotFixed(finding, reason))
+
+    def candidates(self, result: RunResult, unsafe: bool) -> list[Finding]:
+        return [f for f in result.findings if wants(f.fix, unsafe) and self._what(f) not in self.refused]
+
+    def not_fixed(self, state: Mapping[str, bytes], result: RunResult) -> tuple[NotFixed, ...]:
+        """What was refused, each finding where the fixed texts (`result`) have it, as the report does."""
+        self.sources = self.sources_of(state)
+        now: dict[tuple[str, ...], list[Finding]] = {}
+        for finding in sorted((f for f in result.findings if f.fix is not None), key=Finding.sort_key):
+            now.setdefault(self._what(finding), []).append(finding)
+        placed = []
+        for what, left in sorted(self.given_up.values(), key=lambda item: item[1].finding.sort_key()):
+            there = now.get(what)
+            placed.append(replace(left, finding=there.pop(0)) if there else left)
+        return tuple(sorted(placed, key=lambda n: n.finding.sort_key()))
 
     def rounds(self, result: RunResult, unsafe: bool) -> tuple[dict[str, bytes], RunResult]:
+        """Apply fixes round by round: a round applies every fix that passes, so another round is
+        needed only for a finding that the fixes of the previous one brought up."""
         state: dict[str, bytes] = {}
         for _ in range(MAX_ROUNDS):
-            candidates = [f for f in result.findings if wants(f.fix, unsafe) and _key(f) not in self.given_up]
-            proposals = self._propose(candidates, state)
+            self.sources = self.sources_of(state)
+            candidates = self.candidates(result, unsafe)
+            self.learn_names(f.path for f in candidates)
+            proposals = self._propose([f for f in candidates if self.names[f.path] == f.path], state)
             if not proposals:
                 break
             accepted, result = self._validate(result, state, proposals)
@@ -160,6 +225,14 @@ class _Session:
             for rel, (data, findings) in accepted.items():
                 state[rel] = data
                 self.fixed.setdefault(rel, []).extend(findings)
+        else:
+            self.sources = self.sources_of(state)
+            for finding in self.candidates(result, unsafe):
+                self.stopped_after = MAX_ROUNDS
+                rounds = f"{MAX_ROUNDS} round{'s' if MAX_ROUNDS != 1 else ''}"
+                self.give_up(finding, f"still fixable after {rounds} of fixes; run --fix again")
+        for finding in self.candidates(result, unsafe):  # under another name of a fixed file, unlike it
+            self.give_up(finding, f"the same file as {self.names[finding.path]}; fixed under that name only")
         return state, result
 
     def _propose(self, candidates: list[Finding], state: Mapping[str, bytes]) -> dict[str, tuple[bytes, list[Finding]]]:
@@ -172,16 +245,14 @@ class _Session:
                 for finding in findings:
                     self.give_up(finding, f"cannot read the file: {error.strerror or error}")
                 continue
-            reason = unrewritable(data, rel)
+            reason = unrewritable(data, rel) or self._refusal(rel)
             if reason is not None:
                 for finding in findings:
                     self.give_up(finding, f"{rel} {reason}")
                 continue
             source = decode_source(data, rel)
             fixes = {finding.fix: finding for finding in findings if finding.fix is not None}
-            applied = transforms.apply_fixes(source, list(fixes), module_name(self.path(rel)))
-            for fix in applied.not_applied:
-                self.give_up(fixes[fix], "the fix does not apply to the code as it is")
+            applied = self._apply(source, fixes)
             if not applied.applied:
                 continue
             try:
@@ -193,54 +264,68 @@ class _Session:
             proposals[rel] = (new, [fixes[fix] for fix in applied.applied])
         return proposals
 
+    def _refusal(self, rel: str) -> str | None:
+        """Why the file at `rel` must not be replaced (a text on stdin is never written)."""
+        if rel in self.engine.overrides:
+            return None
+        refusal = replace_refusal(self.path(rel))
+        return None if refusal is None else f"{refusal}; not rewritten"
+
+    def _apply(self, source: SourceFile, fixes: Mapping[Fix, Finding]) -> transforms.Applied:
+        """The fixes applied in one pass, less those that would drop a comment of the user's."""
+        module = module_name(self.path(source.rel))
+        applied = transforms.apply_fixes(source, list(fixes), module)
+        for fix in applied.not_applied:
+            self.give_up(fixes[fix], "the fix does not apply to the code as it is")
+        if not applied.applied or dropped_comment(source.text, applied) is None:
+            return applied
+        kept = []
+        for fix in applied.applied:  # rare: find the fixes that drop one, keep the others
+            reason = dropped_comment(source.text, transforms.apply_fixes(source, [fix], module))
+            if reason is None:
+                kept.append(fix)
+            else:
+                self.give_up(fixes[fix], reason)
+        applied = transforms.apply_fixes(source, kept, module)
+        reason = dropped_comment(source.text, applied) if applied.applied else None
+        if reason is None and not applied.not_applied:
+            return applied
+        for fix in kept:  # only together do they drop one (or no longer apply): none goes in
+            self.give_up(fixes[fix], reason or "the fix does not apply to the code as it is")
+        return transforms.Applied(source.text)
+
     def _validate(
         self,
         before: RunResult,
         state: Mapping[str, bytes],
         proposals: Mapping[str, tuple[bytes, list[Finding]]],
     ) -> tuple[dict[str, tuple[bytes, list[Finding]]], RunResult]:
-        """Accept all proposals when they pass together, else file by file, else fix by fix.
-
-        Fix by fix, only the first fix that passes is kept: the others' targets are positions in
-        the text before it, so they wait for the next round, which re-lints and re-locates them.
-        """
+        """Accept all proposals when they pass together; else halve the fixes until each part
+        passes or is a single fix, which is refused. Each part is applied to the round's texts
+        together with the parts accepted before it, so every fix that passes goes in this round
+        (fix by fix, keeping only the first that passed, took a round per fix: 10 rounds left
+        fixes for a second `--fix`)."""
         after, problem = self._check(before, state, proposals)
         if after is not None:
             return dict(proposals), after
-        accepted: dict[str, tuple[bytes, list[Finding]]] = {}
-        current_state, current = dict(state), before
-        for rel, (data, findings) in sorted(proposals.items()):
-            after, problem = self._check(current, current_state, {rel: (data, findings)})
+        findings = sorted((f for _, group in proposals.values() for f in group), key=Finding.sort_key)
+        accepted: tuple[dict[str, tuple[bytes, list[Finding]]], RunResult] = ({}, before)
+        taken: list[Finding] = []
+        parts = list(reversed(_halves(findings)))
+        while parts:
+            part = parts.pop()
+            trial = self._propose([*taken, *part], state)
+            applied = [f for _, group in trial.values() for f in group]
+            if len(applied) == len(taken):  # none of `part` applies (each is given up)
+                continue
+            after, problem = self._check(before, state, trial)
             if after is not None:
-                current_state[rel] = data
-                accepted[rel] = (data, findings)
-                current = after
-                continue
-            if len(findings) == 1:
-                self.give_up(findings[0], problem)
-                continue
-            for finding in findings:
-                single = self._propose_one(finding, current_state)
-                if single is None:
-                    continue
-                trial, problem = self._check(current, current_state, {rel: single})
-                if trial is None:
-                    self.give_up(finding, problem)
-                    continue
-                current_state[rel] = single[0]
-                accepted[rel] = single
-                current = trial
-                break
-        return accepted, current
-
-    def _propose_one(self, finding: Finding, state: Mapping[str, bytes]) -> tuple[bytes, list[Finding]] | None:
-        assert finding.fix is not None
-        source = decode_source(self.data(finding.path, state), finding.path)
-        applied = transforms.apply_fixes(source, [finding.fix], module_name(self.path(finding.path)))
-        if not applied.applied:
-            self.give_up(finding, "the fix does not apply to the code as it is")
-            return None
-        return encode(source, applied.text), [finding]
+                accepted, taken = (trial, after), applied
+            elif len(part) == 1:
+                self.give_up(part[0], problem)
+            else:
+                parts.extend(reversed(_halves(part)))
+        return accepted
 
     def _check(
         self,
@@ -249,16 +334,16 @@ class _Session:
         proposals: Mapping[str, tuple[bytes, list[Finding]]],
     ) -> tuple[RunResult | None, str]:
         """The new result when the proposals parse, fix what they claim and add nothing; else why not."""
-        overrides = {**state, **{rel: data for rel, (data, _) in proposals.items()}}
+        overrides = self.mirrored({**state, **{rel: data for rel, (data, _) in proposals.items()}})
         for rel, (data, _) in proposals.items():
             try:
                 transforms.parse(decode_source(data, rel))
             except SourceError as error:
                 return None, f"the fixed text does not parse ({error.message})"
         after = self.lint(overrides)
-        old_sources = SourceCache(self.engine.config.root, {**self.original, **state})
+        old_sources = SourceCache(self.engine.config.root, self.mirrored({**self.original, **state}))
         new_sources = SourceCache(self.engine.config.root, {**self.original, **overrides})
-        changed = frozenset(proposals)
+        changed = frozenset(self.mirrored({rel: data for rel, (data, _) in proposals.items()}))
         allowed = Counter(_identity(f, old_sources, changed) for f in before.findings)
         allowed.subtract(_identity(f, old_sources, changed) for _, findings in proposals.values() for f in findings)
         identified = [(_identity(f, new_sources, changed), f) for f in sorted(after.findings, key=Finding.sort_key)]
@@ -285,27 +370,47 @@ def _identity(finding: Finding, sources: SourceCache, changed: frozenset[str]) -
     return (code, path, context, without_code_lists(text), finding.message)
 
 
+def _halves(findings: list[Finding]) -> list[list[Finding]]:
+    middle = len(findings) // 2
+    return [findings[:middle], findings[middle:]]
+
+
+def dropped_comment(before: str, applied: transforms.Applied) -> str | None:
+    """Why the fixed text is refused when it lacks a comment of `before` (None: it has them all).
+
+    A comment may only go, or change, where the purpose of a fix is to edit it: the suppression
+    comments that `remove-suppression-code` fixes target. Rules and validation cannot see a lost
+    `# type: ignore` or `# noqa` (no finding changes), so this is checked on the text itself."""
+    editable = {(f.target.line, f.target.column) for f in applied.applied if f.kind == "remove-suppression-code"}
+    try:
+        old = _comments(before)
+        new = Counter(text for _, text in _comments(applied.text))
+    except (tokenize.TokenError, SyntaxError) as error:
+        return f"the comments of the fixed text cannot be checked ({error})"
+    for start, text in old:
+        if start in editable:
+            continue
+        if new[text] == 0:
+            return f"the fix would drop the comment {text!r}"
+        new[text] -= 1
+    return None
+
+
+def _comments(text: str) -> list[tuple[tuple[int, int], str]]:
+    tokens = tokenize.generate_tokens(io.StringIO(text).readline)
+    return [(token.start, token.string) for token in tokens if token.type == tokenize.COMMENT]
+
+
 def _key(finding: Finding) -> tuple[str, int, int, str, str]:
     return (finding.path, finding.line, finding.column, finding.code, finding.message)
 
 
 def write_checked(path: Path, expected: bytes, data: bytes) -> None:
-    """Replace `path` with `data` atomically, unless it changed since it was read."""
+    """Replace `path` with `data` atomically, unless it changed since it was read (see `declint.writing`)."""
     target = path.resolve()  # a symlinked file: write its target, keep the link
     if target.read_bytes() != expected:
         raise SourceError("changed on disk while declint was fixing it; not written", path=str(path))
-    mode = stat.S_IMODE(target.stat().st_mode)
-    import tempfile  # here: writing is rare, and tempfile pulls in shutil and random
-
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".declint")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    refusal = replace_refusal(target)  # checked when the fix was proposed; again, as the file may have changed
+    if refusal is not None:
+        raise SourceError(f"{refusal}; not written", path=str(path))
+    replace_atomically(target, data)

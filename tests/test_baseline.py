@@ -4,6 +4,7 @@ ones leave stale entries (DL904), and `baseline write` never grows the file unle
 from __future__ import annotations
 
 import json
+import stat
 from pathlib import Path
 
 import pytest
@@ -228,3 +229,19 @@ def test_a_line_separator_above_a_finding_keeps_fingerprint_and_snippet_on_its_l
         '6 |     return attn_backend == "TRTLLM"',
         "  |                            ^^^^^^^^",
     ]
+
+
+def test_baseline_write_keeps_the_files_mode(project: Path) -> None:
+    """A 0600 baseline became 0644 when written again (a new file is 0644, as before)."""
+    baseline = project / "declint-baseline.json"
+    assert invoke("baseline", "write", baseline.name).exit_code == 0
+    assert stat.S_IMODE(baseline.stat().st_mode) == 0o644
+    baseline.chmod(0o600)
+    (project / B).write_text("")
+    result = invoke("baseline", "write", baseline.name)
+    assert (result.exit_code, result.stderr) == (
+        0,
+        f"declint: wrote 3 entries to {baseline.name} (0 added, 1 dropped as fixed, 0 kept from outside this run)\n",
+    )
+    assert stat.S_IMODE(baseline.stat().st_mode) == 0o600
+    assert [p.name for p in project.iterdir() if p.name.endswith(".declint")] == []

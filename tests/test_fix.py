@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import stat
 from pathlib import Path
 from typing import Any
@@ -578,3 +579,207 @@ def test_the_unused_suppression_fix_after_a_line_separator(make_tree: MakeTree) 
     result = run("--no-cache", "--fix", str(root / FIX_MODEL))
     assert (result.exit_code, result.stderr) == (0, "declint: fixed 1 finding in 1 file\n")
     assert (root / FIX_MODEL).read_text() == head.replace("  # declint: ignore[DL101] stale", "") + used
+
+
+@pytest.mark.parametrize(
+    ("body", "comment", "statements"),
+    [
+        ("pass", "  # type: ignore[misc]  -- keep: mypy needs this", ""),
+        ("x = 1; y = 2", "  # keep me too", "    x = 1; y = 2\n"),
+    ],
+)
+def test_unsafe_fix_on_a_one_line_class_body_keeps_its_comment(
+    make_tree: MakeTree, body: str, comment: str, statements: str
+) -> None:
+    """The comment of `class C(Base): pass  # ...` was dropped with the one-line body: it stays
+    on the `class` line, where line-based pragmas (`# type: ignore`, `# noqa`) were written."""
+    source = IMPORTS + "\n" + REGISTER_IMAGE + f"class OneLine(MultimodalModelMixin, nn.Module): {body}{comment}\n"
+    root = make_tree({MODEL + "modeling_one.py": source})
+    result = run("--fix", "--unsafe-fixes", str(root / "tensorrt_llm"))
+    assert (result.exit_code, result.stderr) == (0, "declint: fixed 1 finding in 1 file\n")
+    assert (root / MODEL / "modeling_one.py").read_text() == (
+        IMPORTS + "\n" + REGISTER_IMAGE + f"class OneLine(MultimodalModelMixin, nn.Module):{comment}\n"
+        "    encoder_attention_backends = {\n"
+        f'        "vision": {TODO},\n'
+        "    }\n" + statements
+    )
+
+
+def test_a_fix_that_would_drop_a_comment_is_refused(make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Validation re-lints, and a lost `# type: ignore` changes no finding: the fixed text is
+    also checked for every comment of the file. Here the one-line-body transform as it was (it
+    dropped the comment) is refused, and the file's other fix still goes in."""
+    import libcst as cst
+
+    from declint import fix_transforms
+
+    declare = fix_transforms._declare
+
+    def dropping_the_comment(body: cst.BaseSuite, *args: Any) -> cst.BaseSuite | None:
+        if isinstance(body, cst.SimpleStatementSuite):
+            body = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=body.body)])
+        return declare(body, *args)
+
+    monkeypatch.setattr(fix_transforms, "_declare", dropping_the_comment)
+    source = (
+        IMPORTS + "\n" + REGISTER_IMAGE + "class OneLine(MultimodalModelMixin, nn.Module): pass  # type: ignore[misc]\n"
+        '\n\nclass Case(MultimodalModelMixin):\n    encoder_attention_backends = {"vision": ("trtllm",)}\n'
+    )
+    root = make_tree({MODEL + "modeling_one.py": source})
+    result = run("--fix", "--unsafe-fixes", str(root / "tensorrt_llm"))
+    assert (result.exit_code, result.stderr.splitlines()) == (
+        1,
+        [
+            "declint: fixed 1 finding in 1 file",
+            f"declint: not fixed: {MODEL}modeling_one.py:7:7: DL102: the fix would drop the comment "
+            "'# type: ignore[misc]'",
+        ],
+    )
+    assert (root / MODEL / "modeling_one.py").read_text() == source.replace('"trtllm"', '"TRTLLM"')
+
+
+# Its case fix would list TRTLLM twice: validation refuses it.
+TWICE = (
+    '\n\nclass Twice(MultimodalModelMixin):\n    encoder_attention_backends = {"vision": ("trt\\x6clm", "TRTLLM")}\n'
+)
+
+
+def test_all_fixes_that_pass_go_in_in_one_round(make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Twelve good case fixes and, last in the file, one that would list TRTLLM twice. Fix by
+    fix, only the first fix that passed was kept in each round, so every round proposed the bad
+    fix again with one good one: after 10 rounds two good fixes were silently left for a second
+    `--fix`. Now the fixes are halved until each part passes: one round, one run."""
+    from declint import fixes
+
+    classes = "".join(
+        f'\n\nclass M{i}(MultimodalModelMixin):\n    encoder_attention_backends = {{"vision": ("trtllm",)}}\n'
+        for i in range(12)
+    )
+    root = make_tree({MODEL + "modeling_many.py": IMPORTS + classes + TWICE})
+    rounds: list[object] = []
+    validate = fixes._Session._validate
+    monkeypatch.setattr(fixes._Session, "_validate", lambda *args: rounds.append(args) or validate(*args))
+    result = run("--fix", str(root / "tensorrt_llm"))
+    refused = (
+        f"declint: not fixed: {MODEL}modeling_many.py:55:46: DL104: re-linting the fixed text reports DL104 in "
+        f'{MODEL}modeling_many.py: encoder "vision": backend "TRTLLM" is listed twice'
+    )
+    assert (result.exit_code, result.stderr.splitlines()) == (1, ["declint: fixed 12 findings in 1 file", refused])
+    assert len(rounds) == 1
+    assert (root / MODEL / "modeling_many.py").read_text() == IMPORTS + classes.replace("trtllm", "TRTLLM") + TWICE
+    again = run("--fix", str(root / "tensorrt_llm"))
+    assert (again.exit_code, again.stderr.splitlines()) == (1, ["declint: fixed 0 findings in 0 files", refused])
+
+
+def test_a_refused_fix_that_another_fix_moves_is_tried_and_listed_once(make_tree: MakeTree) -> None:
+    """The DL104 fix is refused in the same round as the DL902 fix above it is accepted, which
+    removes a line: remembered by place, the refused fix would be proposed again one line up in
+    the next round and listed twice. It is listed once, where it is in the fixed file (as the
+    report shows it)."""
+    source = IMPORTS + "# declint: ignore[DL103] stale\nX = 1\n" + TWICE
+    root = make_tree({MODEL + "modeling_twice.py": source})
+    result = run("--fix", str(root / "tensorrt_llm"))
+    assert (result.exit_code, result.stderr.splitlines()) == (
+        1,
+        [
+            "declint: fixed 1 finding in 1 file",
+            f"declint: not fixed: {MODEL}modeling_twice.py:8:46: DL104: re-linting the fixed text reports DL104 in "
+            f'{MODEL}modeling_twice.py: encoder "vision": backend "TRTLLM" is listed twice',
+        ],
+    )
+    assert result.stdout.splitlines()[0].startswith(f"{MODEL}modeling_twice.py:8:46: DL104 ")
+    assert (root / MODEL / "modeling_twice.py").read_text() == source.replace("# declint: ignore[DL103] stale\n", "")
+
+
+def test_the_round_limit_says_when_it_stops_the_fixes(make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fix that needs another round past the limit is listed, and the limit is named."""
+    from declint import fixes
+
+    case = IMPORTS + '\n\nclass Case(MultimodalModelMixin):\n    encoder_attention_backends = {"vision": ("trtllm",)}\n'
+    root = make_tree({MODEL + "modeling_a.py": case, MODEL + "modeling_b.py": case})
+    candidates = fixes._Session.candidates
+    monkeypatch.setattr(fixes._Session, "candidates", lambda *args: candidates(*args)[:1])  # one fix a round
+    monkeypatch.setattr(fixes, "MAX_ROUNDS", 1)
+    result = run("--fix", str(root / "tensorrt_llm"))
+    assert (result.exit_code, result.stderr.splitlines()) == (
+        1,
+        [
+            "declint: fixed 1 finding in 1 file",
+            "declint: stopped after 1 round of fixes (the limit); fixable findings remain",
+            f"declint: not fixed: {MODEL}modeling_b.py:7:46: DL104: still fixable after 1 round of fixes; "
+            "run --fix again",
+        ],
+    )
+    monkeypatch.setattr(fixes, "MAX_ROUNDS", 2)  # near miss: the limit not reached, nothing said
+    result = run("--fix", str(root / "tensorrt_llm"))
+    assert (result.exit_code, result.stderr) == (0, "declint: fixed 1 finding in 1 file\n")
+
+
+CASE = IMPORTS + '\n\nclass Case(MultimodalModelMixin):\n    encoder_attention_backends = {"vision": ("trtllm",)}\n'
+
+
+def test_a_file_checked_under_two_names_is_fixed_once(make_tree: MakeTree) -> None:
+    """A symlink to another checked file: both names were fixed, and writing the second looked
+    like a concurrent edit (exit 2). The file is fixed once, under its own name."""
+    root = make_tree({MODEL + "modeling_x.py": CASE})
+    (root / MODEL / "modeling_alias.py").symlink_to("modeling_x.py")
+    diff = run("--diff", str(root / "tensorrt_llm"))
+    assert (diff.stderr, diff.stdout.splitlines()[:2]) == (
+        "declint: would fix 1 finding in 1 file\n",
+        [f"--- a/{MODEL}modeling_x.py", f"+++ b/{MODEL}modeling_x.py"],
+    )
+    result = run("--fix", str(root / "tensorrt_llm"))
+    assert (result.exit_code, result.stderr) == (0, "declint: fixed 1 finding in 1 file\n")
+    assert (root / MODEL / "modeling_x.py").read_text() == CASE.replace("trtllm", "TRTLLM")
+    assert (root / MODEL / "modeling_alias.py").is_symlink()
+
+
+def test_a_file_with_other_hard_links_is_not_rewritten(make_tree: MakeTree) -> None:
+    """A rewrite is a new file: the other names of a hard-linked one kept the old text. Such a
+    file is left alone (and, checked under two names, listed under each); without the other
+    link it is fixed."""
+    root = make_tree({MODEL + "modeling_x.py": CASE})
+    fixed, other = root / MODEL / "modeling_x.py", root / MODEL / "modeling_y.py"
+    other.hardlink_to(fixed)
+    result = run("--fix", str(root / "tensorrt_llm"))
+    assert (result.exit_code, result.stderr.splitlines()) == (
+        1,
+        [
+            "declint: fixed 0 findings in 0 files",
+            f"declint: not fixed: {MODEL}modeling_x.py:7:46: DL104: {MODEL}modeling_x.py has 2 hard links, which a "
+            "rewrite would leave with the old text; not rewritten",
+            f"declint: not fixed: {MODEL}modeling_y.py:7:46: DL104: the same file as {MODEL}modeling_x.py; fixed "
+            "under that name only",
+        ],
+    )
+    assert fixed.read_text() == other.read_text() == CASE and fixed.stat().st_nlink == 2
+    other.unlink()
+    result = run("--fix", str(root / "tensorrt_llm"))
+    assert (result.exit_code, result.stderr) == (0, "declint: fixed 1 finding in 1 file\n")
+
+
+def test_a_read_only_file_is_not_rewritten(make_tree: MakeTree) -> None:
+    """A rename needs only the directory to be writable: a 0444 file was replaced."""
+    root = make_tree({MODEL + "modeling_x.py": CASE})
+    (root / MODEL / "modeling_x.py").chmod(0o444)
+    if os.access(root / MODEL / "modeling_x.py", os.W_OK):
+        pytest.skip("this process may write read-only files (root with CAP_DAC_OVERRIDE)")
+    result = run("--fix", str(root / "tensorrt_llm"))
+    assert (result.exit_code, result.stderr.splitlines()[1:]) == (
+        1,
+        [f"declint: not fixed: {MODEL}modeling_x.py:7:46: DL104: {MODEL}modeling_x.py is read-only; not rewritten"],
+    )
+    assert (root / MODEL / "modeling_x.py").read_text() == CASE
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root may give a file to another user")
+def test_a_rewritten_file_keeps_its_owner(make_tree: MakeTree) -> None:
+    root = make_tree({MODEL + "modeling_x.py": CASE})
+    path = root / MODEL / "modeling_x.py"
+    os.chown(path, 65534, 65534)
+    path.chmod(0o664)
+    result = run("--fix", str(root / "tensorrt_llm"))
+    assert (result.exit_code, result.stderr) == (0, "declint: fixed 1 finding in 1 file\n")
+    info = path.stat()
+    assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (65534, 65534, 0o664)
+    assert path.read_text() == CASE.replace("trtllm", "TRTLLM")

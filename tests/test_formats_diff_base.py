@@ -158,7 +158,7 @@ def test_text_report_puts_the_consequence_under_its_own_heading(repo: Path) -> N
 
 
 def test_diff_parsing_handles_quoted_paths_deletions_and_counts() -> None:
-    from declint.changed_lines import _parse_diff
+    from declint.changed_lines import parse_diff
 
     diff = (
         "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -3 +3 @@\n-a\n+b\n@@ -10,2 +10,0 @@\n-c\n-d\n"
@@ -167,7 +167,8 @@ def test_diff_parsing_handles_quoted_paths_deletions_and_counts() -> None:
         '+++ "b/caf\\303\\251.py"\n@@ -1 +1,2 @@\n-x\n+y\n+z\n'
         "diff --git a/gone.py b/gone.py\n--- a/gone.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n"
     )
-    assert _parse_diff(diff) == {"x.py": frozenset({3, 21, 22, 23}), "caf\u00e9.py": frozenset({1, 2})}
+    added = {file.new: file.lines for file in parse_diff(diff) if file.new is not None}
+    assert added == {"x.py": frozenset({3, 21, 22, 23}), "caf\u00e9.py": frozenset({1, 2})}
 
 
 def test_project_in_a_subdirectory_of_the_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -208,4 +209,74 @@ def test_project_in_a_subdirectory_of_the_repository(tmp_path: Path, monkeypatch
     # does not make its finding's line a changed one
     assert annotations == [
         f"error file=proj/{MODEL}modeling_edited.py,line=3,col=16,endColumn=24,title=declint DL103 (backend-literal)"
+    ]
+
+
+def annotated(*args: str) -> list[str]:
+    """file:line:code of the findings on changed lines, from the json report."""
+    document = json.loads(check("--diff-base", "main", "--format", "json", *args).stdout)
+    return [f"{f['path']}:{f['line']}:{f['code']}" for f in document["findings"] if f["on_changed_lines"]]
+
+
+def test_a_path_with_a_space_is_matched(repo: Path) -> None:
+    """git ends the `+++` line of a path with a space in it with a tab: the path never matched."""
+    (repo / MODEL / "modeling spaced.py").write_text(EDITED)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "spaced")
+    (repo / MODEL / "modeling spaced.py").write_text(EDITED + 'BACKEND_NAME = "TRTLLM"\n')
+    assert annotated(MODEL + "modeling spaced.py") == [f"{MODEL}modeling spaced.py:3:DL103"]
+
+
+def test_an_added_line_that_reads_like_a_file_header_is_a_changed_line(repo: Path) -> None:
+    """`++ note` added is `+++ note` in the diff: read as a new file's header, it hid the file's
+    later hunks."""
+    edited = repo / MODEL / "modeling_edited.py"
+    edited.write_text(
+        'def edited(attn_backend):\n    """Doc.\n++ note\n"""\n    return attn_backend\n\n\nBACKEND_NAME = "TRTLLM"\n'
+    )
+    assert annotated(MODEL + "modeling_edited.py") == [f"{MODEL}modeling_edited.py:8:DL103"]
+
+
+@pytest.mark.parametrize("setting", ["diff.mnemonicPrefix", "diff.noprefix"])
+def test_the_users_diff_prefixes_do_not_matter(repo: Path, setting: str) -> None:
+    """With diff.mnemonicPrefix, git writes `w/` for `b/`: no finding was ever on a changed line."""
+    git(repo, "config", setting, "true")
+    assert annotated("tensorrt_llm") == [f"{MODEL}modeling_edited.py:5:DL103", f"{MODEL}modeling_new.py:1:DL103"]
+
+
+def test_a_renamed_file_keeps_its_old_findings_older(repo: Path) -> None:
+    """`git mv` of a file with a finding: the finding was already there, not caused by the change,
+    whether the whole tree or only the new path is checked; a line edited in the move is changed."""
+    git(repo, "mv", MODEL + "modeling_old.py", MODEL + "modeling_moved.py")
+    for paths in (["tensorrt_llm"], [MODEL + "modeling_moved.py"]):
+        document = json.loads(check("--diff-base", "main", "--format", "json", *paths).stdout)
+        assert [f["path"] for f in document["findings"] if "modeling_moved" in f["path"]] == []
+    result = check("--diff-base", "main", MODEL + "modeling_moved.py")
+    assert (result.exit_code, result.stdout.splitlines()[-1]) == (
+        0,
+        "All clear: 1 file checked (0 on the lines changed since main, 0 elsewhere caused by the change; "
+        "1 older ones outside the changed lines not shown).",
+    )
+    (repo / MODEL / "modeling_moved.py").write_text(OLD + "\n\n" + 'BACKEND_NAME = "VANILLA"\n')
+    assert annotated(MODEL + "modeling_moved.py") == [f"{MODEL}modeling_moved.py:5:DL103"]
+    (repo / MODEL / "modeling_moved.py").write_text(OLD.replace("TRTLLM", "VANILLA"))  # near miss: an edited line
+    assert annotated(MODEL + "modeling_moved.py") == [f"{MODEL}modeling_moved.py:1:DL103"]
+
+
+def test_diff_parsing_reads_hunks_by_their_counts_and_paths_git_writes_with_tabs() -> None:
+    from declint.changed_lines import FileDiff, parse_diff
+
+    diff = (
+        "diff --git a/my x.py b/my x.py\n--- a/my x.py\t\n+++ b/my x.py\t\n@@ -1,0 +2,3 @@\n"
+        '+"""Doc.\n+++ note\n+--- b/other.py\n@@ -5 +8 @@\n-x\n\\ No newline at end of file\n+y\n'
+        'diff --git "a/t\\tb.py" "b/t\\tb.py"\n--- "a/t\\tb.py"\n+++ "b/t\\tb.py"\n@@ -1 +1 @@\n-a\n+b\n'
+        "diff --git a/old.py b/new.py\nsimilarity index 100%\nrename from old.py\nrename to new.py\n"
+        "diff --git a/was.py b/now é.py\nsimilarity index 80%\nrename from was.py\nrename to now é.py\n"
+        "index 1..2 100644\n--- a/was.py\n+++ b/now é.py\t\n@@ -3,2 +3,3 @@\n c\n-d\n+e\n+f\n"
+    )
+    assert parse_diff(diff) == [
+        FileDiff("my x.py", "my x.py", frozenset({2, 3, 4, 8})),
+        FileDiff("t\tb.py", "t\tb.py", frozenset({1})),
+        FileDiff("old.py", "new.py", frozenset()),
+        FileDiff("was.py", "now é.py", frozenset({4, 5})),
     ]

@@ -1,0 +1,72 @@
+"""Replacing a file atomically without changing what it is: its permission bits and owner stay.
+
+`--fix` and `declint baseline write` never write into the file itself: a crash or a kill in the
+middle would leave it truncated. They write a temporary file in the same directory and rename it
+over the old one, so a reader sees the old bytes or the new ones, never a part. A rename makes a
+new file (a new inode), so what belonged to the old one is copied to it first: the permission bits
+(a `0600` file must not become `0644`) and, where the OS allows it, the owner and group. What a
+rename cannot keep is refused before writing (`replace_refusal`): the other names of a hard-linked
+file would keep the old text, and a read-only file would be replaced although it cannot be
+written to (a rename needs only the directory to be writable).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from pathlib import Path
+
+NEW_FILE_MODE = 0o644
+
+
+def replace_refusal(path: Path) -> str | None:
+    """Why the file at `path` must not be replaced by a new one (None: it may, or it is missing)."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None  # reading it fails with its own, better message
+    if info.st_nlink > 1:
+        return f"has {info.st_nlink} hard links, which a rewrite would leave with the old text"
+    if not os.access(path, os.W_OK):
+        return "is read-only"
+    return None
+
+
+def replace_atomically(target: Path, data: bytes) -> None:
+    """`data` into `target` (a resolved path) through a temporary file and a rename, keeping the
+    old file's permission bits, owner and group (a new file gets `NEW_FILE_MODE`)."""
+    try:
+        old: os.stat_result | None = target.stat()
+    except FileNotFoundError:
+        old = None
+    import tempfile  # here: writing is rare, and tempfile pulls in shutil and random
+
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".declint")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        _take_over(temporary, old)
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def _take_over(temporary: str, old: os.stat_result | None) -> None:
+    """Give the new file the old one's owner, group and mode (owner first: chown may clear setgid)."""
+    if old is None:
+        os.chmod(temporary, NEW_FILE_MODE)
+        return
+    mine = os.stat(temporary)
+    if (mine.st_uid, mine.st_gid) != (old.st_uid, old.st_gid) and hasattr(os, "chown"):
+        # Only root may give a file away; anyone may pick one of their own groups. What the OS
+        # refuses stays as it is, as when an editor saves a file of somebody else's.
+        with contextlib.suppress(PermissionError):
+            os.chown(temporary, old.st_uid, old.st_gid)
+        with contextlib.suppress(PermissionError):
+            os.chown(temporary, -1, old.st_gid)
+    os.chmod(temporary, stat.S_IMODE(old.st_mode))
