@@ -9,6 +9,7 @@ from typing import Any
 
 from declint.config import OPTIONS, Config
 from declint.discovery import discover
+from declint.types import escape_controls
 
 
 def settings_text(config: Config) -> str:
@@ -42,8 +43,9 @@ def _toml_value(value: Any) -> str:
 
 def files_text(paths: Sequence[Path], config: Config, virtual: Sequence[str] = ()) -> tuple[str, str]:
     """(the files a check of `paths` would check, one root-relative path a line; the paths it
-    would skip, with why), as the run's own walk finds them (`virtual`: see `discover`)."""
+    would skip, with why), as the run's own walk finds them (`virtual`: see `discover`).
+    Control characters in names are escaped (`\\n`), so that a line is always one path."""
     found = discover(paths, config, virtual)
-    checked = "".join(f"{item.rel}\n" for item in found.files)
-    skipped = "".join(f"{item.rel}: {item.reason}\n" for item in found.skipped)
+    checked = "".join(f"{escape_controls(item.rel)}\n" for item in found.files)
+    skipped = "".join(f"{escape_controls(item.rel)}: {item.reason}\n" for item in found.skipped)
     return checked, skipped

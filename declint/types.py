@@ -54,6 +54,14 @@ class Fix:
     args: tuple[str, ...] = ()
 
 
+def escape_controls(text: str) -> str:
+    """`text` with every character that is not printable escaped as Python writes it (`\\n`,
+    `\\x01`, `\\u2028`): one line, no terminal escapes, no character XML 1.0 forbids."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 @dataclass(frozen=True)
 class Finding:
     """One reported problem. `path` is root-relative POSIX (or absolute outside the root)."""
@@ -87,8 +95,7 @@ class Finding:
         """
         if self.message.isprintable():
             return self
-        escaped = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in self.message)
-        return replace(self, message=escaped)
+        return replace(self, message=escape_controls(self.message))
 
     def sort_key(self) -> tuple[str, int, int, str, str, int, int]:
         # A total key: two findings that compare equal here are the same finding.

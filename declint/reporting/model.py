@@ -12,7 +12,7 @@ from pathlib import Path
 
 from declint.reporting.sources import SourceCache
 from declint.rule import RuleMeta
-from declint.types import Applicability, Finding, Position, RunResult
+from declint.types import Applicability, Finding, Position, RunResult, escape_controls
 
 TOOL_NAME = "declint"
 
@@ -127,11 +127,12 @@ class Report:
         notes: list[str] = []
         if self.diff is not None:
             on, off = len(self.annotated), len(self.elsewhere)
-            notes.append(f"{on} on the lines changed since {self.diff.rev}, {off} elsewhere caused by the change")
+            rev = escape_controls(self.diff.rev)
+            notes.append(f"{on} on the lines changed since {rev}, {off} elsewhere caused by the change")
             if self.diff.preexisting_elsewhere:
                 notes.append(f"{self.diff.preexisting_elsewhere} older ones outside the changed lines not shown")
         if self.baseline is not None and self.baseline.matched:
-            notes.append(f"{self.baseline.matched} more in the baseline {self.baseline.path}")
+            notes.append(f"{self.baseline.matched} more in the baseline {escape_controls(self.baseline.path)}")
         if self.fixed:
             notes.append(f"{self.fixed} fixed")
         return head + ("" if not notes else " (" + "; ".join(notes) + ")") + "."
