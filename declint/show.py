@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from declint.config import OPTIONS, Config
-from declint.discovery import discover
+from declint.discovery import discover, printable
 from declint.types import escape_controls
 
 
@@ -47,5 +47,5 @@ def files_text(paths: Sequence[Path], config: Config, virtual: Sequence[str] = (
     Control characters in names are escaped (`\\n`), so that a line is always one path."""
     found = discover(paths, config, virtual)
     checked = "".join(f"{escape_controls(item.rel)}\n" for item in found.files)
-    skipped = "".join(f"{escape_controls(item.rel)}: {item.reason}\n" for item in found.skipped)
+    skipped = "".join(f"{escape_controls(printable(item.rel))}: {item.reason}\n" for item in found.skipped)
     return checked, skipped

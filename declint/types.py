@@ -135,3 +135,6 @@ class RunResult:
     rule_codes: tuple[str, ...] = field(default=())
     # Filled only when the engine is asked to keep them (SARIF suppressions, fingerprints).
     suppressed: tuple[SuppressedFinding, ...] = field(default=())
+    # (path as reported, name as the file system gives it) where the two differ: a name that is
+    # not UTF-8 is reported with its bytes escaped (`\\xff`), but a URI must encode the bytes.
+    file_names: tuple[tuple[str, str], ...] = field(default=())

@@ -6,7 +6,7 @@ the engine, so that rendering the same report twice gives the same bytes.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,6 +82,8 @@ class Report:
     docs_url: str | None = None
     # Prepended to root-relative paths for consumers that resolve paths from the working directory.
     workspace_prefix: str = ""
+    # Reported path -> the name as the file system gives it, where they differ (see RunResult).
+    file_names: Mapping[str, str] = field(default_factory=dict)
     diff: DiffScope | None = None
     baseline: BaselineInfo | None = None
     fixed: int = 0
@@ -114,6 +116,10 @@ class Report:
     def display_path(self, rel: str) -> str:
         """A path for annotation consumers (GitHub, GitLab, reviewdog, JUnit): from the working directory."""
         return rel if rel.startswith("/") else self.workspace_prefix + rel
+
+    def file_name(self, rel: str) -> str:
+        """The file system's name of the file reported as `rel` (for URIs)."""
+        return self.file_names.get(rel, rel)
 
     def fixable(self) -> Counter[Applicability]:
         return Counter(item.fix.applicability for item in self.items if item.fix is not None)
@@ -149,6 +155,7 @@ def plain_report(result: RunResult, root: Path | None = None) -> Report:
         files_indexed=result.files_indexed,
         rule_codes=result.rule_codes,
         rules=(),
+        file_names=dict(result.file_names),
         root=base,
         sources=SourceCache(base),
         version=__version__,
