@@ -321,6 +321,33 @@ def test_output_targets_are_validated(tree: Path) -> None:
     assert code == 2 and "a file name must follow the colon" in output
 
 
+def test_two_reports_to_one_file_are_refused(tree: Path) -> None:
+    """The second report silently overwrote the first."""
+    (tree / "reports").mkdir()
+    (tree / "link.out").symlink_to(tree / "reports" / "r.out")
+    spellings = [
+        ("--output-format", "json:r.out", "--output-format", "sarif:r.out"),
+        ("--format", "json", "--output", "r.out", "--output-format", "sarif:./r.out"),
+        ("--output-format", "json:reports/../r.out", "--output-format", f"gitlab:{tree / 'r.out'}"),
+        ("--output-format", "json:link.out", "--output-format", "junit:reports/r.out"),
+        ("--output-format", "json:r.out", "--output-format", "text", "--output-format", "json:r.out"),
+    ]
+    for args in spellings:
+        code, output = check(*args, "tensorrt_llm")
+        assert code == 2, args
+        assert output.startswith("declint: error: two reports ("), output
+        assert output.rstrip().endswith("give each report its own file")
+        assert not (tree / "r.out").exists() and not (tree / "reports" / "r.out").exists()
+    assert check(*spellings[0], "tensorrt_llm")[1] == (
+        "declint: error: two reports (json, sarif) would be written to the same file r.out; "
+        "give each report its own file\n"
+    )
+    code, output = check("--output-format", "json:r.out", "--output-format", "sarif:reports/r.out", "tensorrt_llm")
+    assert (code, output) == (1, "")  # the same name in two directories is two files
+    assert json.loads((tree / "r.out").read_text())["schema_version"] == 1
+    assert json.loads((tree / "reports" / "r.out").read_text())["version"] == "2.1.0"
+
+
 def test_legacy_format_and_output_still_work(tree: Path) -> None:
     code, output = check("--format", "json", "--output", "out.json", "tensorrt_llm")
     assert (code, output) == (1, "")
