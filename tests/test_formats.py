@@ -293,6 +293,38 @@ def test_paths_are_relative_to_the_working_directory_for_annotations(
     assert json.loads(output)["findings"][0]["path"] == FMT  # json stays root-relative
 
 
+def test_paths_from_a_directory_inside_the_project(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """reviewdog joins a path to the directory it runs in: from below the root, rdjson paths
+    climb out with `../` (they were root-relative, so reviewdog looked for `MODEL/MODEL/...`).
+    GitHub and GitLab read paths from the repository root and cannot resolve `../`: theirs stay
+    project-root-relative, as the README says."""
+    monkeypatch.chdir(tree / MODEL)
+    code, output = check("--output-format", "rdjsonl", ".")
+    assert code == 1
+    assert {json.loads(line)["location"]["path"] for line in output.splitlines()} == {"modeling_fmt.py"}
+    monkeypatch.chdir(tree / "tensorrt_llm" / "llmapi")
+    code, output = check("--output-format", "rdjson", "../_torch/models")
+    assert {d["location"]["path"] for d in json.loads(output)["diagnostics"]} == {"../_torch/models/modeling_fmt.py"}
+    code, output = check("--output-format", "gitlab", "../_torch/models")
+    assert {issue["location"]["path"] for issue in json.loads(output)} == {FMT}
+    code, output = check("--output-format", "github", "../_torch/models")
+    assert output.startswith(f"::error file={FMT},line=6,")
+    code, output = check("--output-format", "junit", "../_torch/models")
+    assert {case.attrib["file"] for case in ET.fromstring(output).iter("testcase")} == {FMT}
+
+
+def test_rdjson_paths_from_a_directory_beside_the_project(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    elsewhere = tree.parent / f"{tree.name}-elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    code, output = check("--output-format", "rdjsonl", str(tree / "tensorrt_llm"))
+    assert code == 1
+    assert {json.loads(line)["location"]["path"] for line in output.splitlines()} == {f"../{tree.name}/{FMT}"}
+    code, output = check("--output-format", "gitlab", str(tree / "tensorrt_llm"))
+    assert code == 1
+    assert {issue["location"]["path"] for issue in json.loads(output)} == {FMT}
+
+
 def test_several_outputs_in_one_run(tree: Path) -> None:
     code, output = check(
         "--output-format",
