@@ -406,7 +406,7 @@ class Snapshot:
     roots: tuple[str, ...] = ()  # the indexed roots that existed
     request: tuple[str, ...] = ()  # the paths asked for (absolute, sorted)
     checked: tuple[str, ...] = ()  # what they expanded to
-    skipped: tuple[tuple[str, str], ...] = ()  # (rel, reason) of paths not followed
+    skipped: tuple[tuple[str, str], ...] = ()  # (rel as the file system names it, reason) of paths not followed
 
 
 def path_key(path: str) -> StatKey | None:

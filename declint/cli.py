@@ -30,7 +30,7 @@ from declint.reporting.pipeline import CheckOutcome, CheckRequest
 from declint.reporting.pipeline import run as run_pipeline
 from declint.rules import ALL_RULES, RULES_BY_CODE
 from declint.rules.docs_drift import docs_drift
-from declint.types import Finding, RunResult
+from declint.types import Finding, RunResult, escape_controls
 
 _PROGRESS_MIN_FILES = 200
 P = ParamSpec("P")
@@ -204,7 +204,7 @@ def _tell_fixes(outcome: CheckOutcome, request: CheckRequest) -> None:
         rounds = f"{fixes.stopped_after} round{'s' if fixes.stopped_after != 1 else ''}"
         click.echo(f"declint: stopped after {rounds} of fixes (the limit); fixable findings remain", err=True)
     for left in fixes.not_fixed:
-        where = f"{left.finding.path}:{left.finding.line}:{left.finding.column + 1}"
+        where = f"{escape_controls(left.finding.path)}:{left.finding.line}:{left.finding.column + 1}"
         click.echo(f"declint: not fixed: {where}: {left.finding.code}: {left.reason}", err=True)
 
 

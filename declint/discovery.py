@@ -59,7 +59,11 @@ class SourcePath(NamedTuple):
 
 @dataclass(frozen=True, order=True)
 class SkippedPath:
-    """A path that looked like a Python file but must not be followed (reported as DL000)."""
+    """A path that looked like a Python file but must not be followed (reported as DL000).
+
+    `rel` is the name as the file system gives it (`os.fsdecode`: bytes that are not UTF-8 are
+    surrogate escapes), so that a report can point at the real file (SARIF's percent-encoded
+    URI); `printable(rel)` is how it is shown."""
 
     rel: str
     reason: str
@@ -206,10 +210,10 @@ def discover(paths: Iterable[Path], config: Config, virtual: Collection[str] = (
                 files[item.rel] = item
             else:
                 reason = item.reason if isinstance(item, SkippedPath) else NOT_UTF8
-                rel = printable(item.rel)
-                skipped[rel] = SkippedPath(rel, reason)
+                skipped[item.rel] = SkippedPath(item.rel, reason)
     # By rel alone (unique here): string comparisons in C, not a dataclass's __lt__ per pair.
-    return Discovery(tuple(sorted(files.values(), key=_rel)), tuple(sorted(skipped.values())), flt.listings)
+    ordered_skips = tuple(sorted(skipped.values(), key=lambda skip: (printable(skip.rel), skip.reason)))
+    return Discovery(tuple(sorted(files.values(), key=_rel)), ordered_skips, flt.listings)
 
 
 def is_utf8(name: str) -> bool:

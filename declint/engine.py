@@ -56,6 +56,7 @@ from declint.discovery import (
     display_path,
     glob_match,
     listings_lent,
+    printable,
 )
 from declint.errors import SourceError
 from declint.facts import FactOptions, ModuleFacts, extract_facts
@@ -205,7 +206,7 @@ class Engine:
                 run.request = (paths, existing, [item.rel for item in checked_files], skipped)
                 findings, suppressed, total = run.check(checked_files, indexed_files, listed)
                 checked_count = len(checked_files)
-        findings += [parse_error(rel, reason) for rel, reason in skipped]
+        findings += [parse_error(printable(rel), reason) for rel, reason in skipped]
         self._suppressed = suppressed
         kept = [f.printable() for f in findings if self._reportable(f)]
         ordered = tuple(sorted(set(kept), key=Finding.sort_key))
@@ -214,6 +215,8 @@ class Engine:
             files_checked=checked_count,
             files_indexed=total,
             rule_codes=tuple(sorted(self.enabled_codes)),
+            # A skipped name that is not UTF-8 is reported escaped; SARIF's URI needs the real bytes.
+            file_names=tuple(sorted({(printable(rel), rel) for rel, _ in skipped if printable(rel) != rel})),
             suppressed=tuple(
                 sorted({s for s in self._suppressed if self._reportable(s.finding)}, key=lambda s: s.finding.sort_key())
             ),

@@ -118,7 +118,7 @@ def _advance(line: int, text: str) -> Position:
 
 def unified_diff(rel: str, old: str, new: str, context: int = 3) -> str:
     skip, a, b = _differing(split_lines_keepends(old), split_lines_keepends(new), context)
-    lines = difflib.unified_diff(a, b, f"a/{rel}", f"b/{rel}", n=context)
+    lines = difflib.unified_diff(a, b, diff_name("a/", rel), diff_name("b/", rel), n=context)
     out: list[str] = []
     for line in lines:
         hunk = _HUNK.match(line) if skip else None
@@ -130,6 +130,30 @@ def unified_diff(rel: str, old: str, new: str, context: int = 3) -> str:
         else:
             out += [line + "\n", "\\ No newline at end of file\n"]
     return "".join(out)
+
+
+_C_ESCAPES = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f", "\r": "\\r"}
+
+
+def diff_name(prefix: str, rel: str) -> str:
+    """`prefix + rel` for a diff header, quoted as git quotes it (C escapes, octal UTF-8 bytes)
+    when the name holds a character that would break the header line: `git apply` and `patch`
+    read that form, and a newline in a file name no longer splits the diff."""
+    name = prefix + rel
+    if name.isprintable():
+        return name
+    quoted = "".join(_c_escape(char) for char in name)
+    return f'"{quoted}"'
+
+
+def _c_escape(char: str) -> str:
+    if char in _C_ESCAPES:
+        return _C_ESCAPES[char]
+    if char in '"\\':
+        return "\\" + char
+    if char.isprintable():
+        return char
+    return "".join(f"\\{byte:03o}" for byte in char.encode("utf-8", "surrogateescape"))
 
 
 # A fix's preview (None: the fix does not apply), or why a file may not be rewritten (None: it may).

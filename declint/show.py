@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
-import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from declint.config import OPTIONS, Config
-from declint.discovery import discover
+from declint.discovery import discover, printable
+from declint.types import escape_controls
 
 
 def settings_text(config: Config) -> str:
     """The effective configuration as TOML a declint.toml could hold, defaults marked.
 
-    Written by hand: the standard library reads TOML but does not write it, and these values are
-    only strings, booleans, numbers, lists of strings and tables of those, for which a JSON
-    scalar or array is also valid TOML.
+    Written by hand: the standard library reads TOML but does not write it. These values are only
+    strings, booleans, numbers, lists of strings and tables of those; each is written in TOML's
+    own spelling (`inf`, not JSON's `Infinity`; `\\u007f`, which a TOML string cannot hold raw),
+    so that the output always parses back to the same settings.
     """
     source = str(config.source) if config.source is not None else "none (defaults)"
-    lines = [f"# configuration: {source}", f"# project root: {config.root}"]
+    lines = [f"# configuration: {_comment(source)}", f"# project root: {_comment(str(config.root))}"]
     for spec in OPTIONS:
         value = config.get(spec.key)
         note = "  # default" if spec.key not in config.values else ""
@@ -35,15 +37,45 @@ def _toml_value(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, list | tuple):
         return "[" + ", ".join(_toml_value(item) for item in value) + "]"
-    # A JSON string without ASCII escaping uses only escapes TOML's basic strings share
-    # (\", \\, \n, \t, \uXXXX for other control characters); numbers print alike.
-    return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, float):
+        return _toml_float(value)
+    if isinstance(value, str):
+        return '"' + "".join(_toml_char(char) for char in value) + '"'
+    return str(int(value))
+
+
+def _toml_float(value: float) -> str:
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return repr(value)  # "1e+16", "0.5", "3.0": all TOML floats
+
+
+_TOML_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def _toml_char(char: str) -> str:
+    """One character of a TOML basic string: the short escapes, `\\uXXXX` for what TOML forbids
+    raw (control characters, DEL) and what would not show (other unprintable characters)."""
+    if char in _TOML_ESCAPES:
+        return _TOML_ESCAPES[char]
+    if char.isprintable():
+        return char
+    code = ord(char)
+    return f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}"
+
+
+def _comment(text: str) -> str:
+    """A path for a `#` comment line: a comment cannot hold control characters either."""
+    return escape_controls(printable(text))
 
 
 def files_text(paths: Sequence[Path], config: Config, virtual: Sequence[str] = ()) -> tuple[str, str]:
     """(the files a check of `paths` would check, one root-relative path a line; the paths it
-    would skip, with why), as the run's own walk finds them (`virtual`: see `discover`)."""
+    would skip, with why), as the run's own walk finds them (`virtual`: see `discover`).
+    Control characters in names are escaped (`\\n`), so that a line is always one path."""
     found = discover(paths, config, virtual)
-    checked = "".join(f"{item.rel}\n" for item in found.files)
-    skipped = "".join(f"{item.rel}: {item.reason}\n" for item in found.skipped)
+    checked = "".join(f"{escape_controls(item.rel)}\n" for item in found.files)
+    skipped = "".join(f"{escape_controls(printable(item.rel))}: {item.reason}\n" for item in found.skipped)
     return checked, skipped

@@ -54,6 +54,14 @@ class Fix:
     args: tuple[str, ...] = ()
 
 
+def escape_controls(text: str) -> str:
+    """`text` with every character that is not printable escaped as Python writes it (`\\n`,
+    `\\x01`, `\\u2028`): one line, no terminal escapes, no character XML 1.0 forbids."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 @dataclass(frozen=True)
 class Finding:
     """One reported problem. `path` is root-relative POSIX (or absolute outside the root)."""
@@ -87,8 +95,7 @@ class Finding:
         """
         if self.message.isprintable():
             return self
-        escaped = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in self.message)
-        return replace(self, message=escaped)
+        return replace(self, message=escape_controls(self.message))
 
     def sort_key(self) -> tuple[str, int, int, str, str, int, int]:
         # A total key: two findings that compare equal here are the same finding.
@@ -128,3 +135,6 @@ class RunResult:
     rule_codes: tuple[str, ...] = field(default=())
     # Filled only when the engine is asked to keep them (SARIF suppressions, fingerprints).
     suppressed: tuple[SuppressedFinding, ...] = field(default=())
+    # (path as reported, name as the file system gives it) where the two differ: a name that is
+    # not UTF-8 is reported with its bytes escaped (`\\xff`), but a URI must encode the bytes.
+    file_names: tuple[tuple[str, str], ...] = field(default=())

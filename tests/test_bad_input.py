@@ -10,6 +10,7 @@ import json
 import os
 import warnings
 from pathlib import Path
+from urllib.parse import unquote_to_bytes
 
 import pytest
 from click.testing import CliRunner
@@ -277,7 +278,9 @@ def test_a_file_name_that_is_not_utf8_is_one_dl000_in_every_format(make_tree: Ma
     elif output_format == "sarif":
         results = json.loads(result.output)["runs"][0]["results"]
         located = [(r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]) for r in results]
-        assert ("DL000", MODELS + "modeling_bad%5Cxff.py") in located  # the backslash percent-encoded
+        # the file's own bytes percent-encoded, not the escaped text the other formats show (%5Cxff)
+        assert ("DL000", MODELS + "modeling_bad%FF.py") in located
+        assert os.path.lexists(os.fsencode(root) + b"/" + unquote_to_bytes(MODELS + "modeling_bad%FF.py"))
     else:
         [annotation] = [line for line in result.output.splitlines() if "DL000" in line and line.startswith("::")]
         assert annotation.endswith(
@@ -294,6 +297,21 @@ def test_files_below_a_directory_whose_name_is_not_utf8_are_one_dl000_each(make_
     assert code == 1
     assert lines[0].startswith(GOOD_LINE)
     assert lines[1:] == [f"{MODELS}vendor\\xfe/modeling_a.py:1:1: {NOT_UTF8}"]
+
+
+def test_sarif_uris_of_names_that_are_not_utf8_encode_their_bytes_from_the_cache_too(make_tree: MakeTree) -> None:
+    """The second run replays the first one's walk from the cache: its URIs are the same."""
+    root = make_tree({GOOD: GOOD_SOURCE})
+    directory = _non_utf8_name(root / MODELS, b"vendor\xfe", is_dir=True)
+    (directory / "modeling_a.py").write_text(LITERAL_CHECK, encoding="utf-8")
+    for _ in range(2):
+        result = CliRunner().invoke(cli, ["check", "--format", "sarif", str(root / MODELS)])
+        assert result.exit_code == 1, result.output
+        results = json.loads(result.output)["runs"][0]["results"]
+        uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results]
+        assert uris == [MODELS + "modeling_good.py", MODELS + "vendor%FE/modeling_a.py"]
+    text = CliRunner().invoke(cli, ["check", str(root / MODELS)]).output
+    assert f"{MODELS}vendor\\xfe/modeling_a.py:1:1: {NOT_UTF8}" in text.splitlines()  # shown escaped, as before
 
 
 def test_a_serving_schema_below_a_directory_whose_name_is_not_utf8_is_reported_escaped(tmp_path: Path) -> None:

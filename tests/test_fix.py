@@ -6,6 +6,7 @@ import ast
 import json
 import os
 import stat
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -229,6 +230,28 @@ def test_diff_shows_the_fixes_and_writes_nothing(make_tree: MakeTree) -> None:
     (root / MODEL / "modeling_case.py").write_text(source.replace("trtllm", "TRTLLM"))
     result = run("--diff", str(root / "tensorrt_llm"))
     assert (result.exit_code, result.stdout) == (0, "")
+
+
+def test_diff_quotes_a_file_name_with_a_newline_as_git_does(make_tree: MakeTree) -> None:
+    """A newline in the name split the `---` line in two; git quotes such a name, and applies it."""
+    source = IMPORTS + '\nclass Case(MultimodalModelMixin):\n    encoder_attention_backends = {"vision": ("trtllm",)}\n'
+    name = MODEL + 'modeling_a\n+++ b/"x".py'
+    root = make_tree({name: source, MODEL + "modeling_plain.py": source})
+    result = run("--diff", str(root / MODEL))
+    assert result.exit_code == 1
+    headers = [line for line in result.stdout.splitlines() if line.startswith(("---", "+++"))]
+    assert headers == [
+        f'--- "a/{MODEL}modeling_a\\n+++ b/\\"x\\".py"',
+        f'+++ "b/{MODEL}modeling_a\\n+++ b/\\"x\\".py"',
+        f"--- a/{MODEL}modeling_plain.py",  # a name that needs no quotes keeps none
+        f"+++ b/{MODEL}modeling_plain.py",
+    ]
+    full = run("--output-format", "full", str(root / MODEL)).stdout
+    assert "modeling_a\n" not in full and f"    {headers[0]}" in full.splitlines()  # the report's diffs too
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(["git", "apply"], input=result.stdout.encode(), cwd=root, check=True)
+    fixed = source.replace("trtllm", "TRTLLM")
+    assert (root / name).read_text() == fixed and (root / MODEL / "modeling_plain.py").read_text() == fixed
 
 
 def test_writes_keep_mode_encoding_bom_and_symlinks(make_tree: MakeTree) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -16,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from declint.cli import cli
-from declint.reporting.github_format import escape_data, escape_property
+from declint.reporting.github_format import escape_data, escape_property, log_text
 from tests.conftest import SHARED_DATA, MakeTree
 
 MODEL = "tensorrt_llm/_torch/models/"
@@ -292,6 +293,38 @@ def test_paths_are_relative_to_the_working_directory_for_annotations(
     assert json.loads(output)["findings"][0]["path"] == FMT  # json stays root-relative
 
 
+def test_paths_from_a_directory_inside_the_project(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """reviewdog joins a path to the directory it runs in: from below the root, rdjson paths
+    climb out with `../` (they were root-relative, so reviewdog looked for `MODEL/MODEL/...`).
+    GitHub and GitLab read paths from the repository root and cannot resolve `../`: theirs stay
+    project-root-relative, as the README says."""
+    monkeypatch.chdir(tree / MODEL)
+    code, output = check("--output-format", "rdjsonl", ".")
+    assert code == 1
+    assert {json.loads(line)["location"]["path"] for line in output.splitlines()} == {"modeling_fmt.py"}
+    monkeypatch.chdir(tree / "tensorrt_llm" / "llmapi")
+    code, output = check("--output-format", "rdjson", "../_torch/models")
+    assert {d["location"]["path"] for d in json.loads(output)["diagnostics"]} == {"../_torch/models/modeling_fmt.py"}
+    code, output = check("--output-format", "gitlab", "../_torch/models")
+    assert {issue["location"]["path"] for issue in json.loads(output)} == {FMT}
+    code, output = check("--output-format", "github", "../_torch/models")
+    assert output.startswith(f"::error file={FMT},line=6,")
+    code, output = check("--output-format", "junit", "../_torch/models")
+    assert {case.attrib["file"] for case in ET.fromstring(output).iter("testcase")} == {FMT}
+
+
+def test_rdjson_paths_from_a_directory_beside_the_project(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    elsewhere = tree.parent / f"{tree.name}-elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    code, output = check("--output-format", "rdjsonl", str(tree / "tensorrt_llm"))
+    assert code == 1
+    assert {json.loads(line)["location"]["path"] for line in output.splitlines()} == {f"../{tree.name}/{FMT}"}
+    code, output = check("--output-format", "gitlab", str(tree / "tensorrt_llm"))
+    assert code == 1
+    assert {issue["location"]["path"] for issue in json.loads(output)} == {FMT}
+
+
 def test_several_outputs_in_one_run(tree: Path) -> None:
     code, output = check(
         "--output-format",
@@ -318,6 +351,33 @@ def test_output_targets_are_validated(tree: Path) -> None:
     assert code == 2 and 'unknown output format "sarf" (did you mean "sarif"?)' in output
     code, output = check("--output-format", "json:", "tensorrt_llm")
     assert code == 2 and "a file name must follow the colon" in output
+
+
+def test_two_reports_to_one_file_are_refused(tree: Path) -> None:
+    """The second report silently overwrote the first."""
+    (tree / "reports").mkdir()
+    (tree / "link.out").symlink_to(tree / "reports" / "r.out")
+    spellings = [
+        ("--output-format", "json:r.out", "--output-format", "sarif:r.out"),
+        ("--format", "json", "--output", "r.out", "--output-format", "sarif:./r.out"),
+        ("--output-format", "json:reports/../r.out", "--output-format", f"gitlab:{tree / 'r.out'}"),
+        ("--output-format", "json:link.out", "--output-format", "junit:reports/r.out"),
+        ("--output-format", "json:r.out", "--output-format", "text", "--output-format", "json:r.out"),
+    ]
+    for args in spellings:
+        code, output = check(*args, "tensorrt_llm")
+        assert code == 2, args
+        assert output.startswith("declint: error: two reports ("), output
+        assert output.rstrip().endswith("give each report its own file")
+        assert not (tree / "r.out").exists() and not (tree / "reports" / "r.out").exists()
+    assert check(*spellings[0], "tensorrt_llm")[1] == (
+        "declint: error: two reports (json, sarif) would be written to the same file r.out; "
+        "give each report its own file\n"
+    )
+    code, output = check("--output-format", "json:r.out", "--output-format", "sarif:reports/r.out", "tensorrt_llm")
+    assert (code, output) == (1, "")  # the same name in two directories is two files
+    assert json.loads((tree / "r.out").read_text())["schema_version"] == 1
+    assert json.loads((tree / "reports" / "r.out").read_text())["version"] == "2.1.0"
 
 
 def test_legacy_format_and_output_still_work(tree: Path) -> None:
@@ -422,3 +482,146 @@ def test_report_sources_are_split_into_lines_once_per_file(tmp_path: Path) -> No
     assert sources.lines("m.py") is first
     assert sources.line("m.py", 2) == "b = 2" and sources.line("m.py", 4) is None
     assert sources.lines("missing.py") == []
+
+
+# What GitHub's runner acts on (actions/runner ActionCommandManager.TryProcessCommand): its
+# command extensions plus stop-commands, then a stop token while commands are stopped.
+RUNNER_COMMANDS = frozenset(
+    {
+        *("set-env", "set-output", "save-state", "add-mask", "add-path", "add-matcher", "remove-matcher"),
+        *("debug", "warning", "error", "notice", "group", "endgroup", "echo", "stop-commands"),
+    }
+)
+
+
+def _runner_command(line: str, registered: frozenset[str]) -> tuple[str, str] | None:
+    """(command, text after its name) as ActionCommand.TryParseV2, then the legacy TryParse,
+    read `line`: `::name ...::data` once leading whitespace is trimmed, or `##[name ...]` anywhere."""
+    body = line.lstrip()
+    if body.startswith("::") and (end := body.find("::", 2)) >= 0:
+        name, _, rest = body[2:end].partition(" ")
+        if name in registered:
+            return name, rest + "::" + body[end + 2 :]
+    start = line.find("##[")
+    if start >= 0 and (end := line.find("]", start)) >= 0:
+        name, _, rest = line[start + 3 : end].partition(" ")
+        if name in registered:
+            return name, rest + "]" + line[end + 1 :]
+    return None
+
+
+def runner_commands(output: str) -> list[tuple[str, str]]:
+    """The workflow commands GitHub's runner would take from `output`, line by line."""
+    taken: list[tuple[str, str]] = []
+    token = None
+    for line in re.split(r"\r\n|\r|\n", output):
+        command = _runner_command(line, RUNNER_COMMANDS | ({token} if token else set()))
+        if command is None or (token is not None and command[0] != token):
+            continue
+        taken.append(command)
+        if command[0] == "stop-commands":
+            token = command[1].partition("::")[2]
+        elif command[0] == token:
+            token = None
+    return taken
+
+
+FORGED = MODEL + "modeling_a\n::warning file=README.md,line=1::forged.py"
+LEGACY = MODEL + "modeling_##[error]x.py"
+STOPPER = "::stop-commands::tok.py"
+DL103_TRTLLM = (
+    'DL103 backend name "TRTLLM" retyped as a string literal; read it from the shared Literal '
+    "EncoderAttentionBackend (tensorrt_llm.llmapi.llm_args) so it is type-checked and cannot drift"
+)
+
+
+@pytest.fixture
+def hostile(make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """File names that are workflow commands: after a newline, at the start of a root-relative
+    path, and in the legacy syntax the runner reads anywhere in a line; and a message quoting one."""
+    declared = 'class M:\n    encoder_attention_backends = {"vision": ("##[error]forged",)}\n'
+    root = make_tree({FORGED: CONFIG, LEGACY: CONFIG, STOPPER: CONFIG, MODEL + "modeling_msg.py": declared})
+    monkeypatch.chdir(root)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    return root
+
+
+def test_github_log_lines_cannot_be_read_as_workflow_commands(hostile: Path) -> None:
+    code, output = check("--output-format", "github", "--select", "DL103,DL104", MODEL, STOPPER)
+    assert code == 1, output
+    assert [name for name, _ in runner_commands(output)] == ["error"] * 4 + ["group", "endgroup"]
+    annotated = [rest.partition(",")[0] for name, rest in runner_commands(output) if name == "error"]
+    assert annotated == [
+        "file=%3A%3Astop-commands%3A%3Atok.py",
+        f"file={LEGACY}",
+        f"file={MODEL}modeling_a%0A%3A%3Awarning file=README.md%2Cline=1%3A%3Aforged.py",
+        f"file={MODEL}modeling_msg.py",
+    ]
+    lines = output.splitlines()
+    group = lines[lines.index("::group::declint: 4 findings") + 1 : lines.index("::endgroup::")]
+    assert group[:3] == [
+        f"%3A:stop-commands::tok.py:2:35: {DL103_TRTLLM}",
+        f"{MODEL}modeling_##%5Berror]x.py:2:35: {DL103_TRTLLM}",
+        f"{MODEL}modeling_a\\n::warning file=README.md,line=1::forged.py:2:35: {DL103_TRTLLM}",
+    ]
+    assert group[3].startswith(f'{MODEL}modeling_msg.py:2:46: DL104 encoder "vision": "##%5Berror]forged" is not')
+    assert len(group) == 4 and lines[-1].startswith("Found 4 findings in ")
+
+
+def test_github_summary_line_cannot_be_read_as_a_workflow_command(tree: Path) -> None:
+    """The summary names the baseline file, which the configuration or the command line gives."""
+    name = "base\n::stop-commands::x.json"
+    written = CliRunner().invoke(cli, ["baseline", "write", name, "tensorrt_llm"])
+    assert written.exit_code == 0, written.output
+    code, output = check("--output-format", "github", "--baseline", name, "tensorrt_llm")
+    assert code == 0, output
+    assert runner_commands(output) == []
+    assert output.splitlines()[-1] == (
+        f"All clear: {checked()} files checked (5 more in the baseline base\\n::stop-commands::x.json)."
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "written"),
+    [
+        ("::warning::x", "%3A:warning::x"),
+        ("  ::error::x", "  %3A:error::x"),
+        ("a ##[warning]b ##[error]c", "a ##%5Bwarning]b ##%5Berror]c"),
+        ("a\n::warning::b", "a\\n::warning::b"),
+        ("\u2003::warning::b", "\\u2003::warning::b"),
+        ("tensorrt_llm/a.py:1:1: DL103 text :: more", "tensorrt_llm/a.py:1:1: DL103 text :: more"),
+        (": one colon", ": one colon"),
+        ("# ##", "# ##"),
+    ],
+)
+def test_github_log_text_escapes_only_what_the_runner_would_read(line: str, written: str) -> None:
+    assert log_text(line) == written
+    assert runner_commands(written) == []
+
+
+def test_line_formats_escape_control_characters_in_file_names(hostile: Path) -> None:
+    forged = f"{MODEL}modeling_a\\n::warning file=README.md,line=1::forged.py"
+    code, output = check("--select", "DL103", MODEL)
+    assert code == 1
+    assert f"{forged}:2:35: {DL103_TRTLLM}" in output.splitlines()
+    full = render("full", "--select", "DL103")
+    assert f"{forged}:2:35: {DL103_TRTLLM}" in full.splitlines()
+    assert "forged.py:2:35" not in full.replace(forged, "")  # the name is never split over two lines
+    listed = CliRunner().invoke(cli, ["check", "--show-files", MODEL]).stdout.splitlines()
+    assert forged in listed and "::warning file=README.md,line=1::forged.py" not in listed
+
+
+def test_junit_is_well_formed_xml_whatever_the_file_names(make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch) -> None:
+    odd = MODEL + "modeling_\x01\x1b[31m\ufffe.py"
+    monkeypatch.chdir(make_tree({odd: CONFIG, FORGED: CONFIG}))
+    output = render("junit", "--select", "DL103")
+    root = ET.fromstring(output)  # raised "not well-formed (invalid token)" on the \x01
+    suites = [suite.attrib["name"] for suite in root.iter("testsuite")]
+    assert suites == [
+        f"{MODEL}modeling_\\x01\\x1b[31m\\ufffe.py",
+        f"{MODEL}modeling_a\\n::warning file=README.md,line=1::forged.py",
+    ]
+    cases = list(root.iter("testcase"))
+    assert [(case.attrib["classname"], case.attrib["file"]) for case in cases] == [(name, name) for name in suites]
+    failure = cases[0].find("failure")
+    assert failure is not None and failure.text == f"{suites[0]}:2:35: {DL103_TRTLLM}\nin is_trtllm"

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import math
 import tomllib
+from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from declint.cli import cli
-from declint.config import OPTIONS
+from declint.config import OPTIONS, Config
+from declint.show import settings_text
 from tests.conftest import MakeTree
 
 MODEL = "tensorrt_llm/_torch/models/"
@@ -83,3 +87,61 @@ def test_a_declint_table_is_recognised_as_toml_reads_it_and_another_tools_is_not
     broken = CliRunner().invoke(cli, ["check", "--show-settings", str(sub)])
     assert broken.exit_code == 2
     assert f"{sub / 'pyproject.toml'}" in broken.output and "invalid TOML" in broken.output
+
+
+HOSTILE_STRINGS = [
+    "a\x7fb",
+    "tab\there",
+    'nl\nquote"back\\slash',
+    "\x00\x1b[31m",
+    "\u2028\U000e0001",
+    "caf\u00e9 \U0001f600",
+]
+
+
+def test_show_settings_prints_valid_toml_for_every_value(make_tree: MakeTree) -> None:
+    """DEL (0x7F) was written raw, which TOML forbids in a string; a float was written as JSON
+    spells it (`Infinity`), which is no TOML value."""
+    root = make_tree({})
+    config_text = (
+        "[tool.declint]\n"
+        'roots = ["tensorrt_llm"]\n'
+        'exclude = ["a\\u007fb", "tab\\there", "nl\\nquote\\"back\\\\slash", "\\u0000\\u001b[31m", '
+        '"\\u2028\\U000e0001", "caf\u00e9 \U0001f600"]\n'
+        'per-path-ignores = { "a\\u007f/**" = ["DL101"] }\n'
+        "file-timeout = 0.5\n"
+    )
+    (root / "pyproject.toml").write_text(config_text, encoding="utf-8")
+    result = CliRunner().invoke(cli, ["check", "--show-settings", str(root / MODEL)])
+    assert result.exit_code == 0, result.output
+    assert 'exclude = ["a\\u007Fb", "tab\\there", "nl\\nquote\\"back\\\\slash", "\\u0000\\u001B[31m", ' in result.stdout
+    parsed = tomllib.loads(result.stdout)
+    assert parsed["exclude"] == HOSTILE_STRINGS
+    assert parsed["per-path-ignores"] == {"a\x7f/**": ["DL101"]}
+    assert parsed["file-timeout"] == 0.5
+
+
+@pytest.mark.parametrize(
+    ("value", "written"),
+    [(math.inf, "inf"), (-math.inf, "-inf"), (1e16, "1e+16"), (1e-05, "1e-05"), (3.0, "3.0"), (60, "60")],
+)
+def test_show_settings_writes_numbers_as_toml_spells_them(value: float, written: str) -> None:
+    text = settings_text(Config(root=Path("/project"), source=None, values={"file-timeout": value}))
+    assert f"file-timeout = {written}" in text.splitlines()
+    assert tomllib.loads(text)["file-timeout"] == value
+
+
+def test_show_settings_nan_reads_back_as_nan() -> None:
+    text = settings_text(Config(root=Path("/project"), source=None, values={"file-timeout": math.nan}))
+    assert "file-timeout = nan" in text.splitlines() and math.isnan(tomllib.loads(text)["file-timeout"])
+
+
+def test_show_settings_comments_hold_no_control_characters() -> None:
+    """The project root is written in a comment line: a newline there began a line of garbage."""
+    root = Path("/tmp/odd\n= project\x7f")
+    text = settings_text(Config(root=root, source=root / "pyproject.toml", values={}))
+    assert text.splitlines()[:2] == [
+        "# configuration: /tmp/odd\\n= project\\x7f/pyproject.toml",
+        "# project root: /tmp/odd\\n= project\\x7f",
+    ]
+    assert tomllib.loads(text)["roots"] == ["."]

@@ -15,6 +15,7 @@ from declint.engine import Engine
 from declint.fingerprint import fingerprints
 from declint.reporting.pipeline import scope_of
 from declint.reporting.sources import SourceCache
+from declint.types import escape_controls
 
 CLEAN, GREW = 0, 1
 
@@ -35,7 +36,7 @@ def write_baseline(engine: Engine, file: Path, paths: Sequence[Path], *, allow_g
             err=True,
         )
         for entry in update.added:
-            click.echo(f"  {entry.path}: {entry.code} {entry.message}", err=True)
+            click.echo(f"  {escape_controls(entry.path)}: {entry.code} {escape_controls(entry.message)}", err=True)
         return GREW
     baseline_file.write(file, update.entries)
     click.echo(

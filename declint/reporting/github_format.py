@@ -7,6 +7,10 @@ Markdown summary, which the CLI appends to `$GITHUB_STEP_SUMMARY` when it is set
 1 MiB GitHub accepts per step). Text is escaped as GitHub's toolkit escapes it: `%`, CR and LF
 in messages; also `:` and `,` in properties.
 
+Every other line (the log listing, the summary line) is plain text that may quote file names and
+source text from the pull request, so it is written so that the runner cannot take it for a
+workflow command: see `log_text`.
+
 With --diff-base, only findings on changed lines are annotated; those the change causes
 elsewhere get a notice and their own section in the log and the summary.
 """
@@ -17,7 +21,7 @@ from collections import Counter
 
 from declint.reporting.model import TOOL_NAME, Item, Report
 from declint.reporting.text_format import finding_line, fix_hint
-from declint.types import Severity
+from declint.types import Severity, escape_controls
 
 ANNOTATIONS_PER_LEVEL = 10
 SUMMARY_LIMIT = 1024 * 1024
@@ -30,6 +34,22 @@ def escape_data(text: str) -> str:
 
 def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def log_text(line: str) -> str:
+    """`line` as plain log text the runner never reads as a workflow command.
+
+    The runner takes a line for a command when it starts with `::` once leading whitespace is
+    trimmed, or (the legacy syntax, still read) when it holds `##[` anywhere. A file named
+    `::warning file=x,line=1::…` listed as it is would forge an annotation, and `::stop-commands::`
+    would silence every later one. Control characters are escaped first (a newline would start a
+    new line); then a leading `:` and the `[` of `##[` are percent-escaped, as GitHub escapes them.
+    """
+    line = escape_controls(line).replace("##[", "##%5B")
+    body = line.lstrip()
+    if body.startswith("::"):
+        line = line[: len(line) - len(body)] + "%3A" + body[1:]
+    return line
 
 
 def _level(item: Item) -> str:
@@ -81,13 +101,12 @@ def render(report: Report) -> str:
         )
     if report.items:
         lines.append(f"::group::{TOOL_NAME}: {len(report.items)} finding{'s' if len(report.items) != 1 else ''}")
-        lines += [finding_line(item.finding) for item in report.annotated]
+        lines += [log_text(finding_line(item.finding)) for item in report.annotated]
         if report.elsewhere:
             lines.append("Outside the changed lines, caused by the change:")
-            lines += [finding_line(item.finding) for item in report.elsewhere]
+            lines += [log_text(finding_line(item.finding)) for item in report.elsewhere]
         lines.append("::endgroup::")
-    lines += fix_hint(report)
-    lines.append(report.summary_line())
+    lines += [log_text(line) for line in (*fix_hint(report), report.summary_line())]
     return "\n".join(lines) + "\n"
 
 
@@ -133,4 +152,4 @@ def _row(item: Item, report: Report) -> str:
 
 def _md(text: str) -> str:
     """Table-cell safe: no pipes, no line breaks, no stray HTML."""
-    return " ".join(text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").split())
+    return " ".join(escape_controls(text).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").split())

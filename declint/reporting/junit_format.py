@@ -1,7 +1,9 @@
 """JUnit XML: one test suite per file with findings, one failed test case per finding.
 
 A clean run is one passing test case, so CI test-report views show that declint ran. No
-timestamps or durations: the same findings give the same bytes.
+timestamps or durations: the same findings give the same bytes. Every attribute and text is
+written with its control characters escaped (`\\x01`): XML 1.0 cannot hold most of them even as
+character references, and one of them in a file name made the whole report unreadable.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from itertools import groupby
 
 from declint.reporting.model import TOOL_NAME, Item, Report
 from declint.reporting.text_format import finding_line
+from declint.types import escape_controls
 
 
 def render(report: Report) -> str:
@@ -22,7 +25,7 @@ def render(report: Report) -> str:
         ET.SubElement(suite, "testcase", name=f"{TOOL_NAME} check", classname=TOOL_NAME)
     for path, group in groupby(report.items, key=lambda item: item.finding.path):
         items = list(group)
-        suite = ET.SubElement(suites, "testsuite", name=report.display_path(path), tests=str(len(items)))
+        suite = ET.SubElement(suites, "testsuite", name=_path(report, path), tests=str(len(items)))
         suite.set("failures", str(len(items)))
         suite.set("errors", "0")
         suite.set("skipped", "0")
@@ -34,7 +37,7 @@ def render(report: Report) -> str:
 
 def _case(suite: ET.Element, item: Item, report: Report) -> None:
     finding = item.finding
-    path = report.display_path(finding.path)
+    path = _path(report, finding.path)
     case = ET.SubElement(
         suite,
         "testcase",
@@ -43,5 +46,9 @@ def _case(suite: ET.Element, item: Item, report: Report) -> None:
         file=path,
         line=str(finding.line),
     )
-    failure = ET.SubElement(case, "failure", message=finding.message, type=finding.code)
-    failure.text = finding_line(finding) + (f"\nin {finding.context}" if finding.context else "")
+    failure = ET.SubElement(case, "failure", message=escape_controls(finding.message), type=finding.code)
+    failure.text = finding_line(finding) + (f"\nin {escape_controls(finding.context)}" if finding.context else "")
+
+
+def _path(report: Report, rel: str) -> str:
+    return escape_controls(report.display_path(rel))

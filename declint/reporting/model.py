@@ -5,14 +5,15 @@ the engine, so that rendering the same report twice gives the same bytes.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from declint.reporting.sources import SourceCache
 from declint.rule import RuleMeta
-from declint.types import Applicability, Finding, Position, RunResult
+from declint.types import Applicability, Finding, Position, RunResult, escape_controls
 
 TOOL_NAME = "declint"
 
@@ -80,8 +81,12 @@ class Report:
     include_suppressed: bool = False
     # Where rule documentation lives (the URL of docs/rules.md); None: the repository-relative anchor.
     docs_url: str | None = None
-    # Prepended to root-relative paths for consumers that resolve paths from the working directory.
+    # Prepended to root-relative paths for GitHub, GitLab and JUnit (see `display_path`).
     workspace_prefix: str = ""
+    # The working directory, resolved (reviewdog's paths start there); None: the project root.
+    cwd: Path | None = None
+    # Reported path -> the name as the file system gives it, where they differ (see RunResult).
+    file_names: Mapping[str, str] = field(default_factory=dict)
     diff: DiffScope | None = None
     baseline: BaselineInfo | None = None
     fixed: int = 0
@@ -112,8 +117,22 @@ class Report:
         return f"{self.docs_url}#{anchor}" if self.docs_url else f"docs/rules.md#{anchor}"
 
     def display_path(self, rel: str) -> str:
-        """A path for annotation consumers (GitHub, GitLab, reviewdog, JUnit): from the working directory."""
+        """A path for consumers that read it from the repository root (GitHub annotations, GitLab
+        Code Quality, JUnit views): from the working directory when the project root lies inside
+        it (CI runs from the repository root), else from the project root; never with `..`,
+        which they cannot resolve."""
         return rel if rel.startswith("/") else self.workspace_prefix + rel
+
+    def cwd_path(self, rel: str) -> str:
+        """A path from the working directory, `..` included: reviewdog joins it to the
+        directory it runs in (the same as declint's when the report is piped to it)."""
+        if rel.startswith("/") or self.cwd is None or self.cwd == self.root:
+            return rel
+        return Path(os.path.relpath(self.root / rel, self.cwd)).as_posix()
+
+    def file_name(self, rel: str) -> str:
+        """The file system's name of the file reported as `rel` (for URIs)."""
+        return self.file_names.get(rel, rel)
 
     def fixable(self) -> Counter[Applicability]:
         return Counter(item.fix.applicability for item in self.items if item.fix is not None)
@@ -127,11 +146,12 @@ class Report:
         notes: list[str] = []
         if self.diff is not None:
             on, off = len(self.annotated), len(self.elsewhere)
-            notes.append(f"{on} on the lines changed since {self.diff.rev}, {off} elsewhere caused by the change")
+            rev = escape_controls(self.diff.rev)
+            notes.append(f"{on} on the lines changed since {rev}, {off} elsewhere caused by the change")
             if self.diff.preexisting_elsewhere:
                 notes.append(f"{self.diff.preexisting_elsewhere} older ones outside the changed lines not shown")
         if self.baseline is not None and self.baseline.matched:
-            notes.append(f"{self.baseline.matched} more in the baseline {self.baseline.path}")
+            notes.append(f"{self.baseline.matched} more in the baseline {escape_controls(self.baseline.path)}")
         if self.fixed:
             notes.append(f"{self.fixed} fixed")
         return head + ("" if not notes else " (" + "; ".join(notes) + ")") + "."
@@ -148,6 +168,7 @@ def plain_report(result: RunResult, root: Path | None = None) -> Report:
         files_indexed=result.files_indexed,
         rule_codes=result.rule_codes,
         rules=(),
+        file_names=dict(result.file_names),
         root=base,
         sources=SourceCache(base),
         version=__version__,

@@ -53,7 +53,24 @@ def targets(
         raise UsageError("only one report can go to stdout; give the others a file: --output-format FMT:FILE")
     if to_stdout and stdout_taken:
         raise UsageError(f"stdout holds {stdout_taken}; give each report a file: --output-format FMT:FILE")
+    _refuse_shared_files(chosen)
     return chosen
+
+
+def _refuse_shared_files(chosen: Sequence[Target]) -> None:
+    """Two reports written to one file would leave only the last: refused, comparing the paths
+    as the file system resolves them (`./r.out`, `r.out`, a symlink to it)."""
+    seen: dict[str, Target] = {}
+    for target in chosen:
+        if target.path is None:
+            continue
+        resolved = os.path.realpath(target.path)
+        earlier = seen.setdefault(resolved, target)
+        if earlier is not target:
+            raise UsageError(
+                f"two reports ({earlier.format}, {target.format}) would be written to the same file {target.path}; "
+                "give each report its own file"
+            )
 
 
 def emit(

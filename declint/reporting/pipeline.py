@@ -98,6 +98,8 @@ def run(engine: Engine, request: CheckRequest, rules: Sequence[type[RuleMeta]]) 
         include_suppressed=request.include_suppressed,
         docs_url=request.docs_url,
         workspace_prefix=workspace_prefix(root, request.cwd),
+        cwd=request.cwd.resolve(),
+        file_names=dict(result.file_names),
         diff=scope,
         baseline=info,
         fixed=outcome.fixed if outcome is not None and not request.diff_only else 0,

@@ -1,9 +1,11 @@
 """reviewdog's Diagnostic Format: `rdjson` (one DiagnosticResult) and `rdjsonl` (a Diagnostic a line).
 
 Positions are 1-based lines and 1-based columns counted in UTF-8 bytes, ends exclusive, as the
-format defines them. A fix becomes a suggestion that replaces whole lines (the form GitHub's
-suggested changes need), so `reviewdog -reporter=github-pr-review` offers it as a one-click
-change; unsafe fixes are offered too, since a suggestion is reviewed before it is applied.
+format defines them. Paths are relative to the working directory (`../` included when it lies
+inside the project): reviewdog joins them to the directory it runs in. A fix becomes a
+suggestion that replaces whole lines (the form GitHub's suggested changes need), so
+`reviewdog -reporter=github-pr-review` offers it as a one-click change; unsafe fixes are
+offered too, since a suggestion is reviewed before it is applied.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ def _source(report: Report) -> dict[str, str]:
 
 def diagnostic(item: Item, report: Report) -> dict[str, Any]:
     finding = item.finding
-    path = report.display_path(finding.path)
+    path = report.cwd_path(finding.path)
     data: dict[str, Any] = {
         "message": finding.message,
         "location": {"path": path, "range": _range(report, finding.path, finding.span.start, finding.span.end)},

@@ -1,7 +1,8 @@
 """SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
 
 - Paths are relative URIs resolved against `%SRCROOT%` (the project root, given in
-  `originalUriBaseIds`), so the report does not depend on where the checkout lives.
+  `originalUriBaseIds`), so the report does not depend on where the checkout lives. They encode
+  the file's name as the file system holds it, byte for byte.
 - Columns are Unicode code points (`columnKind`), 1-based; end columns are exclusive, as SARIF
   defines them. A finding at a point (a suppression comment, a file that does not parse) has no
   end column: its region runs to the end of the line.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 from typing import Any
 from urllib.parse import quote
 
@@ -107,7 +109,7 @@ def _result(item: Item, report: Report, index: dict[str, int]) -> dict[str, Any]
     result["level"] = _level(finding.severity)
     result["message"] = {"text": finding.message}
     location: dict[str, Any] = {
-        "physicalLocation": {"artifactLocation": artifact(finding.path), "region": _region(finding)}
+        "physicalLocation": {"artifactLocation": artifact(report.file_name(finding.path)), "region": _region(finding)}
     }
     if finding.context:
         location["logicalLocations"] = [{"fullyQualifiedName": finding.context}]
@@ -119,7 +121,7 @@ def _result(item: Item, report: Report, index: dict[str, int]) -> dict[str, Any]
                 "description": {"text": f"{item.fix.description} ({item.fix.applicability.value} fix)"},
                 "artifactChanges": [
                     {
-                        "artifactLocation": artifact(finding.path),
+                        "artifactLocation": artifact(report.file_name(finding.path)),
                         "replacements": [_replacement(e) for e in item.fix.edits],
                     }
                 ],
@@ -132,10 +134,13 @@ def _result(item: Item, report: Report, index: dict[str, int]) -> dict[str, Any]
     return result
 
 
-def artifact(path: str) -> dict[str, str]:
-    if path.startswith("/"):
-        return {"uri": "file://" + quote(path)}
-    return {"uri": quote(path), "uriBaseId": SRCROOT}
+def artifact(name: str) -> dict[str, str]:
+    """The artifact location of the file the file system calls `name`: its bytes percent-encoded
+    (a name that is not UTF-8 is `bad_%FF.py`, not the escaped text the other formats show)."""
+    encoded = quote(os.fsencode(name))
+    if name.startswith("/"):
+        return {"uri": "file://" + encoded}
+    return {"uri": encoded, "uriBaseId": SRCROOT}
 
 
 def _region(finding: Finding) -> dict[str, int]:

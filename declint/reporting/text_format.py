@@ -6,13 +6,16 @@ from collections import Counter
 from collections.abc import Iterable
 
 from declint.reporting.model import Report
-from declint.types import Applicability, Finding, RunResult
+from declint.types import Applicability, Finding, RunResult, escape_controls
 
 ELSEWHERE_HEADING = "Outside the changed lines, caused by the change (not annotated):"
 
 
 def finding_line(finding: Finding) -> str:
-    return f"{finding.path}:{finding.line}:{finding.column + 1}: {finding.code} {finding.message}"
+    """One line whatever the file is called: a newline or escape sequence in a file name is
+    written escaped (`\\n`), as control characters in messages already are."""
+    path, message = escape_controls(finding.path), escape_controls(finding.message)
+    return f"{path}:{finding.line}:{finding.column + 1}: {finding.code} {message}"
 
 
 def render(report: Report) -> str:
