@@ -8,6 +8,7 @@ being validated and documented.
 from __future__ import annotations
 
 import difflib
+import os
 import re
 import tomllib
 from collections.abc import Mapping
@@ -162,7 +163,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "cache-dir",
         "str",
         ".declint_cache",
-        "Cache directory, relative to the project root (--no-cache or DECLINT_NO_CACHE=1 disable it).",
+        "Cache directory of declint's own below the project root (the root, an indexed root, a directory above "
+        "one or one holding other files is a configuration error; one outside the root turns the cache off, "
+        "with a warning). --no-cache or DECLINT_NO_CACHE=1 disable it.",
     ),
     OptionSpec(
         "file-timeout",
@@ -201,6 +204,12 @@ class Config:
     root: Path
     source: Path | None
     values: Mapping[str, Any] = field(default_factory=dict)
+    lines: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)  # key -> its line
+
+    def error(self, key: str, message: str) -> ConfigError:
+        """A ConfigError about `key`, at its line of the configuration file when it has one."""
+        where = str(self.source) if self.source is not None else None
+        return ConfigError(f'"{key}" {message}', path=where, line=self.lines.get(key) if where else None)
 
     def get(self, key: str) -> Any:
         if key not in _SPECS:
@@ -290,7 +299,32 @@ def load_config(path: Path | None, *, default_root: Path, known_codes: frozenset
     if not isinstance(table, dict):
         raise ConfigError("[tool.declint] must be a table", path=str(path))
     values = {key: _validate(key, value, path, text, known_codes) for key, value in table.items()}
-    return Config(root=path.parent, source=path, values=values)
+    lines = {key: line for key in values if (line := _key_line(text, key)) is not None}
+    config = Config(root=path.parent, source=path, values=values, lines=lines)
+    check_cache_dir(config)
+    return config
+
+
+def check_cache_dir(config: Config) -> None:
+    """`cache-dir` must name a directory of declint's own: its marks (a .gitignore of "*", a
+    CACHEDIR.TAG, see `declint.cache_marks`) in the project root, in an indexed root or in a
+    directory above one would hide the project from the walk, from git and from backups."""
+    value = str(config.get("cache-dir"))
+    directory = Path(os.path.normpath(config.root / value))
+    if directory == config.root or directory in config.root.parents:
+        where = "the project root" if directory == config.root else "a directory above the project root"
+        raise config.error("cache-dir", f'names {where} ("{value}"); {_CACHE_DIR_NEEDS}')
+    for root in config.str_list("roots"):
+        indexed = Path(os.path.normpath(config.root / root))
+        if directory == indexed or directory in indexed.parents:
+            message = f'names the indexed root "{root}" or a directory above it; {_CACHE_DIR_NEEDS}'
+            raise config.error("cache-dir", message)
+
+
+_CACHE_DIR_NEEDS = (
+    "it must name a directory of declint's own (default: .declint_cache), because declint marks its cache "
+    'directory with a .gitignore of "*" and a CACHEDIR.TAG, which would hide every file below it'
+)
 
 
 def _read(path: Path) -> str:

@@ -23,8 +23,9 @@ from typing import NamedTuple
 import pathspec
 from pathspec.util import normalize_file
 
+from declint.cache_marks import TAG, foreign_entries, is_declint_gitignore
 from declint.config import Config
-from declint.errors import UsageError
+from declint.errors import UsageError, warn
 
 # A gitignore line `name/`: one directory name, no glob, no anchor.
 _PLAIN_DIRECTORY = re.compile(r"[^/*?\[\]!#\\\s][^/*?\[\]\\]*/")
@@ -176,11 +177,27 @@ class _Filter:
             spec = None
             try:
                 with open(os.path.join(directory, ".gitignore"), encoding="utf-8") as handle:
-                    spec = pathspec.GitIgnoreSpec.from_lines(handle.read().splitlines())
+                    text = handle.read()
+                if not _stray_cache_mark(directory, text):
+                    spec = pathspec.GitIgnoreSpec.from_lines(text.splitlines())
             except (OSError, UnicodeDecodeError):
                 pass
             self._gitignores[directory] = spec
         return self._gitignores[directory]
+
+
+def _stray_cache_mark(directory: str, text: str) -> bool:
+    """Is this a `.gitignore` declint wrote as its cache directory's mark, in a directory that is
+    not a cache (an earlier version wrote it wherever `cache-dir` said, the project root
+    included)? Its "*" would hide every file below it: the walk does not honour it, and says so."""
+    if not is_declint_gitignore(text) or not foreign_entries(directory):
+        return False
+    warn(
+        f"{os.path.join(directory, '.gitignore')} was written by declint to mark a cache directory, but "
+        f'{directory} holds other files; declint does not honour its "*" (git still does): delete it, and '
+        f"the {TAG} next to it"
+    )
+    return True
 
 
 NOT_UTF8 = "file name is not valid UTF-8 (Python cannot import it); not checked"
