@@ -260,7 +260,10 @@ class ProcessPool(Generic[Item, Result]):
                 worker.slot[0] = -1.0
                 worker.batch = (next_id, indices)
                 next_id += 1
-                worker.conn.send([items[i] for i in indices])
+                try:
+                    worker.conn.send([items[i] for i in indices])
+                except (OSError, ValueError):  # EPIPE: the worker died since its last batch (the OOM killer)
+                    self._died(worker, results, queue, unattributed)
             if each is not None:  # after handing out the next batches: this overlaps their work
                 handed = _hand_over(results, handed, each)
             self._wait(results, queue, unattributed)
@@ -393,6 +396,9 @@ class ProcessPool(Generic[Item, Result]):
     ) -> None:
         assert worker.batch is not None
         worker.process.join(timeout=5.0)
+        if worker.process.is_alive():  # its pipe broke but it lingers: it must not outlive the pool
+            worker.process.kill()
+            worker.process.join()
         position = int(worker.slot[0])
         indices = worker.batch[1]
         self.stats.crashes += 1
