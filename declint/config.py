@@ -177,7 +177,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "max-file-size",
         "int",
         4_000_000,
-        "Files larger than this many bytes are a DL000 instead of being parsed (0: no limit).",
+        "Files larger than this many bytes are a DL000 instead of being parsed, and a docs table or serving "
+        "schema that large is not read (DL107, DL108) (0: no limit).",
     ),
     OptionSpec(
         "worker-stack-mib",
