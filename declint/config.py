@@ -30,7 +30,21 @@ class OptionSpec:
     kind: str  # "str", "list[str]", "dict[str,str]", "dict[str,list[str]]", "bool", "int", "number"
     default: Any
     help: str
+    # (least, most) an "int" or "number" may be; 0 is also accepted when `zero` names what it means
+    bounds: tuple[float, float] | None = None
+    zero: str = ""
 
+
+# Limits of the resource options. The time limit waits in poll(), whose milliseconds are a C int
+# (about 24.8 days): a day is far past any file's parse. A worker reserves its thread's whole stack
+# at start; a reservation over the machine's memory is refused (Linux's default overcommit rule)
+# and the worker dies before its first file, so at most 4 GiB (eight times the default), and at
+# least 8 MiB (the usual main-thread stack). A worker is a fork of the main process and starts
+# with its address space (the interpreter, libcst, the index): under 256 MiB every parse failed,
+# and the DL000s blamed the files.
+MAX_FILE_TIMEOUT = 86_400
+MIN_STACK_MIB, MAX_STACK_MIB = 8, 4096
+MIN_MEMORY_MIB, MAX_MEMORY_MIB = 256, 1_048_576
 
 OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("roots", "list[str]", ["."], "Directories indexed in phase 1, relative to the config file."),
@@ -171,7 +185,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "file-timeout",
         "number",
         60,
-        "Seconds one file may take in a worker before it is a DL000 and the worker is replaced (0: no limit).",
+        "Seconds one file may take in a worker before it is a DL000 and the worker is replaced (0: no limit; "
+        f"at most {MAX_FILE_TIMEOUT}).",
+        bounds=(0, MAX_FILE_TIMEOUT),
     ),
     OptionSpec(
         "max-file-size",
@@ -184,13 +200,18 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "worker-stack-mib",
         "int",
         512,
-        "Stack size (MiB) of the thread that parses in each worker, so deep nesting fails cleanly.",
+        "Stack size (MiB) of the thread that parses in each worker, so deep nesting fails cleanly "
+        f"({MIN_STACK_MIB} to {MAX_STACK_MIB}).",
+        bounds=(MIN_STACK_MIB, MAX_STACK_MIB),
     ),
     OptionSpec(
         "worker-memory-mib",
         "int",
         8192,
-        "Address-space limit (MiB) of each worker: a file that makes the parser balloon is a DL000 (0: none).",
+        "Address-space limit (MiB) of each worker: a file that makes the parser balloon is a DL000 (0: none; "
+        f"else {MIN_MEMORY_MIB} to {MAX_MEMORY_MIB}: a worker also holds the parent's index).",
+        bounds=(MIN_MEMORY_MIB, MAX_MEMORY_MIB),
+        zero="no limit",
     ),
 )
 
@@ -383,6 +404,8 @@ def _validate(key: str, value: Any, path: Path, text: str, known_codes: frozense
         got = value if spec.kind in ("int", "number") and isinstance(value, int | float) else type(value).__name__
         wanted = f"a non-negative {spec.kind}" if spec.kind in ("int", "number") else spec.kind
         raise ConfigError(f'"{key}" must be {wanted}, got {got}', path=str(path), line=line)
+    if spec.bounds is not None and not _within(value, spec):
+        raise ConfigError(f'"{key}" must be {_bounds_text(spec)}, got {value}', path=str(path), line=line)
     for code in _codes_in(key, value):
         if not any(known.startswith(code) for known in known_codes):
             raise ConfigError(
@@ -397,6 +420,19 @@ def _validate(key: str, value: Any, path: Path, text: str, known_codes: frozense
             line=line,
         )
     return value
+
+
+def _within(value: float, spec: OptionSpec) -> bool:
+    assert spec.bounds is not None
+    least, most = spec.bounds
+    return least <= value <= most or (bool(spec.zero) and value == 0)
+
+
+def _bounds_text(spec: OptionSpec) -> str:
+    assert spec.bounds is not None
+    least, most = spec.bounds
+    span = f"{'an int' if spec.kind == 'int' else 'a number'} from {least} to {most}"
+    return f"0 ({spec.zero}) or {span}" if spec.zero else span
 
 
 def _has_kind(value: Any, kind: str) -> bool:

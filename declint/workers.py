@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import faulthandler
 import gc
+import math
 import mmap
 import os
 import pickle
@@ -453,7 +454,18 @@ def _readable(fds: list[int], timeout: float | None) -> list[int]:
     poller = select.poll()
     for fd in fds:
         poller.register(fd, select.POLLIN)
-    return [fd for fd, _ in poller.poll(None if timeout is None else max(0, int(timeout * 1000) + 1))]
+    return [fd for fd, _ in poller.poll(_poll_ms(timeout))]
+
+
+_POLL_MAX_MS = 2**31 - 1  # poll()'s timeout is a C int of milliseconds (about 24.8 days)
+
+
+def _poll_ms(timeout: float | None) -> int | None:
+    """`timeout` seconds as poll()'s milliseconds; None (no limit) for None or infinity, and at
+    most what poll() takes: a longer limit (a library caller's Limits) wakes up once on the way."""
+    if timeout is None or math.isinf(timeout):
+        return None
+    return min(max(0, int(timeout * 1000) + 1), _POLL_MAX_MS)
 
 
 def _death_reason(exitcode: int | None) -> str:
@@ -492,7 +504,7 @@ def _worker_main(
     if limits.memory_mib > 0:
         # A runaway parse then fails (MemoryError, or an abort in native code) instead of
         # taking the machine's memory; either way it costs this one file.
-        with contextlib.suppress(ImportError, ValueError, OSError):
+        with contextlib.suppress(ImportError, ValueError, OSError, OverflowError):
             import resource
 
             wanted = (limits.memory_mib + limits.stack_mib) * _MIB
