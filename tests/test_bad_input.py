@@ -454,3 +454,37 @@ def test_a_schema_symlinked_to_a_file_and_a_docs_table_read_as_before(make_tree:
     ]
     (root / "docs" / "t.md").unlink()
     assert run(root, ".")[1][0] == "docs/t.md:1:1: DL107 cannot read the docs table: No such file or directory"
+
+
+# ---- paths given on the command line through symlinks ---------------------------------------------
+
+
+def _lines_of(*paths: Path) -> tuple[int, list[str]]:
+    result = CliRunner().invoke(cli, ["check", "--no-cache", *map(str, paths)])
+    return result.exit_code, [line for line in result.output.splitlines() if ": DL" in line or "checked" in line]
+
+
+def test_a_symlinked_directory_given_on_the_command_line_is_checked(make_tree: MakeTree) -> None:
+    """The walk never follows a symlinked directory it finds; one the user typed was skipped
+    too, silently: "All clear: 0 files checked.", exit 0."""
+    root = make_tree({GOOD: GOOD_SOURCE})
+    (root / "models_link").symlink_to(root / MODELS, target_is_directory=True)
+    expected = _lines_of(root / MODELS)
+    assert expected[0] == 1 and expected[1][0].startswith(GOOD_LINE)
+    assert _lines_of(root / "models_link") == expected
+    outside = root.parent / f"{root.name}-link"  # the whole project reached through a link (a CI workspace)
+    outside.symlink_to(root, target_is_directory=True)
+    try:
+        assert _lines_of(outside) == _lines_of(root)
+        assert _lines_of(outside / MODELS) == expected  # through a symlinked parent: root-relative paths
+    finally:
+        outside.unlink()
+
+
+def test_a_symlinked_directory_found_by_the_walk_is_still_not_followed(make_tree: MakeTree) -> None:
+    root = make_tree({GOOD: GOOD_SOURCE})
+    (root / "models_link").symlink_to(root / MODELS, target_is_directory=True)
+    code, lines = _lines_of(root)
+    assert code == 1
+    assert len([line for line in lines if line.startswith(GOOD_LINE)]) == 1
+    assert not any(line.startswith("models_link/") for line in lines)  # checked once, at its real path
