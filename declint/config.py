@@ -39,9 +39,9 @@ class OptionSpec:
 # (about 24.8 days): a day is far past any file's parse. A worker reserves its thread's whole stack
 # at start; a reservation over the machine's memory is refused (Linux's default overcommit rule)
 # and the worker dies before its first file, so at most 4 GiB (eight times the default), and at
-# least 8 MiB (the usual main-thread stack). A worker is a fork of the main process and starts
-# with its address space (the interpreter, libcst, the index): under 256 MiB every parse failed,
-# and the DL000s blamed the files.
+# least 8 MiB (the usual main-thread stack). The memory limit comes on top of what the worker maps
+# at start (`declint.workers`); the parse thread's malloc arena alone reserves 64 MiB, and under
+# 128 MiB the demo's files failed to parse, DL000s that blamed the files: at least 256.
 MAX_FILE_TIMEOUT = 86_400
 MIN_STACK_MIB, MAX_STACK_MIB = 8, 4096
 MIN_MEMORY_MIB, MAX_MEMORY_MIB = 256, 1_048_576
@@ -208,8 +208,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "worker-memory-mib",
         "int",
         8192,
-        "Address-space limit (MiB) of each worker: a file that makes the parser balloon is a DL000 (0: none; "
-        f"else {MIN_MEMORY_MIB} to {MAX_MEMORY_MIB}: a worker also holds the parent's index).",
+        "Address space (MiB) each worker may add to what it starts with: a file that makes the parser balloon "
+        f"is a DL000 (0: no limit; else {MIN_MEMORY_MIB} to {MAX_MEMORY_MIB}).",
         bounds=(MIN_MEMORY_MIB, MAX_MEMORY_MIB),
         zero="no limit",
     ),

@@ -507,7 +507,7 @@ def _worker_main(
         with contextlib.suppress(ImportError, ValueError, OSError, OverflowError):
             import resource
 
-            wanted = (limits.memory_mib + limits.stack_mib) * _MIB
+            wanted = _mapped_bytes() + (limits.memory_mib + limits.stack_mib) * _MIB
             _, hard = resource.getrlimit(resource.RLIMIT_AS)
             resource.setrlimit(
                 resource.RLIMIT_AS, (wanted if hard == resource.RLIM_INFINITY else min(wanted, hard), hard)
@@ -524,6 +524,18 @@ def _worker_main(
             os._exit(1)
     sys.stdout.flush()
     os._exit(0)  # no atexit handlers or finalizers of the parent's copied state
+
+
+def _mapped_bytes() -> int:
+    """The address space this process already maps (Linux; 0 elsewhere). A worker is a fork of the
+    main process and starts with all of it (the interpreter, libcst, the index, a test runner's
+    modules): the limit is `worker-memory-mib` on top of that, or a large project (or a large
+    parent) would leave its workers nothing to parse with."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[0]) * mmap.PAGESIZE
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def guarded_call(handler: Handler, state: object, item: object) -> tuple[bool, object]:

@@ -274,3 +274,20 @@ def test_workers_that_die_at_start_fail_every_item_as_a_crash() -> None:
     for _ in range(10):
         with ProcessPool(_identity, None, 2, Limits(timeout=30, stack_mib=100_000_000)) as pool:
             assert pool.map(list(range(6)), batch=2) == [Failure("worker process exited with status 1", "crash")] * 6
+
+
+def _allocate_mib(state: object, mib: int) -> int:
+    return len(bytearray(mib * 2**20)) // 2**20
+
+
+def test_the_memory_limit_comes_on_top_of_what_a_worker_starts_with() -> None:
+    """A worker is a fork of the main process: with the limit taken as its whole address space, a
+    large main process (a big project's index, a test runner) left every parse out of memory."""
+    import mmap
+
+    large = mmap.mmap(-1, 4 << 30)  # 4 GiB mapped (never touched) in the main process, and so in each worker
+    try:
+        with ProcessPool(_allocate_mib, None, 1, Limits(timeout=60, stack_mib=8, memory_mib=256)) as pool:
+            assert pool.map([100, 2048, 100]) == [100, Failure("out of memory", "error"), 100]
+    finally:
+        large.close()
