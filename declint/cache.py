@@ -50,6 +50,9 @@ from stat import S_ISDIR
 from typing import Any
 
 from declint import __version__
+from declint.cache_marks import CACHE_SUFFIXES, GITIGNORE, GITIGNORE_TEXT, TAG, TAG_TEXT, foreign_entries
+from declint.config import Config, check_cache_dir
+from declint.errors import warn
 from declint.facts import ModuleFacts
 from declint.index import ProjectIndex
 from declint.prefilter import ScanRecord
@@ -74,7 +77,6 @@ _ALLOWED_MODULES = frozenset(
     }
 )
 _ALLOWED_BUILTINS = frozenset({"frozenset", "set", "slice"})
-_CACHE_SUFFIXES = frozenset({".pickle", ".snapshot", ".journal", ".previews"})  # what declint writes
 
 
 def disabled_by_env() -> bool:
@@ -547,6 +549,39 @@ class Cache:
         self._loaded_token = ""  # the full write `load` read (a journal extends only that one)
 
     @classmethod
+    def for_config(cls, config: Config) -> Cache | None:
+        """The project's cache (option `cache-dir`), or None when it may not be used (said on
+        stderr). A `cache-dir` that would hide sources behind the cache's marks is a ConfigError."""
+        check_cache_dir(config)  # again: a Config made in code was not validated by load_config
+        value = str(config.get("cache-dir"))
+        store = cls.open(config.root, value)
+        if store is None:
+            warn(
+                f'cache-dir "{value}" is outside the project root {config.root} or goes through a symlink; '
+                "declint writes its cache only into a directory below the root: the cache is off"
+            )
+            return None
+        if os.path.lexists(store.directory):
+            store._check_own(config, value)
+        return store
+
+    def _check_own(self, config: Config, value: str) -> None:
+        if not self.directory.is_dir():
+            raise config.error("cache-dir", f'names "{value}", which exists and is not a directory')
+        try:
+            foreign = foreign_entries(str(self.directory))
+        except OSError:
+            return  # unreadable: writing into it fails too, and a cache that cannot be written costs speed only
+        if foreign:
+            more = f" and {len(foreign) - 1} more" if len(foreign) > 1 else ""
+            raise config.error(
+                "cache-dir",
+                f'names "{value}", which holds files that are not declint\'s ("{foreign[0]}"{more}); declint '
+                'marks its cache directory with a .gitignore of "*" and a CACHEDIR.TAG, which would hide them: '
+                "name a new directory",
+            )
+
+    @classmethod
     def open(cls, root: Path, relative: str) -> Cache | None:
         """The cache under `root`, or None when it may not be used (a link, outside the root)."""
         directory = (root / relative) if not os.path.isabs(relative) else Path(relative)
@@ -556,8 +591,8 @@ class Cache:
             if probe.is_symlink():
                 return None  # a planted link must not make declint write elsewhere
         resolved = Path(os.path.abspath(directory))
-        if resolved != root and root not in resolved.parents:
-            return None
+        if root not in resolved.parents:
+            return None  # outside the root, or the root itself (its marks would hide the project)
         return cls(resolved, root)
 
     def path_for(self, key: str, suffix: str = ".pickle") -> Path:
@@ -655,16 +690,17 @@ class Cache:
             self._prepare()
 
     def _prepare(self) -> None:
+        """Create the directory and its marks. An existing directory holding anything declint
+        did not write is left alone (OSError): the marks would hide its files."""
+        if os.path.lexists(self.directory) and foreign_entries(str(self.directory)):
+            raise OSError(f"{self.directory} is not declint's cache directory")
         (self.directory / f"v{FORMAT}").mkdir(parents=True, exist_ok=True)
-        tag = self.directory / "CACHEDIR.TAG"
+        tag = self.directory / TAG
         if not tag.exists():
-            tag.write_text(
-                "Signature: 8a477f597d28d172789f06886806bc55\n# declint's cache; see https://bford.info/cachedir/\n",
-                encoding="utf-8",
-            )
-        ignore = self.directory / ".gitignore"
+            tag.write_text(TAG_TEXT, encoding="utf-8")
+        ignore = self.directory / GITIGNORE
         if not ignore.exists():
-            ignore.write_text("# created by declint\n*\n", encoding="utf-8")
+            ignore.write_text(GITIGNORE_TEXT, encoding="utf-8")
 
     def _prune(self, keep: Path) -> None:
         files = sorted(keep.parent.glob("*.pickle"), key=lambda p: p.stat().st_mtime, reverse=True)
@@ -685,7 +721,7 @@ class Cache:
             if not ours or directory.is_symlink() or not directory.is_dir():
                 continue
             for entry in directory.iterdir():
-                if entry.suffix in _CACHE_SUFFIXES and (entry.is_file() or entry.is_symlink()):
+                if entry.suffix in CACHE_SUFFIXES and (entry.is_file() or entry.is_symlink()):
                     with contextlib.suppress(OSError):
                         entry.unlink()
             with contextlib.suppress(OSError):

@@ -8,6 +8,7 @@ being validated and documented.
 from __future__ import annotations
 
 import difflib
+import os
 import re
 import tomllib
 from collections.abc import Mapping
@@ -29,7 +30,21 @@ class OptionSpec:
     kind: str  # "str", "list[str]", "dict[str,str]", "dict[str,list[str]]", "bool", "int", "number"
     default: Any
     help: str
+    # (least, most) an "int" or "number" may be; 0 is also accepted when `zero` names what it means
+    bounds: tuple[float, float] | None = None
+    zero: str = ""
 
+
+# Limits of the resource options. The time limit waits in poll(), whose milliseconds are a C int
+# (about 24.8 days): a day is far past any file's parse. A worker reserves its thread's whole stack
+# at start; a reservation over the machine's memory is refused (Linux's default overcommit rule)
+# and the worker dies before its first file, so at most 4 GiB (eight times the default), and at
+# least 8 MiB (the usual main-thread stack). The memory limit comes on top of what the worker maps
+# at start (`declint.workers`); the parse thread's malloc arena alone reserves 64 MiB, and under
+# 128 MiB the demo's files failed to parse, DL000s that blamed the files: at least 256.
+MAX_FILE_TIMEOUT = 86_400
+MIN_STACK_MIB, MAX_STACK_MIB = 8, 4096
+MIN_MEMORY_MIB, MAX_MEMORY_MIB = 256, 1_048_576
 
 OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("roots", "list[str]", ["."], "Directories indexed in phase 1, relative to the config file."),
@@ -162,31 +177,41 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "cache-dir",
         "str",
         ".declint_cache",
-        "Cache directory, relative to the project root (--no-cache or DECLINT_NO_CACHE=1 disable it).",
+        "Cache directory of declint's own below the project root (the root, an indexed root, a directory above "
+        "one or one holding other files is a configuration error; one outside the root turns the cache off, "
+        "with a warning). --no-cache or DECLINT_NO_CACHE=1 disable it.",
     ),
     OptionSpec(
         "file-timeout",
         "number",
         60,
-        "Seconds one file may take in a worker before it is a DL000 and the worker is replaced (0: no limit).",
+        "Seconds one file may take in a worker before it is a DL000 and the worker is replaced (0: no limit; "
+        f"at most {MAX_FILE_TIMEOUT}).",
+        bounds=(0, MAX_FILE_TIMEOUT),
     ),
     OptionSpec(
         "max-file-size",
         "int",
         4_000_000,
-        "Files larger than this many bytes are a DL000 instead of being parsed (0: no limit).",
+        "Files larger than this many bytes are a DL000 instead of being parsed, and a docs table or serving "
+        "schema that large is not read (DL107, DL108) (0: no limit).",
     ),
     OptionSpec(
         "worker-stack-mib",
         "int",
         512,
-        "Stack size (MiB) of the thread that parses in each worker, so deep nesting fails cleanly.",
+        "Stack size (MiB) of the thread that parses in each worker, so deep nesting fails cleanly "
+        f"({MIN_STACK_MIB} to {MAX_STACK_MIB}).",
+        bounds=(MIN_STACK_MIB, MAX_STACK_MIB),
     ),
     OptionSpec(
         "worker-memory-mib",
         "int",
         8192,
-        "Address-space limit (MiB) of each worker: a file that makes the parser balloon is a DL000 (0: none).",
+        "Address space (MiB) each worker may add to what it starts with: a file that makes the parser balloon "
+        f"is a DL000 (0: no limit; else {MIN_MEMORY_MIB} to {MAX_MEMORY_MIB}).",
+        bounds=(MIN_MEMORY_MIB, MAX_MEMORY_MIB),
+        zero="no limit",
     ),
 )
 
@@ -201,6 +226,12 @@ class Config:
     root: Path
     source: Path | None
     values: Mapping[str, Any] = field(default_factory=dict)
+    lines: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)  # key -> its line
+
+    def error(self, key: str, message: str) -> ConfigError:
+        """A ConfigError about `key`, at its line of the configuration file when it has one."""
+        where = str(self.source) if self.source is not None else None
+        return ConfigError(f'"{key}" {message}', path=where, line=self.lines.get(key) if where else None)
 
     def get(self, key: str) -> Any:
         if key not in _SPECS:
@@ -300,7 +331,32 @@ def load_config(path: Path | None, *, default_root: Path, known_codes: frozenset
     if not isinstance(table, dict):
         raise ConfigError("[tool.declint] must be a table", path=str(path))
     values = {key: _validate(key, value, path, text, known_codes) for key, value in table.items()}
-    return Config(root=path.parent, source=path, values=values)
+    lines = {key: line for key in values if (line := _key_line(text, key)) is not None}
+    config = Config(root=path.parent, source=path, values=values, lines=lines)
+    check_cache_dir(config)
+    return config
+
+
+def check_cache_dir(config: Config) -> None:
+    """`cache-dir` must name a directory of declint's own: its marks (a .gitignore of "*", a
+    CACHEDIR.TAG, see `declint.cache_marks`) in the project root, in an indexed root or in a
+    directory above one would hide the project from the walk, from git and from backups."""
+    value = str(config.get("cache-dir"))
+    directory = Path(os.path.normpath(config.root / value))
+    if directory == config.root or directory in config.root.parents:
+        where = "the project root" if directory == config.root else "a directory above the project root"
+        raise config.error("cache-dir", f'names {where} ("{value}"); {_CACHE_DIR_NEEDS}')
+    for root in config.str_list("roots"):
+        indexed = Path(os.path.normpath(config.root / root))
+        if directory == indexed or directory in indexed.parents:
+            message = f'names the indexed root "{root}" or a directory above it; {_CACHE_DIR_NEEDS}'
+            raise config.error("cache-dir", message)
+
+
+_CACHE_DIR_NEEDS = (
+    "it must name a directory of declint's own (default: .declint_cache), because declint marks its cache "
+    'directory with a .gitignore of "*" and a CACHEDIR.TAG, which would hide every file below it'
+)
 
 
 def _read(path: Path) -> str:
@@ -358,6 +414,8 @@ def _validate(key: str, value: Any, path: Path, text: str, known_codes: frozense
         got = value if spec.kind in ("int", "number") and isinstance(value, int | float) else type(value).__name__
         wanted = f"a non-negative {spec.kind}" if spec.kind in ("int", "number") else spec.kind
         raise ConfigError(f'"{key}" must be {wanted}, got {got}', path=str(path), line=line)
+    if spec.bounds is not None and not _within(value, spec):
+        raise ConfigError(f'"{key}" must be {_bounds_text(spec)}, got {value}', path=str(path), line=line)
     for code in _codes_in(key, value):
         if not any(known.startswith(code) for known in known_codes):
             raise ConfigError(
@@ -372,6 +430,19 @@ def _validate(key: str, value: Any, path: Path, text: str, known_codes: frozense
             line=line,
         )
     return value
+
+
+def _within(value: float, spec: OptionSpec) -> bool:
+    assert spec.bounds is not None
+    least, most = spec.bounds
+    return least <= value <= most or (bool(spec.zero) and value == 0)
+
+
+def _bounds_text(spec: OptionSpec) -> str:
+    assert spec.bounds is not None
+    least, most = spec.bounds
+    span = f"{'an int' if spec.kind == 'int' else 'a number'} from {least} to {most}"
+    return f"0 ({spec.zero}) or {span}" if spec.zero else span
 
 
 def _has_kind(value: Any, kind: str) -> bool:

@@ -2,8 +2,11 @@
 
 Rules: `.gitignore` files are honoured (each applies below its own directory, via pathspec's
 gitignore semantics), `exclude` patterns apply to explicit paths too (pre-commit passes staged
-files that may be excluded), symlinked directories are never followed (no loops, nothing outside
-the root), and a symlinked file is used only when it resolves inside the root.
+files that may be excluded), symlinked directories found by the walk are never followed (no
+loops, nothing outside the root), and a symlinked file is used only when it resolves inside the
+root. A path given explicitly that goes through a symlinked directory is taken as the same path
+inside the root when it is one (root-relative paths, the root's excludes), and one that is itself
+a symlink to a directory is walked as its target would be, never silently skipped.
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ from typing import NamedTuple
 import pathspec
 from pathspec.util import normalize_file
 
+from declint.cache_marks import TAG, foreign_entries, is_declint_gitignore
 from declint.config import Config
-from declint.errors import UsageError
+from declint.errors import UsageError, warn
 
 # A gitignore line `name/`: one directory name, no glob, no anchor.
 _PLAIN_DIRECTORY = re.compile(r"[^/*?\[\]!#\\\s][^/*?\[\]\\]*/")
@@ -180,11 +184,27 @@ class _Filter:
             spec = None
             try:
                 with open(os.path.join(directory, ".gitignore"), encoding="utf-8") as handle:
-                    spec = pathspec.GitIgnoreSpec.from_lines(handle.read().splitlines())
+                    text = handle.read()
+                if not _stray_cache_mark(directory, text):
+                    spec = pathspec.GitIgnoreSpec.from_lines(text.splitlines())
             except (OSError, UnicodeDecodeError):
                 pass
             self._gitignores[directory] = spec
         return self._gitignores[directory]
+
+
+def _stray_cache_mark(directory: str, text: str) -> bool:
+    """Is this a `.gitignore` declint wrote as its cache directory's mark, in a directory that is
+    not a cache (an earlier version wrote it wherever `cache-dir` said, the project root
+    included)? Its "*" would hide every file below it: the walk does not honour it, and says so."""
+    if not is_declint_gitignore(text) or not foreign_entries(directory):
+        return False
+    warn(
+        f"{os.path.join(directory, '.gitignore')} was written by declint to mark a cache directory, but "
+        f'{directory} holds other files; declint does not honour its "*" (git still does): delete it, and '
+        f"the {TAG} next to it"
+    )
+    return True
 
 
 NOT_UTF8 = "file name is not valid UTF-8 (Python cannot import it); not checked"
@@ -204,7 +224,7 @@ def discover(paths: Iterable[Path], config: Config, virtual: Collection[str] = (
         if not absolute.exists() and not absolute.is_symlink() and str(absolute) not in virtual:
             raise UsageError(f"path does not exist: {given}")
         found: list[SourcePath | SkippedPath] = []
-        _walk(absolute, flt, found, explicit=True)
+        _walk(absolute if str(absolute) in virtual else _typed(absolute, flt), flt, found, explicit=True)
         for item in found:
             if isinstance(item, SourcePath) and is_utf8(item.rel):
                 files[item.rel] = item
@@ -225,6 +245,23 @@ def is_utf8(name: str) -> bool:
 def printable(name: str) -> str:
     """`name` with the bytes that are not UTF-8 escaped as Python prints them (`\\xff`)."""
     return name if is_utf8(name) else os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
+def _typed(path: Path, flt: _Filter) -> Path:
+    """What to walk for a path given on the command line, which may be reached through symlinks
+    (a CI workspace, a checkout linked into place): through a symlinked parent, the same path
+    inside the root, so its rels are root-relative and the root's excludes and .gitignore files
+    apply; a symlink to a directory, its target, as if the target had been given (the walk never
+    follows a symlinked directory it finds, and the typed one was silently skipped: "0 files
+    checked"). A symlinked file stays a link: `_symlink` decides about it as the walk does."""
+    if not _inside(path, flt.root):
+        through = Path(os.path.realpath(path.parent), path.name)
+        path = through if _inside(through, flt.root) else path
+    return Path(os.path.realpath(path)) if path.is_symlink() and path.is_dir() else path
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
 
 
 def _walk(path: Path, flt: _Filter, found: list[SourcePath | SkippedPath], *, explicit: bool) -> None:

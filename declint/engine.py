@@ -423,7 +423,7 @@ class _Run:
     def _open_cache(self) -> Cache | None:
         if not self.engine.uses_cache:
             return None
-        store = Cache.open(self.config.root, str(self.config.get("cache-dir")))
+        store = Cache.for_config(self.config)
         if store is not None and not self.overrides:  # a run over overridden texts writes no cache
             store.ensure()  # before the walk: creating it later would move the root's mtime
         return store

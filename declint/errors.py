@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 
 class DeclintError(Exception):
     """Base of every expected failure; `context` names the file/key/rule involved."""
@@ -34,3 +36,14 @@ class OutputError(DeclintError):
 
 class SourceError(DeclintError):
     """A file cannot be read, decoded or parsed; becomes a DL000 finding, never exit 2."""
+
+
+_WARNED: set[str] = set()
+
+
+def warn(message: str) -> None:
+    """Print `declint: warning: message` on stderr, once per process: a problem that does not stop
+    the run (and changes no finding) but that the user must not miss."""
+    if message not in _WARNED:
+        _WARNED.add(message)
+        print(f"declint: warning: {message}", file=sys.stderr, flush=True)

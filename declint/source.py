@@ -69,6 +69,25 @@ def read_bytes(path: str, rel: str, max_size: int = 0) -> tuple[bytes, os.stat_r
         os.close(fd)
 
 
+def read_input_text(path: str, rel: str, max_size: int = 0) -> str:
+    """A project rule's input that is not Python (the docs table, a serving schema), as UTF-8
+    text, read as a source file is (`read_bytes`): a FIFO, a device or a file over `max_size`
+    is refused unread, not waited on or read without end. Any failure is a SourceError whose
+    message says why, without read_bytes' "cannot read file: " (the rule names what it reads)."""
+    try:
+        data, _ = read_bytes(path, rel, max_size)
+    except SourceError as error:
+        raise SourceError(error.message.removeprefix("cannot read file: "), path=rel) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise SourceError(
+            f"cannot decode as utf-8: invalid byte 0x{data[error.start]:02x} at offset {error.start}",
+            path=rel,
+            line=data.count(b"\n", 0, error.start) + 1,
+        ) from None
+
+
 # O_NONBLOCK: a FIFO named like a module opens at once (and is refused below) instead of blocking
 # its reader until a writer appears; it changes nothing for a regular file.
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import faulthandler
 import gc
+import math
 import mmap
 import os
 import pickle
@@ -260,7 +261,10 @@ class ProcessPool(Generic[Item, Result]):
                 worker.slot[0] = -1.0
                 worker.batch = (next_id, indices)
                 next_id += 1
-                worker.conn.send([items[i] for i in indices])
+                try:
+                    worker.conn.send([items[i] for i in indices])
+                except (OSError, ValueError):  # EPIPE: the worker died since its last batch (the OOM killer)
+                    self._died(worker, results, queue, unattributed)
             if each is not None:  # after handing out the next batches: this overlaps their work
                 handed = _hand_over(results, handed, each)
             self._wait(results, queue, unattributed)
@@ -393,6 +397,9 @@ class ProcessPool(Generic[Item, Result]):
     ) -> None:
         assert worker.batch is not None
         worker.process.join(timeout=5.0)
+        if worker.process.is_alive():  # its pipe broke but it lingers: it must not outlive the pool
+            worker.process.kill()
+            worker.process.join()
         position = int(worker.slot[0])
         indices = worker.batch[1]
         self.stats.crashes += 1
@@ -447,7 +454,18 @@ def _readable(fds: list[int], timeout: float | None) -> list[int]:
     poller = select.poll()
     for fd in fds:
         poller.register(fd, select.POLLIN)
-    return [fd for fd, _ in poller.poll(None if timeout is None else max(0, int(timeout * 1000) + 1))]
+    return [fd for fd, _ in poller.poll(_poll_ms(timeout))]
+
+
+_POLL_MAX_MS = 2**31 - 1  # poll()'s timeout is a C int of milliseconds (about 24.8 days)
+
+
+def _poll_ms(timeout: float | None) -> int | None:
+    """`timeout` seconds as poll()'s milliseconds; None (no limit) for None or infinity, and at
+    most what poll() takes: a longer limit (a library caller's Limits) wakes up once on the way."""
+    if timeout is None or math.isinf(timeout):
+        return None
+    return min(max(0, int(timeout * 1000) + 1), _POLL_MAX_MS)
 
 
 def _death_reason(exitcode: int | None) -> str:
@@ -486,10 +504,10 @@ def _worker_main(
     if limits.memory_mib > 0:
         # A runaway parse then fails (MemoryError, or an abort in native code) instead of
         # taking the machine's memory; either way it costs this one file.
-        with contextlib.suppress(ImportError, ValueError, OSError):
+        with contextlib.suppress(ImportError, ValueError, OSError, OverflowError):
             import resource
 
-            wanted = (limits.memory_mib + limits.stack_mib) * _MIB
+            wanted = _mapped_bytes() + (limits.memory_mib + limits.stack_mib) * _MIB
             _, hard = resource.getrlimit(resource.RLIMIT_AS)
             resource.setrlimit(
                 resource.RLIMIT_AS, (wanted if hard == resource.RLIM_INFINITY else min(wanted, hard), hard)
@@ -506,6 +524,18 @@ def _worker_main(
             os._exit(1)
     sys.stdout.flush()
     os._exit(0)  # no atexit handlers or finalizers of the parent's copied state
+
+
+def _mapped_bytes() -> int:
+    """The address space this process already maps (Linux; 0 elsewhere). A worker is a fork of the
+    main process and starts with all of it (the interpreter, libcst, the index, a test runner's
+    modules): the limit is `worker-memory-mib` on top of that, or a large project (or a large
+    parent) would leave its workers nothing to parse with."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[0]) * mmap.PAGESIZE
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def guarded_call(handler: Handler, state: object, item: object) -> tuple[bool, object]:

@@ -7,8 +7,10 @@ from typing import ClassVar
 
 from declint.config import Config
 from declint.discovery import display_path
+from declint.errors import SourceError
 from declint.index import ProjectIndex
 from declint.rule import Invalid, ProjectRule, Valid
+from declint.source import read_input_text
 from declint.table import HEADER, compare, parse_docs_table, support_matrix
 from declint.types import Finding, Position, Span
 
@@ -35,13 +37,15 @@ class DocsDrift(ProjectRule):
     renders the declared matrix; this rule compares it with the Markdown table in `docs-table`
     (the first table whose header is `| model | encoder | backends | reason | default |`) and
     reports each missing, extra or different row at its docs line (missing rows at the header).
-    Fix by pasting the output of `declint table` into the page.
+    Fix by pasting the output of `declint table` into the page. A table file that cannot be read
+    (missing, not a regular file, larger than `max-file-size`, not UTF-8) is one finding at its
+    first line (at the bad byte's when not UTF-8).
     """
 
     CODE = "DL107"
     NAME = "docs-drift"
     SUMMARY = "the documentation's support table disagrees with the declarations"
-    OPTIONS = ("docs-table", "default-backend")
+    OPTIONS = ("docs-table", "default-backend", "max-file-size")
 
     VALID: ClassVar = (
         Valid(
@@ -71,10 +75,10 @@ class DocsDrift(ProjectRule):
 
 def docs_drift(index: ProjectIndex, config: Config, path: Path) -> list[Finding]:
     rel = display_path(path, config.root)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        return [_finding(rel, 1, f"cannot read the docs table: {error}")]
+    try:  # a FIFO, a device, too large, not UTF-8: refused as a source file is
+        text = read_input_text(str(path), rel, int(config.get("max-file-size")))
+    except SourceError as error:
+        return [_finding(rel, error.line or 1, f"cannot read the docs table: {error.message}")]
     table = parse_docs_table(text)
     if table is None:
         header = "| " + " | ".join(HEADER) + " |"

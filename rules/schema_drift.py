@@ -11,8 +11,10 @@ from typing import Any, ClassVar
 
 from declint.config import Config
 from declint.discovery import BUILTIN_EXCLUDES, display_path, glob_match, json_files_under
+from declint.errors import SourceError
 from declint.index import ProjectIndex
 from declint.rule import Invalid, ProjectRule, Valid, name_matches_any
+from declint.source import read_input_text
 from declint.types import Finding, Position, Span
 
 _PRUNED = frozenset(entry.rstrip("/") for entry in BUILTIN_EXCLUDES)
@@ -51,13 +53,15 @@ class SchemaDrift(ProjectRule):
     case-insensitively; each missing or extra value is reported with the file and JSON pointer,
     and so is an enum that lists only one spelling of a name while listing both for others. In a
     pattern, the words of the alternation are the names: regex syntax such as `\\s*`, `\\b`,
-    `(?i:...)` or a group's name is not.
+    `(?i:...)` or a group's name is not. A schema that cannot be read (not a regular file, larger
+    than `max-file-size`, not UTF-8, not JSON, or nested too deep) is one finding, at its first
+    line (at the bad byte's when not UTF-8), and the run goes on.
     """
 
     CODE = "DL108"
     NAME = "schema-drift"
     SUMMARY = "the serving JSON schemas' allowed backend values disagree with the Literal"
-    OPTIONS = ("serving-schemas", "backend-context-names")
+    OPTIONS = ("serving-schemas", "backend-context-names", "max-file-size")
 
     VALID: ClassVar = (
         Valid(
@@ -124,10 +128,18 @@ def _schema_files(config: Config) -> list[Path]:
 def schema_drift(path: Path, config: Config, members: frozenset[str], literal: str) -> list[Finding]:
     rel = display_path(path, config.root)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_input_text(str(path), rel, int(config.get("max-file-size")))
         document = json.loads(text)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        return _drift(rel, text, document, config, members, literal)
+    except SourceError as error:  # a FIFO, a device, too large, not UTF-8: read as a source file is
+        return [_finding(rel, error.line or 1, f"cannot read the schema: {error.message}")]
+    except json.JSONDecodeError as error:
         return [_finding(rel, 1, f"cannot read the schema: {error}")]
+    except RecursionError:  # json.loads past ~1000 levels (the walk of what it parsed stays below)
+        return [_finding(rel, 1, "cannot read the schema: nesting too deep to read")]
+
+
+def _drift(rel: str, text: str, document: Any, config: Config, members: frozenset[str], literal: str) -> list[Finding]:
     findings = []
     for constraint in _constraints(document, "", config.str_list("backend-context-names")):
         line = _pointer_line(text, constraint.pointer)

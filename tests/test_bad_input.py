@@ -362,3 +362,147 @@ def test_the_analysed_codes_syntax_warnings_stay_quiet(make_tree: MakeTree) -> N
         result = Engine(config, ALL_RULES, Selection(("DL",), ())).run([root / MODELS])
     assert [f.code for f in result.findings if f.path.endswith("modeling_good.py")] == ["DL103"]
     assert [str(w.message) for w in caught if w.filename.endswith("modeling_warns.py")] == []
+
+
+# ---- inputs of the project rules: the docs table (DL107) and the serving schemas (DL108) ---------
+
+SCHEMA = "docs/trtllm-serve-config.schema.json"
+# The Literal's three members, so a schema that is read gives no DL108.
+GOOD_SCHEMA = '{\n  "properties": {\n    "attn_backend": {"enum": ["VANILLA", "TRTLLM", "FLASHINFER"]}\n  }\n}\n'
+NOT_REGULAR = "not a regular file (a FIFO, socket or device); not read"
+
+
+def _check_bounded(root: Path) -> tuple[int, list[str]]:
+    """`declint check ROOT` in a subprocess that cannot wait or read without end: reading a FIFO
+    blocked forever, /dev/zero read until memory ran out (the test would hang or eat the machine)."""
+    import resource
+    import subprocess
+    import sys
+
+    def limit_memory() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, resource.RLIM_INFINITY))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "declint", "check", "--no-cache", str(root)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=limit_memory,
+        check=False,
+    )
+    return done.returncode, [line for line in done.stdout.splitlines() if ": DL" in line]
+
+
+def test_a_serving_schema_that_is_a_fifo_or_a_device_is_one_finding_not_a_hang(make_tree: MakeTree) -> None:
+    root = make_tree({GOOD: GOOD_SOURCE, SCHEMA: GOOD_SCHEMA})
+    (root / "build").mkdir()  # any directory: the schema walk is not the checked files'
+    os.mkfifo(root / "build" / "trtllm-serve-config.schema.json")
+    os.symlink("/dev/zero", root / "docs" / "trtllm-serve-disagg-config.schema.json")
+    code, lines = _check_bounded(root)
+    assert (code, lines[0]) == (
+        1,
+        f"build/trtllm-serve-config.schema.json:1:1: DL108 cannot read the schema: {NOT_REGULAR}",
+    )
+    assert lines[1] == f"docs/trtllm-serve-disagg-config.schema.json:1:1: DL108 cannot read the schema: {NOT_REGULAR}"
+    assert lines[2].startswith(GOOD_LINE) and len(lines) == 3  # the readable schema matches the Literal
+
+
+def test_a_docs_table_that_is_a_fifo_is_one_finding_not_a_hang(make_tree: MakeTree) -> None:
+    from declint.testing import PRELUDE
+
+    root = make_tree({GOOD: GOOD_SOURCE, "pyproject.toml": PRELUDE["pyproject.toml"] + 'docs-table = "docs/t.md"\n'})
+    (root / "docs").mkdir()
+    os.mkfifo(root / "docs" / "t.md")
+    code, lines = _check_bounded(root)
+    assert (code, lines[0]) == (1, f"docs/t.md:1:1: DL107 cannot read the docs table: {NOT_REGULAR}")
+    assert lines[1].startswith(GOOD_LINE) and len(lines) == 2
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "1:1: DL108 cannot read the schema: nesting too deep to read"),
+        (  # objects, as a schema nests them
+            b'{"properties": {"a": ' * 600 + b"{}" + b"}}" * 600,
+            "1:1: DL108 cannot read the schema: nesting too deep to read",
+        ),
+        (
+            GOOD_SCHEMA.encode() + b" " * 4000,
+            "1:1: DL108 cannot read the schema: file too large to check (4,092 bytes; max-file-size is 4,000)",
+        ),
+        (
+            b'{\n  "x": "caf\xe9"\n}\n',
+            "2:1: DL108 cannot read the schema: cannot decode as utf-8: invalid byte 0xe9 at offset 13",
+        ),
+        (b'{\n  "x": \n}\n', "1:1: DL108 cannot read the schema: Expecting value: line 3 column 1 (char 10)"),
+    ],
+    ids=["deep-arrays", "deep-objects", "too-large", "not-utf8", "not-json"],
+)
+def test_an_unreadable_serving_schema_is_one_finding_and_the_run_goes_on(
+    make_tree: MakeTree, data: bytes, message: str
+) -> None:
+    from declint.testing import PRELUDE
+
+    pyproject = PRELUDE["pyproject.toml"] + ("max-file-size = 4000\n" if "too large" in message else "")
+    root = make_tree({GOOD: GOOD_SOURCE, "pyproject.toml": pyproject})
+    (root / "docs").mkdir()
+    (root / SCHEMA).write_bytes(data)
+    result = CliRunner().invoke(cli, ["check", "--no-cache", str(root)])
+    lines = [line for line in result.output.splitlines() if ": DL" in line]
+    assert (result.exit_code, lines[0]) == (1, f"{SCHEMA}:{message}")
+    assert lines[1].startswith(GOOD_LINE) and len(lines) == 2
+
+
+def test_a_schema_symlinked_to_a_file_and_a_docs_table_read_as_before(make_tree: MakeTree) -> None:
+    """Near miss: the same reader still reads a regular file through a symlink, and reports drift."""
+    from declint.testing import PRELUDE
+
+    pyproject = PRELUDE["pyproject.toml"] + 'docs-table = "docs/t.md"\n'
+    drifted = GOOD_SCHEMA.replace(', "FLASHINFER"', "")
+    root = make_tree({GOOD: GOOD_SOURCE, "pyproject.toml": pyproject, "schemas/real.json": drifted})
+    (root / "docs").mkdir()
+    os.symlink(root / "schemas" / "real.json", root / SCHEMA)
+    (root / "docs" / "t.md").write_bytes(b"# Encoders\n\nno table \xff here\n")
+    code, lines = run(root, ".")
+    assert code == 1
+    assert lines[:2] == [
+        "docs/t.md:3:1: DL107 cannot read the docs table: cannot decode as utf-8: invalid byte 0xff at offset 21",
+        f"{SCHEMA}:3:1: DL108 /properties/attn_backend/enum: "
+        '"FLASHINFER" is a member of EncoderAttentionBackend but the schema rejects it',
+    ]
+    (root / "docs" / "t.md").unlink()
+    assert run(root, ".")[1][0] == "docs/t.md:1:1: DL107 cannot read the docs table: No such file or directory"
+
+
+# ---- paths given on the command line through symlinks ---------------------------------------------
+
+
+def _lines_of(*paths: Path) -> tuple[int, list[str]]:
+    result = CliRunner().invoke(cli, ["check", "--no-cache", *map(str, paths)])
+    return result.exit_code, [line for line in result.output.splitlines() if ": DL" in line or "checked" in line]
+
+
+def test_a_symlinked_directory_given_on_the_command_line_is_checked(make_tree: MakeTree) -> None:
+    """The walk never follows a symlinked directory it finds; one the user typed was skipped
+    too, silently: "All clear: 0 files checked.", exit 0."""
+    root = make_tree({GOOD: GOOD_SOURCE})
+    (root / "models_link").symlink_to(root / MODELS, target_is_directory=True)
+    expected = _lines_of(root / MODELS)
+    assert expected[0] == 1 and expected[1][0].startswith(GOOD_LINE)
+    assert _lines_of(root / "models_link") == expected
+    outside = root.parent / f"{root.name}-link"  # the whole project reached through a link (a CI workspace)
+    outside.symlink_to(root, target_is_directory=True)
+    try:
+        assert _lines_of(outside) == _lines_of(root)
+        assert _lines_of(outside / MODELS) == expected  # through a symlinked parent: root-relative paths
+    finally:
+        outside.unlink()
+
+
+def test_a_symlinked_directory_found_by_the_walk_is_still_not_followed(make_tree: MakeTree) -> None:
+    root = make_tree({GOOD: GOOD_SOURCE})
+    (root / "models_link").symlink_to(root / MODELS, target_is_directory=True)
+    code, lines = _lines_of(root)
+    assert code == 1
+    assert len([line for line in lines if line.startswith(GOOD_LINE)]) == 1
+    assert not any(line.startswith("models_link/") for line in lines)  # checked once, at its real path

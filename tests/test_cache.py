@@ -641,3 +641,109 @@ def test_cache_files_of_another_format_are_removed_by_a_full_write(demo: Path) -
     assert not old.exists()
     assert sorted(p.name for p in kept.iterdir()) == ["notes.txt"]
     assert sorted(p.suffix for p in (directory / f"v{FORMAT}").iterdir()) == [".pickle", ".snapshot"]
+
+
+# ---- cache-dir: declint's marks never land in a directory of sources ------------------------------
+
+
+def _check_cli(root: Path, *extra: str) -> tuple[int, str, str]:
+    from click.testing import CliRunner
+
+    from declint.cli import cli
+
+    result = CliRunner().invoke(cli, ["check", *extra, str(root)])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _with_cache_dir(root: Path, value: str) -> Path:
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text(encoding="utf-8") + f'cache-dir = "{value}"\n', encoding="utf-8")
+    return pyproject
+
+
+_NEEDS = (
+    "it must name a directory of declint's own (default: .declint_cache), because declint marks its cache "
+    'directory with a .gitignore of "*" and a CACHEDIR.TAG, which would hide every file below it'
+)
+
+
+@pytest.mark.parametrize(
+    ("value", "what"),
+    [
+        (".", 'names the project root (".")'),
+        ("", 'names the project root ("")'),
+        ("tensorrt_llm/..", 'names the project root ("tensorrt_llm/..")'),
+        ("..", 'names a directory above the project root ("..")'),
+        ("tensorrt_llm", 'names the indexed root "tensorrt_llm" or a directory above it'),
+    ],
+)
+def test_a_cache_dir_that_would_hide_the_project_is_a_configuration_error(demo: Path, value: str, what: str) -> None:
+    pyproject = _with_cache_dir(demo, value)
+    before = sorted(p.name for p in demo.iterdir())
+    code, out, err = _check_cli(demo, "--select", "DL101")
+    assert (code, out) == (2, "")
+    assert err == f'declint: error: {pyproject}:4: "cache-dir" {what}; {_NEEDS}\n'
+    assert sorted(p.name for p in demo.iterdir()) == before  # no .gitignore, CACHEDIR.TAG or v2/ written
+    assert not (demo / "tensorrt_llm" / ".gitignore").exists()
+    assert not (demo.parent / "CACHEDIR.TAG").exists()
+
+
+def test_a_cache_dir_holding_other_files_is_a_configuration_error(demo: Path) -> None:
+    pyproject = _with_cache_dir(demo, "docs")
+    code, out, err = _check_cli(demo)
+    assert (code, out) == (2, "")
+    assert err == (
+        f'declint: error: {pyproject}:4: "cache-dir" names "docs", which holds files that are not declint\'s '
+        '("encoder_attention_backends.md"); declint marks its cache directory with a .gitignore of "*" and a '
+        "CACHEDIR.TAG, which would hide them: name a new directory\n"
+    )
+    assert sorted(p.name for p in (demo / "docs").iterdir()) == ["encoder_attention_backends.md"]
+    (demo / "pyproject.toml").write_text(pyproject.read_text(encoding="utf-8").replace('"docs"', '"README.md"'))
+    assert _check_cli(demo)[::2] == (
+        2,
+        f'declint: error: {pyproject}:4: "cache-dir" names "README.md", which exists and is not a directory\n',
+    )
+
+
+def test_a_new_or_empty_cache_dir_below_the_root_is_used(demo: Path) -> None:
+    expected = _check_cli(demo, "--no-cache")
+    assert expected[0] == 1 and expected[1].endswith("Found 24 findings in 37 files.\n")
+    (demo / "build" / "empty").mkdir(parents=True)
+    for value in ("build/declint", "build/empty", ".cache/declint"):
+        pyproject = _with_cache_dir(demo, value)
+        assert _check_cli(demo) == expected  # cold, then warm from the same directory
+        assert _check_cli(demo) == expected
+        directory = demo / value
+        assert (directory / ".gitignore").read_text(encoding="utf-8") == "# created by declint\n*\n"
+        assert sorted(p.name for p in directory.iterdir()) == [".gitignore", "CACHEDIR.TAG", f"v{FORMAT}"]
+        pyproject.write_text(pyproject.read_text(encoding="utf-8").replace(f'cache-dir = "{value}"\n', ""))
+    assert not (demo / "build" / ".gitignore").exists()  # marks only in the cache directory itself
+
+
+def test_a_cache_dir_outside_the_root_says_the_cache_is_off(demo: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere-cache"
+    _with_cache_dir(demo, str(outside))
+    code, out, err = _check_cli(demo)
+    assert (code, out.splitlines()[-1]) == (1, "Found 24 findings in 37 files.")
+    assert err == (
+        f'declint: warning: cache-dir "{outside}" is outside the project root {demo} or goes through a symlink; '
+        "declint writes its cache only into a directory below the root: the cache is off\n"
+    )
+    assert not outside.exists()
+
+
+def test_a_stray_gitignore_declint_wrote_into_the_root_does_not_hide_the_project(demo: Path) -> None:
+    """An earlier version wrote its marks wherever cache-dir said, the root included."""
+    expected = _check_cli(demo, "--no-cache")
+    (demo / ".gitignore").write_text("# created by declint\n*\n", encoding="utf-8")
+    (demo / "CACHEDIR.TAG").write_text("Signature: 8a477f597d28d172789f06886806bc55\n", encoding="utf-8")
+    code, out, err = _check_cli(demo, "--no-cache")
+    assert (code, out) == expected[:2]
+    assert err == (
+        f"declint: warning: {demo / '.gitignore'} was written by declint to mark a cache directory, but {demo} "
+        'holds other files; declint does not honour its "*" (git still does): delete it, and the CACHEDIR.TAG '
+        "next to it\n"
+    )
+    # The same "*" written by the user is the user's: it is honoured.
+    (demo / ".gitignore").write_text("*\n", encoding="utf-8")
+    assert _check_cli(demo, "--no-cache", "--select", "DL101") == (0, "All clear: 0 files checked.\n", "")

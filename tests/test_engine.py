@@ -146,6 +146,55 @@ def test_bad_config_values_exit_2(make_tree: MakeTree) -> None:
     assert code == 2 and "invalid TOML" in output and ":1:" in output
 
 
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("file-timeout = inf", '"file-timeout" must be a number from 0 to 86400, got inf'),
+        ("file-timeout = 1e7", '"file-timeout" must be a number from 0 to 86400, got 10000000.0'),
+        ("worker-memory-mib = 64", '"worker-memory-mib" must be 0 (no limit) or an int from 256 to 1048576, got 64'),
+        ("worker-stack-mib = 100000000", '"worker-stack-mib" must be an int from 8 to 4096, got 100000000'),
+        ("worker-stack-mib = 0", '"worker-stack-mib" must be an int from 8 to 4096, got 0'),
+    ],
+)
+def test_resource_options_out_of_range_are_configuration_errors(
+    make_tree: MakeTree, setting: str, message: str
+) -> None:
+    """They crashed the run (OverflowError: a poll() timeout of inf or past a C int) or made
+    every file a DL000 that blamed the file (a worker too small to parse, or unable to start)."""
+    root = make_tree({"pyproject.toml": f'[tool.declint]\nroots = ["tensorrt_llm"]\n{setting}\n'})
+    assert check(str(root)) == (2, f"declint: error: {root / 'pyproject.toml'}:3: {message}\n")
+
+
+def test_resource_options_at_their_limits_are_accepted(make_tree: MakeTree) -> None:
+    root = make_tree({MODEL + "modeling_good.py": CONFIG_CHECK})
+    expected = check("--no-cache", str(root))
+    assert expected[0] == 1
+    for settings in (
+        "file-timeout = 86400\nworker-memory-mib = 0\nworker-stack-mib = 8\n",
+        "file-timeout = 0\nworker-memory-mib = 256\nworker-stack-mib = 4096\n",
+        "file-timeout = 0.5\nworker-memory-mib = 1048576\n",
+    ):
+        (root / "pyproject.toml").write_text(f'[tool.declint]\nroots = ["tensorrt_llm"]\n{settings}')
+        assert check("--no-cache", "--jobs", "2", str(root)) == expected
+
+
+def test_the_pool_waits_without_limit_on_an_infinite_or_huge_timeout() -> None:
+    """Limits made in code are not validated: poll() is given no limit for infinity and at most
+    its C int of milliseconds (both raised OverflowError)."""
+    import math
+
+    from declint.workers import Limits, ProcessPool, _poll_ms
+
+    assert (_poll_ms(math.inf), _poll_ms(1e7), _poll_ms(0.0015), _poll_ms(None)) == (None, 2**31 - 1, 2, None)
+    for timeout in (math.inf, 1e7):
+        with ProcessPool(_double, None, 2, Limits(timeout=timeout)) as pool:
+            assert pool.map([1, 2, 3]) == [2, 4, 6]
+
+
+def _double(state: object, item: int) -> int:
+    return 2 * item
+
+
 def test_select_and_ignore_on_the_command_line(make_tree: MakeTree) -> None:
     root = make_tree({MODEL + "modeling_good.py": CONFIG_CHECK})
     assert check("--select", "DL101", str(root))[0] == 0

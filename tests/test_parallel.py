@@ -245,3 +245,49 @@ def test_a_killed_worker_costs_its_item_and_is_replaced() -> None:
         assert [r for i, r in enumerate(results) if i != 7] == [i for i in range(20) if i != 7]
         assert pool.stats.crashes == 1
         assert pool.stats.workers_started == 2  # the one worker, then its replacement
+
+
+def _identity(state: object, item: int) -> int:
+    return item
+
+
+def test_a_worker_killed_while_idle_is_replaced_when_the_next_batch_is_sent() -> None:
+    """The OOM killer may take a worker between two batches: writing the next batch to its pipe
+    then fails (EPIPE), which is that worker's death, never the run's (was a BrokenPipeError)."""
+    import select
+    import signal
+
+    with ProcessPool(_identity, None, 1, Limits(timeout=30)) as pool:
+        assert pool.map([1, 2]) == [1, 2]
+        (worker,) = pool._workers
+        os.kill(worker.process.pid, signal.SIGKILL)
+        assert select.select([worker.process.sentinel], [], [], 10)[0]  # dead: its pipe has no reader
+        assert pool.map(list(range(10)), batch=5) == list(range(10))  # both batches retried on a new worker
+        assert pool.stats.crashes == 1
+        assert pool.stats.workers_started == 2
+
+
+def test_workers_that_die_at_start_fail_every_item_as_a_crash() -> None:
+    """A worker that cannot start its thread (an impossible stack size) exits at once; whether the
+    pool sees the exit first or a failed write to its pipe, each batch is retried once, then
+    every item is a crash Failure: the map returns."""
+    for _ in range(10):
+        with ProcessPool(_identity, None, 2, Limits(timeout=30, stack_mib=100_000_000)) as pool:
+            assert pool.map(list(range(6)), batch=2) == [Failure("worker process exited with status 1", "crash")] * 6
+
+
+def _allocate_mib(state: object, mib: int) -> int:
+    return len(bytearray(mib * 2**20)) // 2**20
+
+
+def test_the_memory_limit_comes_on_top_of_what_a_worker_starts_with() -> None:
+    """A worker is a fork of the main process: with the limit taken as its whole address space, a
+    large main process (a big project's index, a test runner) left every parse out of memory."""
+    import mmap
+
+    large = mmap.mmap(-1, 4 << 30)  # 4 GiB mapped (never touched) in the main process, and so in each worker
+    try:
+        with ProcessPool(_allocate_mib, None, 1, Limits(timeout=60, stack_mib=8, memory_mib=256)) as pool:
+            assert pool.map([100, 2048, 100]) == [100, Failure("out of memory", "error"), 100]
+    finally:
+        large.close()

@@ -170,7 +170,7 @@ def _apply_diff(
 
 def _previews(engine: Engine, findings: list[Finding], sources: SourceCache) -> dict[Finding, FixPreview]:
     """Fix previews, reusing those of earlier runs when the cache is on."""
-    store = Cache.open(engine.config.root, str(engine.config.get("cache-dir"))) if engine.uses_cache else None
+    store = Cache.for_config(engine.config) if engine.uses_cache else None
     memo = PreviewMemo(store.load_previews() if store is not None else None)
     memo.seed(engine.previews)
     fixable = previews(findings, sources, memo)
