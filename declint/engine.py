@@ -907,9 +907,19 @@ class _Run:
         return outcome
 
 
+# The likely cause, by how a worker died: a native parser overflowing its stack faults; a worker
+# the kernel's out-of-memory killer (or a person) stops gets SIGKILL, which says nothing of the file.
+_CRASH_HINTS = {
+    "SIGSEGV": " (nesting too deep for the parser?)",
+    "SIGBUS": " (nesting too deep for the parser?)",
+    "SIGKILL": " (killed from outside the worker: out of memory?)",
+}
+
+
 def _failure_message(failure: Failure) -> str:
     if failure.kind == "crash":
-        return f"{failure.reason} while checking this file (nesting too deep for the parser?)"
+        hint = _CRASH_HINTS.get(failure.reason.rpartition(" ")[2], "")
+        return f"{failure.reason} while checking this file{hint}"
     return failure.reason
 
 

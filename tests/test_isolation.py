@@ -17,9 +17,10 @@ from click.testing import CliRunner
 
 from declint.cli import cli
 from declint.config import find_config_file, load_config
-from declint.engine import CRASH_HOOK_ENV, HANG_HOOK_ENV, Engine, Selection
+from declint.engine import CRASH_HOOK_ENV, HANG_HOOK_ENV, Engine, Selection, _failure_message
 from declint.rules import ALL_RULES, RULES_BY_CODE
 from declint.testing import PRELUDE, write_tree
+from declint.workers import Failure
 
 MODELS = "tensorrt_llm/_torch/models/"
 COUNT = 100
@@ -60,6 +61,33 @@ def test_a_segfaulting_file_among_99_costs_one_dl000(tmp_path: Path, monkeypatch
     assert [line for line in lines if not line.startswith(crashed)] == [
         line for line in clean if not line.startswith(crashed)
     ]
+
+
+@pytest.mark.parametrize(
+    ("reason", "message"),
+    [
+        (
+            "worker process killed by SIGSEGV",
+            "worker process killed by SIGSEGV while checking this file (nesting too deep for the parser?)",
+        ),
+        (
+            "worker process killed by SIGBUS",
+            "worker process killed by SIGBUS while checking this file (nesting too deep for the parser?)",
+        ),
+        (
+            "worker process killed by SIGKILL",
+            "worker process killed by SIGKILL while checking this file "
+            "(killed from outside the worker: out of memory?)",
+        ),
+        ("worker process killed by SIGTERM", "worker process killed by SIGTERM while checking this file"),
+        ("worker process exited with status 3", "worker process exited with status 3 while checking this file"),
+    ],
+)
+def test_a_crash_message_guesses_the_cause_only_from_how_the_worker_died(reason: str, message: str) -> None:
+    """A parser's stack overflow faults; SIGKILL comes from outside (the OOM killer) and said
+    "nesting too deep" too, sending the user to a file that had nothing wrong."""
+    assert _failure_message(Failure(reason, "crash")) == message
+    assert _failure_message(Failure("timed out after 5 s", "timeout")) == "timed out after 5 s"
 
 
 def test_every_crash_costs_only_its_file_and_the_pool_is_rebuilt(
