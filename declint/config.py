@@ -375,8 +375,9 @@ def _read(path: Path) -> str:
 
 
 def _table_line(text: str) -> int | None:
-    match = re.search(r"^\s*\[+\s*tool\.declint\b", text, re.MULTILINE)
-    return text.count("\n", 0, match.start()) + 1 if match else None
+    data = text.encode("utf-8")
+    match = _TABLE_HEADER.search(data)
+    return data.count(b"\n", 0, match.start()) + 1 if match else None
 
 
 def _toml_error_line(error: tomllib.TOMLDecodeError) -> int | None:

@@ -14,6 +14,7 @@ import warnings
 from dataclasses import dataclass
 
 from declint.members import MetadataRead, metadata_reads, method_names, model_default_backend, provided_members
+from declint.names import absolute_module
 from declint.source import split_lines
 
 TYPING_LITERALS = frozenset({"typing.Literal", "typing_extensions.Literal"})
@@ -180,7 +181,7 @@ class _Extractor:
                         head = alias.name.partition(".")[0]
                         imports[head] = head
             elif isinstance(node, ast.ImportFrom):
-                base = self._absolute(node.module, node.level)
+                base = absolute_module(self.package, node.module, node.level)
                 for alias in node.names:
                     if alias.name != "*":
                         imports[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
@@ -189,13 +190,6 @@ class _Extractor:
                 self.names[node.name] = f"{self.module}.{node.name}"
         self.names = {**imports, **self.names}
         return imports
-
-    def _absolute(self, module: str | None, level: int) -> str:
-        if level == 0:
-            return module or ""
-        parts = self.package.split(".") if self.package else []
-        parts = parts[: len(parts) - (level - 1)] if level > 1 else parts
-        return ".".join([*parts, *([module] if module else [])])
 
     def resolve(self, node: ast.expr) -> str | None:
         """Dotted name of a Name/Attribute chain, through this module's imports and defs."""

@@ -127,14 +127,20 @@ class NameResolver:
 
     # ---- relative imports -------------------------------------------------------------------
     def absolute(self, module: str | None, level: int) -> str:
-        if level == 0:
-            return module or ""
-        if not self._known_module:
+        if level and not self._known_module:
             return "." * level + (module or "")
-        parts = self._package.split(".") if self._package else []
-        if level > 1:
-            parts = parts[: len(parts) - (level - 1)]
-        return ".".join([*parts, *([module] if module else [])])
+        return absolute_module(self._package, module, level)
+
+
+def absolute_module(package: str, module: str | None, level: int) -> str:
+    """The module `from <level dots><module> import ...` names, in `package` (the importing
+    module's package: the module itself for an `__init__.py`)."""
+    if level == 0:
+        return module or ""
+    parts = package.split(".") if package else []
+    if level > 1:
+        parts = parts[: len(parts) - (level - 1)]
+    return ".".join([*parts, *([module] if module else [])])
 
 
 class _Binder:

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 from declint.config import Config
 from declint.index import ProjectIndex
+from declint.names import absolute_module
 from declint.prefilter import strings_close_to
 from declint.rule import FileContext, Invalid, TreeRule, Valid, name_matches_any
 from declint.types import Finding
@@ -494,21 +495,12 @@ def _module_imports(tree: ast.Module, module: str, is_package: bool) -> dict[str
                 head = alias.name.partition(".")[0]
                 imports[alias.asname or head] = alias.name if alias.asname else head
         elif isinstance(node, ast.ImportFrom):
-            base = _absolute(package, node.module, node.level)
+            base = absolute_module(package, node.module, node.level)
             imports.update((a.asname or a.name, f"{base}.{a.name}" if base else a.name) for a in node.names)
         elif isinstance(node, ast.If | ast.Try | ast.TryStar | ast.With | ast.ExceptHandler):
             inner = [child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt | ast.ExceptHandler)]
             pending.extend(reversed(inner))
     return imports
-
-
-def _absolute(package: str, module: str | None, level: int) -> str:
-    """A relative import's module made absolute (as `facts` does for the index)."""
-    if level == 0:
-        return module or ""
-    parts = package.split(".") if package else []
-    parts = parts[: len(parts) - (level - 1)] if level > 1 else parts
-    return ".".join([*parts, *([module] if module else [])])
 
 
 def _inline_members(literal: ast.Subscript) -> list[str]:
