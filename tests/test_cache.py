@@ -307,6 +307,73 @@ def test_a_change_to_a_base_class_in_another_file_reaches_the_subclass(tmp_path:
     assert warm_engine.stats.files_checked_fresh == 1
 
 
+# A class between the model and its base, in a file no needle matches and outside `syntax-paths`
+# (else it would be parsed anyway): it is indexed for its bases.
+MIDDLE = """\
+from tensorrt_llm._torch.models.modeling_base import BaseVL
+
+
+class MiddleVL(BaseVL):
+    pass
+"""
+
+FIXED = """\
+from tensorrt_llm._torch.models.modeling_multimodal_mixin import MultimodalModelMixin
+from tensorrt_llm._torch.models.modeling_utils import register_input_processor
+
+
+@register_input_processor(object, model_type="f", placeholder_metadata=dict(placeholder_map={"image": "<i>"}))
+class FixedVL(MultimodalModelMixin):
+    encoder_attention_backends = {"vision": FixedEncoderAttention("a tower on SDPA")}
+"""
+
+
+def test_a_file_no_needle_matches_is_known_by_its_stat_until_it_is_indexed(tmp_path: Path) -> None:
+    child = CHILD.replace("_torch.models.modeling_base import BaseVL", "shared.middle import MiddleVL").replace(
+        "ChildVL(BaseVL)", "ChildVL(MiddleVL)"
+    )
+    files = {
+        MODELS + "modeling_base.py": BASE,
+        "tensorrt_llm/shared/__init__.py": "",
+        "tensorrt_llm/shared/middle.py": MIDDLE,
+        MODELS + "modeling_child.py": child,
+    }
+    write_tree(
+        tmp_path, {**PRELUDE, **files, MODELS + "modeling_fixed.py": FIXED, "tensorrt_llm/unrelated.py": "X = 1\n"}
+    )
+    settle(tmp_path)
+    first = engine(tmp_path)
+    assert [line.split(" directly, ")[0] for line in lines(first.run([tmp_path]))] == [
+        f"{MODELS}modeling_child.py:13:15: DL101 `ChildTower.forward` calls "
+        "torch.nn.functional.scaled_dot_product_attention"
+    ]
+    with _Run(first) as run:
+        entries = run.data.files
+    # The unrelated file is never hashed: its stat stands for its bytes. The middle file was
+    # indexed (ChildVL's declaration comes through it): it carries the digest of its bytes.
+    unrelated = os.stat(tmp_path / "tensorrt_llm/unrelated.py")
+    assert entries["tensorrt_llm/unrelated.py"].scan.digest == (
+        f"stat:{unrelated.st_size}:{unrelated.st_mtime_ns}:{unrelated.st_ctime_ns}:{unrelated.st_ino}"
+    )
+    middle = tmp_path / "tensorrt_llm/shared/middle.py"
+    assert entries["tensorrt_llm/shared/middle.py"].scan.digest == content_digest(middle.read_bytes())
+    # So an edit elsewhere re-checks that file alone: the middle file's check result still holds.
+    (tmp_path / "tensorrt_llm/unrelated.py").write_text("X = 2\n", encoding="utf-8")
+    settle(tmp_path)
+    second = engine(tmp_path)
+    assert lines(second.run([tmp_path])) == lines(first.run([tmp_path]))
+    assert (second.stats.files_read, second.stats.files_checked_fresh) == (1, 0)
+    # The middle class now derives from a model declared fixed: the child's finding goes.
+    middle.write_text(
+        MIDDLE.replace("modeling_base import BaseVL", "modeling_fixed import FixedVL").replace("(BaseVL)", "(FixedVL)"),
+        encoding="utf-8",
+    )
+    settle(tmp_path)
+    third = engine(tmp_path)
+    assert lines(third.run([tmp_path / MODELS / "modeling_child.py"])) == []
+    assert lines(engine(tmp_path, cache=False).run([tmp_path])) == lines(engine(tmp_path).run([tmp_path])) == []
+
+
 def test_a_configuration_change_is_a_cold_run(demo: Path) -> None:
     engine(demo).run([demo])
     edit(demo / "pyproject.toml", "[tool.declint]\n", '[tool.declint]\nextra-backend-names = ["OLD_BACKEND"]\n')
