@@ -625,3 +625,19 @@ def test_junit_is_well_formed_xml_whatever_the_file_names(make_tree: MakeTree, m
     assert [(case.attrib["classname"], case.attrib["file"]) for case in cases] == [(name, name) for name in suites]
     failure = cases[0].find("failure")
     assert failure is not None and failure.text == f"{suites[0]}:2:35: {DL103_TRTLLM}\nin is_trtllm"
+
+
+def test_full_shows_control_characters_of_the_source_escaped_with_the_carets_under_their_text(
+    make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An ANSI "erase line" and a form feed before the span, a tab inside it: printed raw, the
+    # escape would rewrite the reader's terminal line; escaped, it moves the carets along.
+    source = 'class M:\n    encoder_attention_backends = {"\x1b[2K": 1, "vision":\x0c ("trtllm",\t)}\n'
+    root = make_tree({MODEL + "modeling_esc.py": source})
+    monkeypatch.chdir(root)
+    output = render("full", "--select", "DL104")
+    key, value = (block.splitlines()[3:6] for block in output.split("\n\n")[:2])
+    shown = '2 |     encoder_attention_backends = {"\\x1b[2K": 1, "vision":\\x0c ("trtllm",    )}'
+    assert key == [shown, "  |" + " " * (shown.index('"\\x1b') - 3) + "^" * 9, "  |"]  # the key, escaped
+    assert value == [shown, "  |" + " " * (shown.index('"trtllm"') - 3) + "^" * 8, "  |"]
+    assert "\x1b" not in output and "\x0c" not in output

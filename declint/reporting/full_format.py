@@ -1,7 +1,9 @@
 """Full text: each finding with its source snippet, where it is, its rule, and its fix as a diff.
 
 ASCII only (no box-drawing characters), so that it survives every CI log viewer; tabs in source
-lines are expanded so the carets line up.
+lines are expanded so the carets line up. Other control characters of the source (an ANSI escape
+in a string, a bare CR) are shown escaped, as Python writes them: printed raw, they would drive
+the reader's terminal (recolour, overwrite or hide lines), and the carets count them as written.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 from declint.reporting.model import Item, Report
 from declint.reporting.text_format import ELSEWHERE_HEADING, finding_line, fix_hint
 from declint.source import split_lines
-from declint.types import Applicability
+from declint.types import Applicability, escape_controls
 
 _CONTEXT_LINES = 1
 _MAX_SPAN_LINES = 6
@@ -34,7 +36,7 @@ def render_item(item: Item, report: Report) -> str:
     if item.fix is not None:
         how = "--fix" if item.fix.applicability is Applicability.SAFE else "--fix --unsafe-fixes"
         lines.append(f"  = {item.fix.applicability.value} fix ({how}): {item.fix.description}")
-        lines += ["    " + line if line else "" for line in split_lines(item.fix.diff)]
+        lines += ["    " + _escaped(line) if line else "" for line in split_lines(item.fix.diff)]
     return "\n".join(lines) + "\n"
 
 
@@ -52,7 +54,7 @@ def snippet(item: Item, report: Report) -> list[str]:
     out = [gutter]
     for number in range(first_shown, last_shown + 1):
         text = source[number - 1]
-        out.append(f"{number:>{width}} | {text.expandtabs(_TAB)}".rstrip())
+        out.append(f"{number:>{width}} | {_shown(text)}".rstrip())
         if start.line <= number <= last:
             caret = _carets(text, number, start.line, start.column, end.line, end.column)
             if caret:
@@ -66,6 +68,17 @@ def _carets(text: str, number: int, l1: int, c1: int, l2: int, c2: int) -> str:
     stop = c2 if number == l2 else len(text.rstrip())
     if (l1, c1) >= (l2, c2):  # a point: one caret
         stop = begin + 1
-    begin_col = len(text[:begin].expandtabs(_TAB))
-    stop_col = max(begin_col + 1, len(text[:stop].expandtabs(_TAB)))
+    begin_col = len(_shown(text[:begin]))
+    stop_col = max(begin_col + 1, len(_shown(text[:stop])))
     return " " * begin_col + "^" * (stop_col - begin_col)
+
+
+def _shown(text: str) -> str:
+    """A source line as printed: tabs expanded, other unprintable characters escaped. The
+    carets' columns are the lengths of the shown prefixes, so they stay under their text."""
+    return text if text.isprintable() else _escaped(text).expandtabs(_TAB)
+
+
+def _escaped(text: str) -> str:
+    """`text` with its unprintable characters escaped, its tabs kept (a diff keeps them as is)."""
+    return "\t".join(escape_controls(part) for part in text.split("\t"))
