@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 from declint.cli import cli
 from declint.reporting.github_format import escape_data, escape_property, log_text
+from declint.testing import PRELUDE, write_tree
 from tests.conftest import SHARED_DATA, MakeTree
 
 MODEL = "tensorrt_llm/_torch/models/"
@@ -311,6 +312,32 @@ def test_paths_from_a_directory_inside_the_project(tree: Path, monkeypatch: pyte
     assert output.startswith(f"::error file={FMT},line=6,")
     code, output = check("--output-format", "junit", "../_torch/models")
     assert {case.attrib["file"] for case in ET.fromstring(output).iter("testcase")} == {FMT}
+
+
+@pytest.mark.parametrize("git", ["directory", "file"])  # a checkout; a worktree or submodule
+def test_annotation_paths_start_at_the_repository_root_that_holds_the_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, git: str
+) -> None:
+    """A project in a subdirectory of its repository, checked from inside it: GitHub and GitLab
+    read paths from the repository root, so theirs carry the subdirectory; rdjson stays relative
+    to the working directory, json to the project root."""
+    project = tmp_path / "repo" / "python"
+    write_tree(project, {**PRELUDE, FMT: SOURCE})
+    marker = tmp_path / "repo" / ".git"
+    marker.mkdir() if git == "directory" else marker.write_text("gitdir: /elsewhere/.git/worktrees/x\n")
+    monkeypatch.chdir(project / MODEL)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    code, output = check("--output-format", "github", ".")
+    assert code == 1
+    assert output.startswith(f"::error file=python/{FMT},line=6,")
+    code, output = check("--output-format", "gitlab", ".")
+    assert {issue["location"]["path"] for issue in json.loads(output)} == {f"python/{FMT}"}
+    code, output = check("--output-format", "junit", ".")
+    assert {case.attrib["file"] for case in ET.fromstring(output).iter("testcase")} == {f"python/{FMT}"}
+    code, output = check("--output-format", "rdjsonl", ".")
+    assert {json.loads(line)["location"]["path"] for line in output.splitlines()} == {"modeling_fmt.py"}
+    code, output = check("--output-format", "json", ".")
+    assert {finding["path"] for finding in json.loads(output)["findings"]} == {FMT}
 
 
 def test_rdjson_paths_from_a_directory_beside_the_project(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -117,11 +117,22 @@ def _after_fixes(engine: Engine, request: CheckRequest, outcome: FixOutcome | No
 
 
 def workspace_prefix(root: Path, cwd: Path) -> str:
-    """The project root as seen from the working directory ("" when they are the same or unrelated)."""
-    relative = os.path.relpath(root, cwd.resolve())
+    """The project root as seen from the repository root, where GitHub and GitLab read paths
+    from: the nearest directory at or above the project root holding `.git` (a directory, or the
+    file of a worktree or submodule). Outside a repository, as seen from the working directory.
+    "" when they are the same or unrelated (never `..`, which those readers cannot resolve)."""
+    relative = os.path.relpath(root, _repository_root(root) or cwd.resolve())
     if relative == "." or relative == ".." or relative.startswith(".." + os.sep):
         return ""
     return Path(relative).as_posix() + "/"
+
+
+def _repository_root(root: Path) -> Path | None:
+    # Looked up on disk, not asked of git: git may be missing, and a report runs no programs.
+    for directory in (root, *root.parents):
+        if os.path.lexists(directory / ".git"):
+            return directory
+    return None
 
 
 def scope_of(engine: Engine, paths: Sequence[Path]) -> baseline_file.Scope:
