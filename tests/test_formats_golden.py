@@ -3,7 +3,9 @@ them all (`--output-format FMT:FILE` repeated, with `--include-suppressed`).
 
 Regenerate only on purpose, after checking the difference is wanted:
     DECLINT_REGEN_GOLDEN=1 pytest tests/test_formats_golden.py
-The absolute project root (in SARIF's originalUriBaseIds) is written as file:///DEMO_ROOT.
+The run is on a copy of the demo outside any git repository, so that paths read from the
+repository root (github, gitlab, junit) do not depend on where declint is checked out. The
+absolute project root (in SARIF's originalUriBaseIds) is written as file:///DEMO_ROOT.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from click.testing import CliRunner
 
 from declint.cli import cli
 from declint.reporting import RENDERERS
-from tests.conftest import DEMO, REPO, SHARED_DATA
+from tests.conftest import DEMO, REPO, SHARED_DATA, copy_project
 
 GOLDEN = REPO / "tests" / "golden"
 REGENERATE = os.environ.get("DECLINT_REGEN_GOLDEN") == "1"
@@ -41,16 +43,18 @@ NAMES = {
 @pytest.fixture(scope="module")
 def outputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     directory = tmp_path_factory.mktemp("golden")
+    demo = tmp_path_factory.mktemp("golden-demo") / "demo"
+    copy_project(DEMO, demo)
     args = ["check", "--include-suppressed"]
     for fmt, name in NAMES.items():
         args += ["--output-format", f"{fmt}:{directory / name}"]
     with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(DEMO)
+        patch.chdir(demo)
         patch.delenv("GITHUB_STEP_SUMMARY", raising=False)
         result = CliRunner().invoke(cli, [*args, "."])
     assert (result.exit_code, result.output) == (1, "")
     yield {
-        fmt: (directory / name).read_bytes().decode("utf-8").replace(DEMO.resolve().as_uri(), ROOT_PLACEHOLDER)
+        fmt: (directory / name).read_bytes().decode("utf-8").replace(demo.resolve().as_uri(), ROOT_PLACEHOLDER)
         for fmt, name in NAMES.items()
     }
 
