@@ -17,7 +17,7 @@ else:
 
 _HEAD = (
     "import copy\nimport dataclasses\n"
-    "from tensorrt_llm._torch.attention_backend.utils import get_attention_backend\n"
+    "from tensorrt_llm._torch.attention_backend.utils import create_attention, get_attention_backend\n"
     "from tensorrt_llm._torch.attention_backend.interface import AttentionMetadata\n"
     "from tensorrt_llm._torch.modules.attention import Attention\n\n"
     "class VisionEncoder:\n"
@@ -26,6 +26,9 @@ _HEAD = (
 
 
 _DERIVATIONS = ("replace", "deepcopy", "copy")
+# Backend functions that build a layer (their first argument is the layer's backend); the others
+# in `backend-functions` (`get_attention_backend`) pick a class.
+_LAYER_FACTORIES = ("create_attention",)
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,17 @@ class _Override:
 
     source: str
     pinned: str | None
+    line: int
+
+
+@dataclass(frozen=True)
+class _Direct:
+    """Attention layers given their backend by name, not through a config: `create_attention(
+    name, ...)`, or a backend keyword (`Attention(..., attn_backend=name)`)."""
+
+    code: str  # the backend expression as written
+    config: str | None  # the config whose attn_backend it reads (`vision_config.attn_backend`)
+    pinned: str | None  # the backend it names, when written (a string or pinned constant)
     line: int
 
 
@@ -57,8 +71,10 @@ class MetadataBackendMismatch(Rule):
     while the layers get a config whose backend is overridden (`dataclasses.replace(...,
     attn_backend=...)`, a copy with `attn_backend` assigned); a metadata class hard-coded to one
     backend (a metadata class, or `get_attention_backend("TRTLLM")`) while the layers follow a
-    config; and layers pinned to one backend (a string, or a module-level constant such as
-    `BACKEND_TRTLLM`) with `get_attention_backend` of another. A config may be kept under a name
+    config; layers pinned to one backend (a string, or a module-level constant such as
+    `BACKEND_TRTLLM`) with `get_attention_backend` of another; and layers given a backend by name
+    (`create_attention(encoder_backend, ...)`, `Attention(..., attn_backend=encoder_backend)`)
+    other than the one the metadata class comes from. A config may be kept under a name
     or on `self` (`self.vision_config`), and copied (`self.model_config = model_config`). Layers
     pinned next to a hard-coded metadata class are not judged (which backend a class pairs with
     is the runtime shim's to check). Derive both from the same config.
@@ -88,6 +104,10 @@ class MetadataBackendMismatch(Rule):
             _HEAD + '        vision_config = dataclasses.replace(model_config, attn_backend="TRTLLM")\n'
             "        self.attn = Attention(config=vision_config)\n"
             "        self.metadata_cls = AttentionMetadata\n"
+        ),
+        Valid(
+            _HEAD + "        self.attn = create_attention(model_config.attn_backend, layer_idx=0)\n"
+            "        self.metadata_cls = get_attention_backend(model_config.attn_backend).Metadata\n"
         ),
     )
     INVALID: ClassVar = (
@@ -142,6 +162,22 @@ class MetadataBackendMismatch(Rule):
                 '(AttributeError at the first forward); use get_attention_backend("TRTLLM").Metadata'
             ),
         ),
+        Invalid(
+            _HEAD + "        self.attn = create_attention(encoder_backend, layer_idx=0)\n"
+            "        self.metadata_cls = get_attention_backend(model_config.attn_backend).Metadata\n",
+            expect=((10, 28),),
+            message=(
+                "VisionEncoder takes its metadata class from model_config's attn_backend, but gives its attention "
+                "layers the backend encoder_backend (line 9): when the two differ the layers get metadata of another "
+                "backend (AttributeError at the first forward); derive the metadata class with "
+                "get_attention_backend(encoder_backend).Metadata"
+            ),
+        ),
+        Invalid(
+            _HEAD + '        self.attn = Attention(config=model_config, attn_backend="TRTLLM")\n'
+            '        self.metadata_cls = get_attention_backend("VANILLA").Metadata\n',
+            expect=((10, 28),),
+        ),
     )
 
     def __init__(self, context: FileContext) -> None:
@@ -155,6 +191,7 @@ class MetadataBackendMismatch(Rule):
         self._copies: dict[str, str] = {}
         self._aliases: dict[str, str] = {}  # `self.model_config = model_config`: one config, two names
         self._config_args: set[str] = set()
+        self._direct: list[_Direct] = []
         self._sources: list[_MetadataSource] = []
 
     @classmethod
@@ -178,12 +215,24 @@ class MetadataBackendMismatch(Rule):
             self._assignment(target.target, node.value)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if _last_name(node.func) in (*_DERIVATIONS, *self._functions):
-            return  # deriving a config, or picking a backend by name, builds no layer
+        callee = _last_name(node.func)
+        if callee in _LAYER_FACTORIES and callee in self._functions and node.args and node.args[0].keyword is None:
+            self._direct.append(self._direct_backend(node.args[0].value))
+        if callee in (*_DERIVATIONS, *self._functions) or (callee is not None and "config" in callee.lower()):
+            return  # deriving or building a config (`ModelConfig(...)`), or picking a backend, builds no layer
+        keywords = [a for a in node.args if a.keyword is not None and name_matches_any(a.keyword.value, self._patterns)]
+        if keywords:  # the layer's backend is the keyword's, whatever config it is also given
+            self._direct += [self._direct_backend(argument.value) for argument in keywords]
+            return
         for argument in node.args:
             name = _name_of(argument.value)
             if name is not None and "config" in name.rpartition(".")[2].lower():
                 self._config_args.add(name)
+
+    def _direct_backend(self, value: cst.BaseExpression) -> _Direct:
+        reads = _config_of(value) if isinstance(value, cst.Attribute) and value.attr.value == "attn_backend" else None
+        code = cst.Module([]).code_for_node(value)
+        return _Direct(code, reads, self._pinned(value), self.position(value).start.line)
 
     def _assignment(self, target: cst.BaseAssignTargetExpression, value: cst.BaseExpression) -> None:
         line = self.position(target).start.line
@@ -259,6 +308,8 @@ class MetadataBackendMismatch(Rule):
 
     # ---- verdict ---------------------------------------------------------------------------
     def _judge(self, encoder: str, source: _MetadataSource) -> None:
+        if self._judge_direct(encoder, source):
+            return
         if source.config is not None:
             config = self._canonical(source.config)
             for name in sorted(self._config_args):
@@ -299,6 +350,40 @@ class MetadataBackendMismatch(Rule):
                         f"get_attention_backend({config}.attn_backend).Metadata"
                     ),
                 )
+
+    def _judge_direct(self, encoder: str, source: _MetadataSource) -> bool:
+        """Layers given a backend by name against the metadata class's source; True if reported."""
+        for direct in self._direct:
+            if source.config is not None:
+                if direct.config is not None and self._canonical(direct.config) == self._canonical(source.config):
+                    continue
+                problem = (
+                    f"{encoder} takes its metadata class from {source.config}'s attn_backend, but gives its "
+                    f"attention layers the backend {direct.code} (line {direct.line}): when the two differ the "
+                    "layers get metadata of another backend (AttributeError at the first forward); derive the "
+                    f"metadata class with get_attention_backend({direct.code}).Metadata"
+                )
+            elif source.fixed is not None and direct.pinned is None:
+                problem = (
+                    f"{encoder} hard-codes its metadata class ({source.fixed}) while its attention layers get the "
+                    f"backend {direct.code} (line {direct.line}): any other backend gets metadata it cannot read; "
+                    f"derive it with get_attention_backend({direct.code}).Metadata"
+                )
+            elif (
+                source.fixed is not None
+                and source.fixed.startswith("get_attention_backend(")
+                and (source.fixed != f'get_attention_backend("{direct.pinned}")')
+            ):
+                problem = (
+                    f"{encoder} hard-codes its metadata class ({source.fixed}) while its attention layers are "
+                    f'pinned to "{direct.pinned}" (line {direct.line}): the layers get metadata of another backend '
+                    f'(AttributeError at the first forward); use get_attention_backend("{direct.pinned}").Metadata'
+                )
+            else:
+                continue
+            self.report(source.node, problem)
+            return True
+        return False
 
     def _pinned_to(self, name: str) -> str | None:
         """The backend the layers built from config `name` are pinned to, if one is written."""

@@ -207,6 +207,63 @@ def test_dl106_follows_configs_kept_on_self_and_judges_pinned_layers_by_name(mak
     ]
 
 
+def test_dl106_judges_layers_given_their_backend_by_name(make_tree: MakeTree) -> None:
+    head = ENCODER_HEAD.replace("import get_attention_backend", "import create_attention, get_attention_backend")
+    source = head + "".join(
+        [
+            encoder(  # the layer factory takes the encoder's backend, the metadata the LLM's
+                "Factory",
+                "self.attn = create_attention(encoder_backend, layer_idx=0)",
+                "self.metadata_cls = get_attention_backend(model_config.attn_backend).Metadata",
+            ),
+            encoder(  # both from the config kept on self under another name: consistent
+                "FactoryOnSelf",
+                "self.config = model_config",
+                "self.attn = create_attention(self.config.attn_backend, layer_idx=0)",
+                "self.metadata_cls = get_attention_backend(model_config.attn_backend).Metadata",
+            ),
+            encoder(  # a backend keyword on the layer, pinned with the constant; metadata of VANILLA
+                "Keyword",
+                "self.attn = Attention(config=model_config, attn_backend=BACKEND_TRTLLM)",
+                'self.metadata_cls = get_attention_backend("VANILLA").Metadata',
+            ),
+            encoder(  # the same backend both ways: consistent
+                "KeywordSame",
+                'self.attn = Attention(config=model_config, attn_backend="TRTLLM")',
+                'self.metadata_cls = get_attention_backend("TRTLLM").Metadata',
+            ),
+            encoder(  # a config built with the keyword is not a layer; both follow it
+                "BuiltConfig",
+                "vision_config = ModelConfig(attn_backend=encoder_backend)",
+                "self.attn = Attention(config=vision_config)",
+                "self.metadata_cls = get_attention_backend(vision_config.attn_backend).Metadata",
+            ),
+            encoder(  # a hard-coded metadata class, layers given a backend chosen at run time
+                "HardCoded",
+                "self.attn = Attention(config=model_config, attn_backend=encoder_backend)",
+                "self.metadata_cls = AttentionMetadata",
+            ),
+        ]
+    )
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, "tensorrt_llm/_torch/models/encoders.py": source})
+    code, lines = check("--select", "DL106", str(root))
+    assert code == 1
+    assert lines == [
+        "tensorrt_llm/_torch/models/encoders.py:12:29: DL106 Factory takes its metadata class from model_config's "
+        "attn_backend, but gives its attention layers the backend encoder_backend (line 11): when the two differ "
+        "the layers get metadata of another backend (AttributeError at the first forward); derive the metadata "
+        "class with get_attention_backend(encoder_backend).Metadata",
+        "tensorrt_llm/_torch/models/encoders.py:25:29: DL106 Keyword hard-codes its metadata class "
+        '(get_attention_backend("VANILLA")) while its attention layers are pinned to "TRTLLM" (line 24): the '
+        "layers get metadata of another backend (AttributeError at the first forward); use "
+        'get_attention_backend("TRTLLM").Metadata',
+        "tensorrt_llm/_torch/models/encoders.py:44:29: DL106 HardCoded hard-codes its metadata class "
+        "(AttentionMetadata) while its attention layers get the backend encoder_backend (line 43): any other "
+        "backend gets metadata it cannot read; derive it with get_attention_backend(encoder_backend).Metadata",
+        "Found 3 findings in 15 files.",
+    ]
+
+
 def test_a_shared_literal_module_that_does_not_parse_is_named_as_such(make_tree: MakeTree) -> None:
     """Not "no module ... under the indexed roots": the module is there (a `type` statement, say,
     under an interpreter older than 3.12), and DL100 points at it."""
