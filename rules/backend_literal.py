@@ -35,7 +35,9 @@ class BackendLiteral(TreeRule):
 
     Contexts: compared with, assigned to (`=`, `:=`), defaulted for or returned by something
     named like `*attn_backend*` / `*attention_backend*` / `backend_name`
-    (`backend-context-names`), also as a string subscript (`kwargs["attn_backend"]`), passed as
+    (`backend-context-names`), also as a string subscript (`kwargs["attn_backend"]`) or read by
+    key (`kwargs.get("attn_backend", "TRTLLM")`, `.pop`, `.setdefault`, `getattr(config,
+    "attn_backend", "TRTLLM")`: the default, and what the read is compared with), passed as
     such a keyword, used as such a key in a mapping (`get_model_defaults`), matched in a `match`
     on such a name, or passed first to `get_attention_backend` / `create_attention`
     (`backend-functions`). The value may be the string itself, an element of a tuple, list or
@@ -96,6 +98,7 @@ class BackendLiteral(TreeRule):
             '    return backend_name == "TRTLLM"\n'
         ),
         Valid('def f(attn_backend):\n    return attn_backend == "auto"\n'),
+        Valid('def moe(kwargs):\n    return kwargs.get("moe_backend", "TRTLLM")\n'),
     )
     INVALID: ClassVar = (
         Invalid(
@@ -144,6 +147,11 @@ class BackendLiteral(TreeRule):
         Invalid(
             '_ATTN_BACKEND_CLASSES = {"VANILLA": VanillaAttention, "TRTLLM": TrtllmAttention}\n',
             expect=((1, 25), (1, 54)),
+        ),
+        Invalid(
+            'def pick(kwargs, config):\n    name = kwargs.get("attn_backend", "TRTLLM")\n'
+            '    return getattr(config, "attn_backend", "VANILLA") if name == "auto" else name\n',
+            expect=((2, 38), (3, 43)),
         ),
         Invalid(
             'def is_flashinfer(config):\n    return config.attn_backend.lower() == "flashinfer"\n',
@@ -254,6 +262,9 @@ class BackendLiteral(TreeRule):
                 self._check_strings(defaults[argument])
 
     def _call(self, node: ast.Call) -> None:
+        default = _read_default(node)
+        if default is not None and self._context(node) is not None:
+            self._check_strings(default)
         for keyword in node.keywords:
             if keyword.arg is not None and name_matches_any(keyword.arg, self._patterns):
                 self._check_strings(keyword.value)
@@ -298,7 +309,13 @@ class BackendLiteral(TreeRule):
         node = _strip_case_calls(node)
         if isinstance(node, ast.NamedExpr):
             node = node.target
-        name = self._simple_string(node.slice) if isinstance(node, ast.Subscript) else _last_name(node)
+        if isinstance(node, ast.Subscript):
+            name = self._simple_string(node.slice)
+        elif isinstance(node, ast.Call):
+            key = _read_key(node)
+            name = self._simple_string(key) if key is not None else None
+        else:
+            name = _last_name(node)
         return node if name is not None and name_matches_any(name, self._patterns) else None
 
     def _untyped(self, annotation: ast.expr) -> bool:
@@ -425,6 +442,30 @@ def _dotted(node: ast.expr) -> str | None:
         head = _dotted(node.value)
         return f"{head}.{node.attr}" if head else None
     return None
+
+
+# Methods that read a mapping by key, with a default second (`kwargs.get("attn_backend", "X")`).
+_KEYED_READS = ("get", "pop", "setdefault")
+
+
+def _read_key(node: ast.Call) -> ast.expr | None:
+    """The key a call reads by: `m.get(KEY, ...)`, `m.pop(KEY, ...)`, `m.setdefault(KEY, ...)`,
+    `getattr(obj, KEY, ...)`; None for any other call."""
+    if isinstance(node.func, ast.Attribute) and node.func.attr in _KEYED_READS and node.args:
+        return node.args[0]
+    if isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2:
+        return node.args[1]
+    return None
+
+
+def _read_default(node: ast.Call) -> ast.expr | None:
+    """The default of a keyed read (`_read_key`), given positionally or as `default=`."""
+    if _read_key(node) is None:
+        return None
+    position = 2 if isinstance(node.func, ast.Name) else 1
+    if len(node.args) > position:
+        return node.args[position]
+    return next((k.value for k in node.keywords if k.arg == "default"), None)
 
 
 def _strip_case_calls(node: ast.expr) -> ast.expr:

@@ -386,3 +386,32 @@ def test_another_literal_is_found_through_a_re_export_and_an_alias(make_tree: Ma
     )
     found, _ = _dl103(root, rel)
     assert found == [(5, 58, "pick", RETYPED.format("FLASHINFER"))]
+
+
+# Reads by key: the default of `.get`/`.pop`/`.setdefault`/`getattr`, and what such a read is
+# compared with; reads of other keys, and a read whose key is not a string, are not contexts.
+KEYED_READS = """\
+def pick(kwargs, config, key):
+    a = kwargs.get("attn_backend", "TRTLLM")
+    b = kwargs.pop("backend_name", default="FLASHINFR")
+    c = getattr(config, "attn_backend", "VANILLA")
+    if kwargs.get("attn_backend", "").lower() == "flashinfer" or config.setdefault("attn_backend") in ("TRTLLM",):
+        pass
+    d = kwargs.get("moe_backend", "TRTLLM") == "VANILLA"
+    e = kwargs.get(key, "TRTLLM")
+    f = getattr(config, "attn_backend") == "auto"
+"""
+
+KEYED_READS_EXPECTED = [
+    (2, 35, "pick", RETYPED.format("TRTLLM")),
+    (3, 43, "pick", '"FLASHINFR" is not a member of EncoderAttentionBackend (did you mean "FLASHINFER"?)'),
+    (4, 40, "pick", RETYPED.format("VANILLA")),
+    (5, 49, "pick", RETYPED.format("flashinfer")),
+    (5, 103, "pick", RETYPED.format("TRTLLM")),
+]
+
+
+def test_reads_by_key_are_contexts_with_their_defaults(make_tree: MakeTree) -> None:
+    rel = "tensorrt_llm/_torch/models/modeling_keyed.py"
+    found, _ = _dl103(make_tree({rel: KEYED_READS}), rel)
+    assert found == KEYED_READS_EXPECTED
