@@ -46,6 +46,7 @@ class _Direct:
     name, ...)`, or a backend keyword (`Attention(..., attn_backend=name)`)."""
 
     code: str  # the backend expression as written
+    name: str | None  # the name it is kept under (`backend_name`, `self.backend`), if one
     config: str | None  # the config whose attn_backend it reads (`vision_config.attn_backend`)
     pinned: str | None  # the backend it names, when written (a string or pinned constant)
     line: int
@@ -56,6 +57,8 @@ class _MetadataSource:
     node: cst.BaseExpression
     config: str | None  # root name of the config whose backend picks the metadata class
     fixed: str | None  # a metadata class or backend name written in the code
+    argument: str | None = None  # get_attention_backend's argument as written
+    name: str | None = None  # the name that argument is kept under (`backend_name`), if one
 
 
 class MetadataBackendMismatch(Rule):
@@ -232,7 +235,7 @@ class MetadataBackendMismatch(Rule):
     def _direct_backend(self, value: cst.BaseExpression) -> _Direct:
         reads = _config_of(value) if isinstance(value, cst.Attribute) and value.attr.value == "attn_backend" else None
         code = cst.Module([]).code_for_node(value)
-        return _Direct(code, reads, self._pinned(value), self.position(value).start.line)
+        return _Direct(code, _name_of(value), reads, self._pinned(value), self.position(value).start.line)
 
     def _assignment(self, target: cst.BaseAssignTargetExpression, value: cst.BaseExpression) -> None:
         line = self.position(target).start.line
@@ -292,7 +295,8 @@ class MetadataBackendMismatch(Rule):
                 literal = _string(argument)
                 if literal is not None:
                     return _MetadataSource(value, None, f'get_attention_backend("{literal}")')
-                return _MetadataSource(value, _config_of(argument), None)
+                code = cst.Module([]).code_for_node(argument)
+                return _MetadataSource(value, _config_of(argument), None, code, _name_of(argument))
         if isinstance(value, cst.Name | cst.Attribute) and self._is_metadata_class(value):
             return _MetadataSource(value, None, _last_name(value))
         return _MetadataSource(value, None, None)
@@ -355,7 +359,7 @@ class MetadataBackendMismatch(Rule):
         """Layers given a backend by name against the metadata class's source; True if reported."""
         for direct in self._direct:
             if source.config is not None:
-                if direct.config is not None and self._canonical(direct.config) == self._canonical(source.config):
+                if self._same_backend(direct, source):
                     continue
                 problem = (
                     f"{encoder} takes its metadata class from {source.config}'s attn_backend, but gives its "
@@ -384,6 +388,15 @@ class MetadataBackendMismatch(Rule):
             self.report(source.node, problem)
             return True
         return False
+
+    def _same_backend(self, direct: _Direct, source: _MetadataSource) -> bool:
+        """Do the layers' backend and the metadata class's come from one place: the same
+        expression, one name (through copies), or the attn_backend of one config?"""
+        if direct.code == source.argument:
+            return True
+        if direct.name is not None and source.name is not None:
+            return self._canonical(direct.name) == self._canonical(source.name)
+        return direct.config is not None and self._canonical(direct.config) == self._canonical(str(source.config))
 
     def _pinned_to(self, name: str) -> str | None:
         """The backend the layers built from config `name` are pinned to, if one is written."""

@@ -238,6 +238,13 @@ def test_dl106_judges_layers_given_their_backend_by_name(make_tree: MakeTree) ->
                 "self.attn = Attention(config=vision_config)",
                 "self.metadata_cls = get_attention_backend(vision_config.attn_backend).Metadata",
             ),
+            encoder(  # one backend name for both, the layers' through a copy on self: consistent
+                "OneName",
+                "backend_name = encoder_backend or model_config.attn_backend",
+                "self.backend = backend_name",
+                "self.attn = create_attention(self.backend, layer_idx=0)",
+                "self.metadata_cls = get_attention_backend(backend_name).Metadata",
+            ),
             encoder(  # a hard-coded metadata class, layers given a backend chosen at run time
                 "HardCoded",
                 "self.attn = Attention(config=model_config, attn_backend=encoder_backend)",
@@ -257,8 +264,8 @@ def test_dl106_judges_layers_given_their_backend_by_name(make_tree: MakeTree) ->
         '(get_attention_backend("VANILLA")) while its attention layers are pinned to "TRTLLM" (line 24): the '
         "layers get metadata of another backend (AttributeError at the first forward); use "
         'get_attention_backend("TRTLLM").Metadata',
-        "tensorrt_llm/_torch/models/encoders.py:44:29: DL106 HardCoded hard-codes its metadata class "
-        "(AttentionMetadata) while its attention layers get the backend encoder_backend (line 43): any other "
+        "tensorrt_llm/_torch/models/encoders.py:52:29: DL106 HardCoded hard-codes its metadata class "
+        "(AttentionMetadata) while its attention layers get the backend encoder_backend (line 51): any other "
         "backend gets metadata it cannot read; derive it with get_attention_backend(encoder_backend).Metadata",
         "Found 3 findings in 15 files.",
     ]
