@@ -54,6 +54,10 @@ def _self_assignments(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Itera
             owner, name = inner.args[0], inner.args[1]
             if isinstance(owner, ast.Name) and owner.id == self_name and isinstance(name, ast.Constant):
                 yield str(name.value)
+        elif isinstance(inner, ast.Call) and _is_bound_setattr(inner, self_name) and len(inner.args) >= 2:
+            name = inner.args[0]
+            if isinstance(name, ast.Constant):
+                yield str(name.value)
 
 
 def _is_setattr(call: ast.Call) -> bool:
@@ -62,6 +66,17 @@ def _is_setattr(call: ast.Call) -> bool:
     if isinstance(function, ast.Attribute):
         return function.attr == "__setattr__" and isinstance(function.value, ast.Name) and function.value.id == "object"
     return _is_call_to(call, "setattr")
+
+
+def _is_bound_setattr(call: ast.Call, self_name: str) -> bool:
+    """`super().__setattr__(NAME, ...)` or `self.__setattr__(NAME, ...)`: the instance is implied."""
+    function = call.func
+    if not (isinstance(function, ast.Attribute) and function.attr == "__setattr__"):
+        return False
+    owner = function.value
+    if isinstance(owner, ast.Name):
+        return owner.id == self_name
+    return isinstance(owner, ast.Call) and _is_call_to(owner, "super")
 
 
 def _flatten(target: ast.expr) -> Iterator[ast.expr]:

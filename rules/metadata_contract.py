@@ -39,9 +39,9 @@ class MetadataContract(FactRule):
     backend.
 
     Provided: annotated fields, class attributes, methods and properties over the bases inside
-    the project, and every `self.X = ...`, `setattr(self, "X", ...)` or
-    `object.__setattr__(self, "X", ...)` (a frozen dataclass) in its methods (`__post_init__`,
-    `prepare`). Read: `metadata.X` / `attn_metadata.X` in `forward*` methods, and `p.X` for a
+    the project, and every `self.X = ...`, `setattr(self, "X", ...)`,
+    `object.__setattr__(self, "X", ...)` (a frozen dataclass) or `super().__setattr__("X", ...)`
+    in its methods (`__post_init__`, `prepare`). Read: `metadata.X` / `attn_metadata.X` in `forward*` methods, and `p.X` for a
     parameter annotated with a metadata class, including methods a backend inherits while pairing
     another metadata class. Guarded reads are fine: `getattr(metadata, "X", default)`, and reads
     where `hasattr(metadata, "X")` or an `isinstance` check is known to hold: in the body of

@@ -116,6 +116,17 @@ def test_object_setattr_on_self_provides_the_field_of_a_frozen_dataclass(make_tr
     assert _dl105(make_tree, {PKG + "frozen.py": FROZEN.format(owner="self", name="kv_layout")}, "frozen.py") == []
 
 
+def test_super_or_self_setattr_provides_the_field(make_tree: MakeTree) -> None:
+    for call in ("super().__setattr__", "self.__setattr__"):
+        frozen = FROZEN.format(owner="self", name="kv_layout").replace("object.__setattr__(self, ", f"{call}(")
+        assert f'{call}("kv_layout", "NHD")' in frozen
+        assert _dl105(make_tree, {PKG + "frozen.py": frozen}, "frozen.py") == []
+    # Another object's __setattr__ sets nothing on the instance.
+    other = FROZEN.format(owner="self", name="kv_layout").replace("object.__setattr__(self, ", "q.__setattr__(")
+    other = other.replace("__post_init__(self)", "__post_init__(self, q=None)")
+    assert len(_dl105(make_tree, {PKG + "frozen.py": other}, "frozen.py")) == 1
+
+
 def test_object_setattr_on_another_object_or_name_provides_nothing(make_tree: MakeTree) -> None:
     message = (
         "tensorrt_llm/_torch/attention_backend/frozen.py:13:16: DL105 FrozenAttention.forward reads "
