@@ -38,6 +38,7 @@ class _Override:
     source: str
     pinned: str | None
     line: int
+    value: cst.BaseExpression | None = None  # the backend expression it sets
 
 
 @dataclass(frozen=True)
@@ -45,9 +46,8 @@ class _Direct:
     """Attention layers given their backend by name, not through a config: `create_attention(
     name, ...)`, or a backend keyword (`Attention(..., attn_backend=name)`)."""
 
-    code: str  # the backend expression as written
-    name: str | None  # the name it is kept under (`backend_name`, `self.backend`), if one
-    config: str | None  # the config whose attn_backend it reads (`vision_config.attn_backend`)
+    node: cst.BaseExpression  # the backend expression
+    code: str  # as written
     pinned: str | None  # the backend it names, when written (a string or pinned constant)
     line: int
 
@@ -57,8 +57,7 @@ class _MetadataSource:
     node: cst.BaseExpression
     config: str | None  # root name of the config whose backend picks the metadata class
     fixed: str | None  # a metadata class or backend name written in the code
-    argument: str | None = None  # get_attention_backend's argument as written
-    name: str | None = None  # the name that argument is kept under (`backend_name`), if one
+    argument: cst.BaseExpression | None = None  # get_attention_backend's argument
 
 
 class MetadataBackendMismatch(Rule):
@@ -76,8 +75,13 @@ class MetadataBackendMismatch(Rule):
     backend (a metadata class, or `get_attention_backend("TRTLLM")`) while the layers follow a
     config; layers pinned to one backend (a string, or a module-level constant such as
     `BACKEND_TRTLLM`) with `get_attention_backend` of another; and layers given a backend by name
-    (`create_attention(encoder_backend, ...)`, `Attention(..., attn_backend=encoder_backend)`)
-    other than the one the metadata class comes from. A config may be kept under a name
+    (`create_attention(encoder_backend, ...)`, or a backend keyword on an attention layer:
+    `Attention(..., attn_backend=encoder_backend)`) other than the one the metadata class comes
+    from. One backend written two ways is one: a name through what it was given
+    (`self.backend = model_config.attn_backend`), `getattr(c, "attn_backend")` as
+    `c.attn_backend`, an unchanged copy of a config as the config, the backend an override sets.
+    Aliased imports (`get_attention_backend as gab`) and a kept backend class (`cls =
+    get_attention_backend(...)`, then `cls.Metadata`) are followed. A config may be kept under a name
     or on `self` (`self.vision_config`), and copied (`self.model_config = model_config`). Layers
     pinned next to a hard-coded metadata class are not judged (which backend a class pairs with
     is the runtime shim's to check). Derive both from the same config.
@@ -170,9 +174,9 @@ class MetadataBackendMismatch(Rule):
             "        self.metadata_cls = get_attention_backend(model_config.attn_backend).Metadata\n",
             expect=((10, 28),),
             message=(
-                "VisionEncoder takes its metadata class from model_config's attn_backend, but gives its attention "
-                "layers the backend encoder_backend (line 9): when the two differ the layers get metadata of another "
-                "backend (AttributeError at the first forward); derive the metadata class with "
+                "VisionEncoder takes its metadata class from get_attention_backend(model_config.attn_backend), but "
+                "gives its attention layers the backend encoder_backend (line 9): when the two differ the layers get "
+                "metadata of another backend (AttributeError at the first forward); derive the metadata class with "
                 "get_attention_backend(encoder_backend).Metadata"
             ),
         ),
@@ -187,12 +191,14 @@ class MetadataBackendMismatch(Rule):
         super().__init__(context)
         self._functions = self.config.str_list("backend-functions")
         self._patterns = self.config.str_list("backend-context-names")
+        self._imported: dict[str, str] = {}  # backend functions imported under another name
         self._reset()
 
     def _reset(self) -> None:
         self._overrides: dict[str, _Override] = {}
         self._copies: dict[str, str] = {}
         self._aliases: dict[str, str] = {}  # `self.model_config = model_config`: one config, two names
+        self._values: dict[str, cst.BaseExpression] = {}  # what a name or `self.x` was last given
         self._config_args: set[str] = set()
         self._direct: list[_Direct] = []
         self._sources: list[_MetadataSource] = []
@@ -200,6 +206,18 @@ class MetadataBackendMismatch(Rule):
     @classmethod
     def needles(cls, config: Config, index: ProjectIndex) -> tuple[bytes, ...]:
         return (b"metadata_cls",)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        """`from ... import get_attention_backend as gab`: `gab(...)` is that function (read
+        from the tree: a file outside the index has no import facts)."""
+        if isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            name = _last_name(alias.name)
+            if alias.asname is not None and name in (*self._functions, *_LAYER_FACTORIES):
+                local = alias.asname.name
+                if isinstance(local, cst.Name):
+                    self._imported[local.value] = name
 
     # ---- one encoder class at a time -------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -215,27 +233,46 @@ class MetadataBackendMismatch(Rule):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
-            self._assignment(target.target, node.value)
+            pairs = _unpacked(target.target, node.value)
+            for each_target, each_value in pairs or ((target.target, node.value),):
+                self._assignment(each_target, each_value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._assignment(node.target, node.value)
 
     def visit_Call(self, node: cst.Call) -> None:
-        callee = _last_name(node.func)
-        if callee in _LAYER_FACTORIES and callee in self._functions and node.args and node.args[0].keyword is None:
-            self._direct.append(self._direct_backend(node.args[0].value))
+        callee = self._callee(node)
+        if callee in _LAYER_FACTORIES and callee in self._functions:
+            positional = [a for a in node.args if a.keyword is None and not a.star]
+            named = [
+                a for a in node.args if a.keyword is not None and name_matches_any(a.keyword.value, self._patterns)
+            ]
+            backend = positional[:1] or named[:1]
+            self._direct += [d for d in (self._direct_backend(a.value) for a in backend) if d is not None]
         if callee in (*_DERIVATIONS, *self._functions) or (callee is not None and "config" in callee.lower()):
             return  # deriving or building a config (`ModelConfig(...)`), or picking a backend, builds no layer
         keywords = [a for a in node.args if a.keyword is not None and name_matches_any(a.keyword.value, self._patterns)]
-        if keywords:  # the layer's backend is the keyword's, whatever config it is also given
-            self._direct += [self._direct_backend(argument.value) for argument in keywords]
+        if keywords and callee is not None and "attention" in callee.lower():
+            # An attention layer's backend is the keyword's, whatever config it is also given.
+            self._direct += [d for d in (self._direct_backend(a.value) for a in keywords) if d is not None]
             return
         for argument in node.args:
             name = _name_of(argument.value)
             if name is not None and "config" in name.rpartition(".")[2].lower():
                 self._config_args.add(name)
 
-    def _direct_backend(self, value: cst.BaseExpression) -> _Direct:
-        reads = _config_of(value) if isinstance(value, cst.Attribute) and value.attr.value == "attn_backend" else None
+    def _callee(self, call: cst.Call) -> str | None:
+        """The called function's name, a backend function imported under another name as itself."""
+        if isinstance(call.func, cst.Name):
+            return self._imported.get(call.func.value, call.func.value)
+        return _last_name(call.func)
+
+    def _direct_backend(self, value: cst.BaseExpression) -> _Direct | None:
+        if isinstance(value, cst.Name) and value.value == "None":
+            return None  # no backend given: the layer picks its own
         code = cst.Module([]).code_for_node(value)
-        return _Direct(code, _name_of(value), reads, self._pinned(value), self.position(value).start.line)
+        return _Direct(value, code, self._pinned(value), self.position(value).start.line)
 
     def _assignment(self, target: cst.BaseAssignTargetExpression, value: cst.BaseExpression) -> None:
         line = self.position(target).start.line
@@ -243,6 +280,7 @@ class MetadataBackendMismatch(Rule):
         if _is_metadata_cls(target):
             self._sources.append(self._metadata_source(value))
         elif name is not None:
+            self._values[name] = value
             source = _name_of(value)
             if source is not None:
                 self._aliases[name] = source
@@ -251,7 +289,7 @@ class MetadataBackendMismatch(Rule):
         elif isinstance(target, cst.Attribute) and name_matches_any(target.attr.value, self._patterns):
             copy = _name_of(target.value)
             if copy is not None and copy in self._copies:
-                self._overrides[copy] = _Override(self._copies[copy], self._pinned(value), line)
+                self._overrides[copy] = _Override(self._copies[copy], self._pinned(value), line, value)
 
     def _derivation(self, name: str, value: cst.BaseExpression, line: int) -> None:
         if not isinstance(value, cst.Call) or not value.args:
@@ -263,7 +301,7 @@ class MetadataBackendMismatch(Rule):
         if callee == "replace":
             for argument in value.args[1:]:
                 if argument.keyword is not None and name_matches_any(argument.keyword.value, self._patterns):
-                    self._overrides[name] = _Override(source, self._pinned(argument.value), line)
+                    self._overrides[name] = _Override(source, self._pinned(argument.value), line, argument.value)
         elif callee in _DERIVATIONS:
             self._copies[name] = source
 
@@ -288,15 +326,17 @@ class MetadataBackendMismatch(Rule):
         return self._overrides.get(name) or self._overrides.get(self._canonical(name))
 
     def _metadata_source(self, value: cst.BaseExpression) -> _MetadataSource:
-        if isinstance(value, cst.Attribute) and value.attr.value == "Metadata" and isinstance(value.value, cst.Call):
+        if isinstance(value, cst.Attribute) and value.attr.value == "Metadata":
             call = value.value
-            if _last_name(call.func) in self._functions and call.args:
+            kept = _name_of(call)  # `backend_cls = get_attention_backend(...)`, then `backend_cls.Metadata`
+            if kept is not None and isinstance(self._values.get(kept), cst.Call):
+                call = self._values[kept]
+            if isinstance(call, cst.Call) and self._callee(call) in self._functions and call.args:
                 argument = call.args[0].value
                 literal = _string(argument)
                 if literal is not None:
                     return _MetadataSource(value, None, f'get_attention_backend("{literal}")')
-                code = cst.Module([]).code_for_node(argument)
-                return _MetadataSource(value, _config_of(argument), None, code, _name_of(argument))
+                return _MetadataSource(value, _config_of(argument), None, argument)
         if isinstance(value, cst.Name | cst.Attribute) and self._is_metadata_class(value):
             return _MetadataSource(value, None, _last_name(value))
         return _MetadataSource(value, None, None)
@@ -358,11 +398,12 @@ class MetadataBackendMismatch(Rule):
     def _judge_direct(self, encoder: str, source: _MetadataSource) -> bool:
         """Layers given a backend by name against the metadata class's source; True if reported."""
         for direct in self._direct:
-            if source.config is not None:
+            if source.argument is not None:
                 if self._same_backend(direct, source):
                     continue
+                argument = cst.Module([]).code_for_node(source.argument)
                 problem = (
-                    f"{encoder} takes its metadata class from {source.config}'s attn_backend, but gives its "
+                    f"{encoder} takes its metadata class from get_attention_backend({argument}), but gives its "
                     f"attention layers the backend {direct.code} (line {direct.line}): when the two differ the "
                     "layers get metadata of another backend (AttributeError at the first forward); derive the "
                     f"metadata class with get_attention_backend({direct.code}).Metadata"
@@ -390,13 +431,39 @@ class MetadataBackendMismatch(Rule):
         return False
 
     def _same_backend(self, direct: _Direct, source: _MetadataSource) -> bool:
-        """Do the layers' backend and the metadata class's come from one place: the same
-        expression, one name (through copies), or the attn_backend of one config?"""
-        if direct.code == source.argument:
-            return True
-        if direct.name is not None and source.name is not None:
-            return self._canonical(direct.name) == self._canonical(source.name)
-        return direct.config is not None and self._canonical(direct.config) == self._canonical(str(source.config))
+        """Do the layers' backend and the metadata class's come from one place?"""
+        return source.argument is not None and self._key(direct.node) == self._key(source.argument)
+
+    def _key(self, node: cst.BaseExpression, depth: int = 0) -> str:
+        """What a backend expression reads, the same however it is written: a name through what it
+        was given (`backend = model_config.attn_backend`), a config's attn_backend (`X.attn_backend`,
+        `getattr(X, "attn_backend")`) through the config's copies and the override set on it, a
+        pinned backend by its name."""
+        pinned = self._pinned(node)
+        if pinned is not None:
+            return f'="{pinned}"'
+        name = _name_of(node)
+        if name is not None and name in self._values and depth < 8:
+            return self._key(self._values[name], depth + 1)
+        config = _backend_read(node)
+        if config is not None:
+            return self._config_backend(config, depth + 1)
+        return name if name is not None else cst.Module([]).code_for_node(node)
+
+    def _config_backend(self, config: cst.BaseExpression, depth: int) -> str:
+        """The key of a config's attn_backend: the override's value, or the config it copies."""
+        name = _name_of(config)
+        if name is None or depth >= 8:
+            return cst.Module([]).code_for_node(config) + ".attn_backend"
+        override = self._overrides.get(name)
+        if override is not None and override.value is not None:
+            return self._key(override.value, depth + 1)
+        value = self._values.get(name)
+        if name in self._copies and name not in self._overrides:
+            return self._config_backend(cst.parse_expression(self._copies[name]), depth + 1)
+        if value is not None and not isinstance(value, cst.Call):
+            return self._config_backend(value, depth + 1)  # `self.config = model_config.vision_config`
+        return f"{name}.attn_backend"
 
     def _pinned_to(self, name: str) -> str | None:
         """The backend the layers built from config `name` are pinned to, if one is written."""
@@ -431,6 +498,32 @@ def _last_name(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.Attribute):
         return node.attr.value
     return None
+
+
+def _backend_read(node: cst.BaseExpression) -> cst.BaseExpression | None:
+    """X in `X.attn_backend` or `getattr(X, "attn_backend")`: the config whose backend is read."""
+    if isinstance(node, cst.Attribute) and node.attr.value == "attn_backend":
+        return node.value
+    if (
+        isinstance(node, cst.Call)
+        and _last_name(node.func) == "getattr"
+        and len(node.args) == 2
+        and _string(node.args[1].value) == "attn_backend"
+    ):
+        return node.args[0].value
+    return None
+
+
+def _unpacked(
+    target: cst.BaseAssignTargetExpression, value: cst.BaseExpression
+) -> list[tuple[cst.BaseAssignTargetExpression, cst.BaseExpression]]:
+    """`a, self.b = x, y`: each target with its value (none when the shapes differ)."""
+    if not (isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple)):
+        return []
+    targets, values = target.elements, value.elements
+    if len(targets) != len(values) or any(isinstance(e, cst.StarredElement) for e in (*targets, *values)):
+        return []
+    return [(t.value, v.value) for t, v in zip(targets, values, strict=True)]  # type: ignore[misc]
 
 
 def _root_name(node: cst.BaseExpression) -> str | None:

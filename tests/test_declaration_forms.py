@@ -256,10 +256,10 @@ def test_dl106_judges_layers_given_their_backend_by_name(make_tree: MakeTree) ->
     code, lines = check("--select", "DL106", str(root))
     assert code == 1
     assert lines == [
-        "tensorrt_llm/_torch/models/encoders.py:12:29: DL106 Factory takes its metadata class from model_config's "
-        "attn_backend, but gives its attention layers the backend encoder_backend (line 11): when the two differ "
-        "the layers get metadata of another backend (AttributeError at the first forward); derive the metadata "
-        "class with get_attention_backend(encoder_backend).Metadata",
+        "tensorrt_llm/_torch/models/encoders.py:12:29: DL106 Factory takes its metadata class from "
+        "get_attention_backend(model_config.attn_backend), but gives its attention layers the backend "
+        "encoder_backend (line 11): when the two differ the layers get metadata of another backend (AttributeError "
+        "at the first forward); derive the metadata class with get_attention_backend(encoder_backend).Metadata",
         "tensorrt_llm/_torch/models/encoders.py:25:29: DL106 Keyword hard-codes its metadata class "
         '(get_attention_backend("VANILLA")) while its attention layers are pinned to "TRTLLM" (line 24): the '
         "layers get metadata of another backend (AttributeError at the first forward); use "
@@ -269,6 +269,60 @@ def test_dl106_judges_layers_given_their_backend_by_name(make_tree: MakeTree) ->
         "backend gets metadata it cannot read; derive it with get_attention_backend(encoder_backend).Metadata",
         "Found 3 findings in 15 files.",
     ]
+
+
+def test_dl106_follows_one_backend_however_it_is_written(make_tree: MakeTree) -> None:
+    """Red-team cases (2026-12-02): the same backend read two ways is consistent; annotated
+    metadata, aliased imports, a `backend_name=` keyword and a kept backend class are judged;
+    calls that are no attention layer (a dict, a log call, `super().__init__`) build none."""
+    head = (
+        "import copy\nimport dataclasses\nimport logging\n\n"
+        "from tensorrt_llm._torch.attention_backend.interface import AttentionMetadata\n"
+        "from tensorrt_llm._torch.attention_backend.utils import create_attention, get_attention_backend\n"
+        "from tensorrt_llm._torch.attention_backend.utils import create_attention as make_attn\n"
+        "from tensorrt_llm._torch.attention_backend.utils import get_attention_backend as gab\n\n\n"
+    )
+    metadata = "self.metadata_cls = get_attention_backend(model_config.attn_backend).Metadata"
+    source = head + "".join(
+        [
+            encoder("CopiedRead", "self.attn_backend = model_config.attn_backend", metadata,
+                    "self.attn = create_attention(self.attn_backend, layer_idx=0)"),
+            encoder("TupleCopy", "self.backend, self.dim = model_config.attn_backend, 64", metadata,
+                    "self.attn = create_attention(self.backend, layer_idx=0)"),
+            encoder("SubConfig", "self.vision_config = model_config.vision_config",
+                    "self.metadata_cls = get_attention_backend(model_config.vision_config.attn_backend).Metadata",
+                    "self.attn = create_attention(self.vision_config.attn_backend)"),
+            encoder("UnchangedCopy", "vc = copy.deepcopy(model_config)", metadata,
+                    'self.attn = create_attention(getattr(vc, "attn_backend"))'),
+            encoder("ReplaceThenRead", "vc = dataclasses.replace(model_config, attn_backend=encoder_backend)",
+                    "self.metadata_cls = get_attention_backend(vc.attn_backend).Metadata",
+                    "self.attn = make_attn(encoder_backend)"),
+            encoder("NotLayers", metadata, "self.extra = dict(attn_backend=encoder_backend)",
+                    'logging.info("tower", attn_backend=encoder_backend)',
+                    "super().__init__(model_config, attn_backend=encoder_backend)",
+                    "self.attn = create_attention(model_config.attn_backend, attn_backend=None)"),
+            encoder("Annotated", "self.metadata_cls: type = gab(model_config.attn_backend).Metadata",
+                    "self.attn = make_attn(encoder_backend)"),
+            encoder("BackendNameKeyword", metadata, "self.attn = create_attention(backend_name=encoder_backend)"),
+            encoder("KeptClass", "backend_cls = gab(model_config.attn_backend)",
+                    "self.metadata_cls = backend_cls.Metadata", "self.attn = create_attention(encoder_backend)"),
+            encoder("TwoSubConfigs",
+                    "self.metadata_cls = get_attention_backend(model_config.text_config.attn_backend).Metadata",
+                    "self.attn = create_attention(model_config.vision_config.attn_backend)"),
+        ]
+    )  # fmt: skip
+    root = make_tree({"tensorrt_llm/_torch/models/encoders.py": source})
+    code, lines = check("--select", "DL106", str(root))
+    assert code == 1
+    reported = [line.split(" DL106 ")[1].split(" ")[0] for line in lines[:-1]]
+    assert reported == ["Annotated", "BackendNameKeyword", "KeptClass", "TwoSubConfigs"], lines
+    assert lines[-2] == (
+        "tensorrt_llm/_torch/models/encoders.py:76:29: DL106 TwoSubConfigs takes its metadata class from "
+        "get_attention_backend(model_config.text_config.attn_backend), but gives its attention layers the backend "
+        "model_config.vision_config.attn_backend (line 77): when the two differ the layers get metadata of another "
+        "backend (AttributeError at the first forward); derive the metadata class with "
+        "get_attention_backend(model_config.vision_config.attn_backend).Metadata"
+    )
 
 
 def test_a_shared_literal_module_that_does_not_parse_is_named_as_such(make_tree: MakeTree) -> None:
