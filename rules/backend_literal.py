@@ -40,7 +40,8 @@ class BackendLiteral(TreeRule):
     "attn_backend", "TRTLLM")`: the default, and what the read is compared with), passed as
     such a keyword, used as such a key in a mapping (`get_model_defaults`), matched in a `match`
     on such a name, or passed first to `get_attention_backend` / `create_attention`
-    (`backend-functions`). The value may be the string itself, an element of a tuple, list or
+    (`backend-functions`, also when imported under another name). Names match the patterns
+    case-insensitively (`ATTN_BACKEND`, `os.environ.get("TRTLLM_ATTN_BACKEND", ...)`). The value may be the string itself, an element of a tuple, list or
     set, a key of a mapping (`_ATTN_BACKEND_CLASSES = {"VANILLA": ...}`), either branch of
     `a if c else b`, an operand of `or` / `and` (`config.attn_backend or "TRTLLM"`), or the
     default of a pydantic `Field(default=...)` / dataclass `field(default=...)`.
@@ -59,8 +60,8 @@ class BackendLiteral(TreeRule):
     member which is no backend name (`MoeBackend`, `VisualGenAttentionBackend`, inline
     `Literal["CUTLASS", "TRTLLM"]`; a project Literal is found through the file's module-level
     imports and re-exports), and what is compared with a variable so annotated in its scope
-    (`backend_name: MoeBackend`, then `backend_name == "TRTLLM"`), or with `self.x` where the
-    class annotates `x` so. An annotation the index cannot resolve to a Literal (`str`, a
+    (`backend_name: MoeBackend`, then `backend_name == "TRTLLM"`), or with `self.x` (or
+    `getattr(self, "x", ...)`) where the class annotates `x` so. An annotation the index cannot resolve to a Literal (`str`, a
     class, a string annotation) is no other namespace.
     """
 
@@ -170,6 +171,14 @@ class BackendLiteral(TreeRule):
         self._names = {name.upper(): name for name in _backend_names(self.config, self.index)}
         self._patterns = self.config.str_list("backend-context-names")
         self._functions = self.config.str_list("backend-functions")
+        # Backend functions imported under another name (`get_attention_backend as gab`).
+        self._aliases = {
+            alias.asname: alias.name.rpartition(".")[2]
+            for statement in tree.body
+            if isinstance(statement, ast.ImportFrom)
+            for alias in statement.names
+            if alias.asname is not None and alias.name.rpartition(".")[2] in self._functions
+        }
         self._literal = self.index.literal_name
         self._declaration = str(self.config.get("declaration-attribute"))
         self._imports: dict[str, str] | None = None  # module-level imports, read when an annotation needs them
@@ -263,12 +272,15 @@ class BackendLiteral(TreeRule):
 
     def _call(self, node: ast.Call) -> None:
         default = _read_default(node)
-        if default is not None and self._context(node) is not None:
-            self._check_strings(default)
+        if default is not None and (context := self._context(node)) is not None:
+            self._check_strings(default, via=(context,))
         for keyword in node.keywords:
             if keyword.arg is not None and name_matches_any(keyword.arg, self._patterns):
                 self._check_strings(keyword.value)
-        if _last_name(node.func) in self._functions and node.args:
+        callee = _last_name(node.func)
+        if (
+            self._aliases.get(callee, callee) if isinstance(node.func, ast.Name) else callee
+        ) in self._functions and node.args:
             first = node.args[0]
             self._check_strings(first.value if isinstance(first, ast.Starred) else first)
 
@@ -380,7 +392,7 @@ class BackendLiteral(TreeRule):
             message = self._message(value, lowered=True) if lowered else self._message(value)
             if message is None:
                 continue
-            if via and all(isinstance(context, ast.Name | ast.Attribute) for context in via):
+            if via and all(isinstance(context, ast.Name | ast.Attribute | ast.Call) for context in via):
                 self._pending.append((string, message, self.scope_name, via))
             else:
                 self.report(string, message, self.scope_name)
@@ -448,12 +460,16 @@ def _dotted(node: ast.expr) -> str | None:
 _KEYED_READS = ("get", "pop", "setdefault")
 
 
+def _is_getattr(node: ast.Call) -> bool:
+    return isinstance(node.func, ast.Name) and node.func.id == "getattr"
+
+
 def _read_key(node: ast.Call) -> ast.expr | None:
     """The key a call reads by: `m.get(KEY, ...)`, `m.pop(KEY, ...)`, `m.setdefault(KEY, ...)`,
     `getattr(obj, KEY, ...)`; None for any other call."""
     if isinstance(node.func, ast.Attribute) and node.func.attr in _KEYED_READS and node.args:
         return node.args[0]
-    if isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2:
+    if _is_getattr(node) and len(node.args) >= 2:
         return node.args[1]
     return None
 
@@ -623,6 +639,11 @@ class _OtherNamespaceBindings:
             elif isinstance(node, ast.Attribute) and node.attr in fields:
                 if isinstance(node.value, ast.Name) and node.value.id == receiver:
                     self._found.add(id(node))
+            elif isinstance(node, ast.Call) and _is_getattr(node) and len(node.args) >= 2:  # getattr(self, "x", ...)
+                owner, key = node.args[0], node.args[1]
+                if isinstance(owner, ast.Name) and owner.id == receiver and isinstance(key, ast.Constant):
+                    if key.value in fields:
+                        self._found.add(id(node))
 
 
 def _own_nodes(scope: ast.AST) -> list[ast.AST]:

@@ -415,3 +415,29 @@ def test_reads_by_key_are_contexts_with_their_defaults(make_tree: MakeTree) -> N
     rel = "tensorrt_llm/_torch/models/modeling_keyed.py"
     found, _ = _dl103(make_tree({rel: KEYED_READS}), rel)
     assert found == KEYED_READS_EXPECTED
+
+
+# Red-team cases (2026-12-02): a field typed by another namespace's Literal read with getattr,
+# and the backend functions imported under another name.
+READ_FIELDS_AND_ALIASES = """\
+from tensorrt_llm.llmapi.llm_args import MoeBackend
+from tensorrt_llm._torch.attention_backend.utils import get_attention_backend as gab
+
+
+class Moe:
+    attn_backend: MoeBackend
+
+    def pick(self):
+        return getattr(self, "attn_backend", "TRTLLM"), getattr(self, "attention_backend", "TRTLLM")
+
+
+def build():
+    return gab("TRTLLM")
+"""
+
+
+def test_getattr_of_another_namespaces_field_and_aliased_backend_functions(make_tree: MakeTree) -> None:
+    rel = "tensorrt_llm/_torch/models/modeling_fields.py"
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, rel: READ_FIELDS_AND_ALIASES})
+    found, _ = _dl103(root, rel)
+    assert found == [(9, 91, "Moe.pick", RETYPED.format("TRTLLM")), (13, 15, "build", RETYPED.format("TRTLLM"))]
