@@ -172,7 +172,7 @@ class BackendLiteral(TreeRule):
         self._patterns = self.config.str_list("backend-context-names")
         self._functions = self.config.str_list("backend-functions")
         # Backend functions imported under another name (`get_attention_backend as gab`).
-        self._aliases = {
+        self._aliases: dict[str, str] = {
             alias.asname: alias.name.rpartition(".")[2]
             for statement in tree.body
             if isinstance(statement, ast.ImportFrom)
@@ -277,10 +277,10 @@ class BackendLiteral(TreeRule):
         for keyword in node.keywords:
             if keyword.arg is not None and name_matches_any(keyword.arg, self._patterns):
                 self._check_strings(keyword.value)
-        callee = _last_name(node.func)
-        if (
-            self._aliases.get(callee, callee) if isinstance(node.func, ast.Name) else callee
-        ) in self._functions and node.args:
+        callee = (
+            self._aliases.get(node.func.id, node.func.id) if isinstance(node.func, ast.Name) else _last_name(node.func)
+        )
+        if callee in self._functions and node.args:
             first = node.args[0]
             self._check_strings(first.value if isinstance(first, ast.Starred) else first)
 
