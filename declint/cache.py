@@ -338,6 +338,9 @@ class CheckEntry:
     suppressed: tuple[SuppressedFinding, ...]
     deps: tuple[Dep, ...]
     signature: str  # the index signature the deps were last confirmed against
+    # The file's module name when checked: the same bytes under another name (an `__init__.py`
+    # added or removed above it) ask the index other questions, which `deps` never recorded.
+    module: str = ""
 
 
 @dataclass

@@ -912,7 +912,7 @@ class _Run:
             return None
         entry = self.data.files.get(rel)
         check = entry.check if entry is not None else None
-        if check is None or check.digest != record.digest:
+        if check is None or check.digest != record.digest or check.module != self.modules[rel]:
             return None
         # The entry keeps the signature it was computed against: re-confirming it here would
         # rewrite every checked file's entry after any edit (the signature covers every file),
@@ -934,7 +934,9 @@ class _Run:
             and not outcome.touched
             and entry.scan.digest == outcome.digest
         ):
-            entry.check = CheckEntry(outcome.digest, outcome.findings, outcome.suppressed, outcome.deps, signature)
+            entry.check = CheckEntry(
+                outcome.digest, outcome.findings, outcome.suppressed, outcome.deps, signature, self.modules[item.rel]
+            )
             self.changed.add(item.rel)
         return outcome
 

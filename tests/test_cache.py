@@ -374,6 +374,34 @@ def test_a_file_no_needle_matches_is_known_by_its_stat_until_it_is_indexed(tmp_p
     assert lines(engine(tmp_path, cache=False).run([tmp_path])) == lines(engine(tmp_path).run([tmp_path])) == []
 
 
+def test_a_checked_file_under_another_module_name_is_checked_again(tmp_path: Path) -> None:
+    """Red-team case (2026-12-02): an `__init__.py` removed above a file and put back changes its
+    module name and back, not its bytes; the result cached under the other name asked the index
+    other questions, so it is not reused (it was, and the snapshot then replayed it)."""
+    child = CHILD.replace("_torch.models.modeling_base import BaseVL", "shared.middle import MiddleVL").replace(
+        "ChildVL(BaseVL)", "ChildVL(MiddleVL)"
+    )
+    files = {
+        MODELS + "modeling_base.py": BASE,
+        "tensorrt_llm/shared/__init__.py": "",
+        "tensorrt_llm/shared/middle.py": MIDDLE,
+        MODELS + "modeling_child.py": child,
+    }
+    write_tree(tmp_path, {**PRELUDE, **files})
+    settle(tmp_path)
+    expected = lines(engine(tmp_path, cache=False).run([tmp_path]))
+    assert "but ChildVL declares its vision encoder configurable" in expected[0]
+    assert lines(engine(tmp_path).run([tmp_path])) == expected
+    marker = tmp_path / MODELS / "__init__.py"
+    marker.unlink()
+    assert lines(engine(tmp_path).run([tmp_path])) == lines(engine(tmp_path, cache=False).run([tmp_path]))
+    marker.write_text("", encoding="utf-8")
+    settle(tmp_path)
+    again = engine(tmp_path)
+    assert lines(again.run([tmp_path])) == expected
+    assert lines(engine(tmp_path).run([tmp_path])) == expected  # and from the snapshot
+
+
 def test_a_configuration_change_is_a_cold_run(demo: Path) -> None:
     engine(demo).run([demo])
     edit(demo / "pyproject.toml", "[tool.declint]\n", '[tool.declint]\nextra-backend-names = ["OLD_BACKEND"]\n')
