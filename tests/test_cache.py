@@ -328,16 +328,21 @@ class FixedVL(MultimodalModelMixin):
 """
 
 
-def test_a_file_no_needle_matches_is_known_by_its_stat_until_it_is_indexed(tmp_path: Path) -> None:
+def _through_middle() -> dict[str, str]:
+    """The child model, its base in MIDDLE (a needle-free file outside syntax-paths), BASE above it."""
     child = CHILD.replace("_torch.models.modeling_base import BaseVL", "shared.middle import MiddleVL").replace(
         "ChildVL(BaseVL)", "ChildVL(MiddleVL)"
     )
-    files = {
+    return {
         MODELS + "modeling_base.py": BASE,
         "tensorrt_llm/shared/__init__.py": "",
         "tensorrt_llm/shared/middle.py": MIDDLE,
         MODELS + "modeling_child.py": child,
     }
+
+
+def test_a_file_no_needle_matches_is_known_by_its_stat_until_it_is_indexed(tmp_path: Path) -> None:
+    files = _through_middle()
     write_tree(
         tmp_path, {**PRELUDE, **files, MODELS + "modeling_fixed.py": FIXED, "tensorrt_llm/unrelated.py": "X = 1\n"}
     )
@@ -378,15 +383,7 @@ def test_a_checked_file_under_another_module_name_is_checked_again(tmp_path: Pat
     """Red-team case (2026-12-02): an `__init__.py` removed above a file and put back changes its
     module name and back, not its bytes; the result cached under the other name asked the index
     other questions, so it is not reused (it was, and the snapshot then replayed it)."""
-    child = CHILD.replace("_torch.models.modeling_base import BaseVL", "shared.middle import MiddleVL").replace(
-        "ChildVL(BaseVL)", "ChildVL(MiddleVL)"
-    )
-    files = {
-        MODELS + "modeling_base.py": BASE,
-        "tensorrt_llm/shared/__init__.py": "",
-        "tensorrt_llm/shared/middle.py": MIDDLE,
-        MODELS + "modeling_child.py": child,
-    }
+    files = _through_middle()
     write_tree(tmp_path, {**PRELUDE, **files})
     settle(tmp_path)
     expected = lines(engine(tmp_path, cache=False).run([tmp_path]))
