@@ -451,18 +451,26 @@ class MetadataBackendMismatch(Rule):
         return name if name is not None else cst.Module([]).code_for_node(node)
 
     def _config_backend(self, config: cst.BaseExpression, depth: int) -> str:
-        """The key of a config's attn_backend: the override's value, or the config it copies."""
+        """The key of a config's attn_backend (`model_config.vision_config.attn_backend` as written
+        when the config is no name)."""
         name = _name_of(config)
-        if name is None or depth >= 8:
+        if name is None:
             return cst.Module([]).code_for_node(config) + ".attn_backend"
+        return self._named_config_backend(name, depth)
+
+    def _named_config_backend(self, name: str, depth: int) -> str:
+        """The key of config `name`'s attn_backend: the value an override sets, else that of the
+        config it copies or was given (`self.config = model_config.vision_config`)."""
         override = self._overrides.get(name)
+        if depth >= 8:  # a chain this long is not real code; a cycle must not hang the rule
+            return f"{name}.attn_backend"
         if override is not None and override.value is not None:
             return self._key(override.value, depth + 1)
+        if name in self._copies:
+            return self._named_config_backend(self._copies[name], depth + 1)
         value = self._values.get(name)
-        if name in self._copies and name not in self._overrides:
-            return self._config_backend(cst.parse_expression(self._copies[name]), depth + 1)
         if value is not None and not isinstance(value, cst.Call):
-            return self._config_backend(value, depth + 1)  # `self.config = model_config.vision_config`
+            return self._config_backend(value, depth + 1)
         return f"{name}.attn_backend"
 
     def _pinned_to(self, name: str) -> str | None:
