@@ -91,11 +91,15 @@ class Finding:
         Messages quote source text (encoder names, strings, schema values). A raw newline or
         escape sequence there would break every line-based format and let an analysed file
         forge CI annotations (`::error ...` on a line of its own); escaping once here covers
-        every rule and every output format.
+        every rule and every output format. A fix's description quotes source text too (`Replace
+        "trtllm\x1b[2J" with "TRTLLM"`) and is escaped the same way; its edits are not.
         """
-        if self.message.isprintable():
+        fix = self.fix
+        if fix is not None and not fix.description.isprintable():
+            fix = replace(fix, description=escape_controls(fix.description))
+        if self.message.isprintable() and fix is self.fix:
             return self
-        return replace(self, message=escape_controls(self.message))
+        return replace(self, message=escape_controls(self.message), fix=fix)
 
     def sort_key(self) -> tuple[str, int, int, str, str, int, int]:
         # A total key: two findings that compare equal here are the same finding.

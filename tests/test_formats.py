@@ -324,7 +324,11 @@ def test_annotation_paths_start_at_the_repository_root_that_holds_the_project(
     project = tmp_path / "repo" / "python"
     write_tree(project, {**PRELUDE, FMT: SOURCE})
     marker = tmp_path / "repo" / ".git"
-    marker.mkdir() if git == "directory" else marker.write_text("gitdir: /elsewhere/.git/worktrees/x\n")
+    if git == "directory":
+        marker.mkdir()
+        (marker / "HEAD").write_text("ref: refs/heads/main\n")
+    else:
+        marker.write_text("gitdir: /elsewhere/.git/worktrees/x\n")
     monkeypatch.chdir(project / MODEL)
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     code, output = check("--output-format", "github", ".")
@@ -668,3 +672,48 @@ def test_full_shows_control_characters_of_the_source_escaped_with_the_carets_und
     assert key == [shown, "  |" + " " * (shown.index('"\\x1b') - 3) + "^" * 9, "  |"]  # the key, escaped
     assert value == [shown, "  |" + " " * (shown.index('"trtllm"') - 3) + "^" * 8, "  |"]
     assert "\x1b" not in output and "\x0c" not in output
+
+
+@pytest.mark.parametrize("marker", ["empty directory", "broken link"])
+def test_a_git_entry_git_would_pass_over_is_no_repository_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, marker: str
+) -> None:
+    """Red-team case (2026-12-02): an empty `.git/` or a dangling `.git` link in a subdirectory
+    of the real repository is not its root (git passes over both)."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    project = repo / "sub" / "python"
+    write_tree(project, {**PRELUDE, FMT: SOURCE})
+    stray = repo / "sub" / ".git"
+    stray.mkdir() if marker == "empty directory" else stray.symlink_to(tmp_path / "nowhere")
+    monkeypatch.chdir(project)
+    code, output = check("--output-format", "gitlab", ".")
+    assert code == 1
+    assert {issue["location"]["path"] for issue in json.loads(output)} == {f"sub/python/{FMT}"}
+
+
+def test_a_fix_description_quoting_control_characters_is_escaped_in_every_format(
+    make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Red-team case (2026-12-02): the message was escaped, the fix's description (which quotes
+    the string) was printed raw in `full` and GitHub annotations: a clear-screen on the terminal."""
+    root = make_tree(
+        {MODEL + "modeling_esc.py": 'class M:\n    encoder_attention_backends = {"vision": ("trtllm\x1b[2J",)}\n'}
+    )
+    monkeypatch.chdir(root)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    described = 'Replace "trtllm\\x1b[2J" with "TRTLLM"'
+    for fmt in ("full", "github", "text"):
+        output = render(fmt, "--select", "DL104")
+        assert "\x1b" not in output, fmt
+    assert described in render("full", "--select", "DL104")
+    (finding,) = json.loads(render("json", "--select", "DL104"))["findings"]
+    assert finding["fix"]["description"] == described
+
+
+def test_carets_of_a_middle_line_reach_its_shown_trailing_controls() -> None:
+    from declint.reporting.full_format import _carets
+
+    # The second of three lines of a span: the carets run from its indent to its last character.
+    assert _carets("    k,  # \x1f\x0b", 2, 1, 0, 3, 0) == "    " + "^" * len("k,  # \\x1f\\x0b")

@@ -65,7 +65,7 @@ def snippet(item: Item, report: Report) -> list[str]:
 
 def _carets(text: str, number: int, l1: int, c1: int, l2: int, c2: int) -> str:
     begin = c1 if number == l1 else len(text) - len(text.lstrip())
-    stop = c2 if number == l2 else len(text.rstrip())
+    stop = c2 if number == l2 else len(text.rstrip(" \t"))  # not the controls `rstrip()` drops: they are shown
     if (l1, c1) >= (l2, c2):  # a point: one caret
         stop = begin + 1
     begin_col = len(_shown(text[:begin]))

@@ -118,9 +118,9 @@ class Report:
 
     def display_path(self, rel: str) -> str:
         """A path for consumers that read it from the repository root (GitHub annotations, GitLab
-        Code Quality, JUnit views): from the working directory when the project root lies inside
-        it (CI runs from the repository root), else from the project root; never with `..`,
-        which they cannot resolve."""
+        Code Quality, JUnit views): from the repository that holds the project root, or outside
+        one from the working directory when the project root lies inside it, else from the
+        project root (`workspace_prefix`); never with `..`, which they cannot resolve."""
         return rel if rel.startswith("/") else self.workspace_prefix + rel
 
     def cwd_path(self, rel: str) -> str:

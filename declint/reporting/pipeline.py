@@ -130,9 +130,22 @@ def workspace_prefix(root: Path, cwd: Path) -> str:
 def _repository_root(root: Path) -> Path | None:
     # Looked up on disk, not asked of git: git may be missing, and a report runs no programs.
     for directory in (root, *root.parents):
-        if os.path.lexists(directory / ".git"):
+        if _is_repository(directory / ".git"):
             return directory
     return None
+
+
+def _is_repository(marker: Path) -> bool:
+    """What git takes for a repository: a `.git` directory holding HEAD, or a `.git` file
+    pointing at one (`gitdir: ...`, a worktree or submodule); not an empty directory or a
+    broken link, which git passes over."""
+    if marker.is_dir():
+        return (marker / "HEAD").exists()
+    try:
+        with marker.open("rb") as handle:
+            return handle.read(8) == b"gitdir: "
+    except OSError:
+        return False
 
 
 def scope_of(engine: Engine, paths: Sequence[Path]) -> baseline_file.Scope:
