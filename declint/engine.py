@@ -1149,8 +1149,12 @@ def _check_source(
         try:
             module = parse_module(source)
         except SourceError as error:
-            return [parse_error(rel, error.message, error.line or 1, error.column)], [], None
-        findings += _run_rules(context, cst_rules, module)
+            unparsed = parse_error(rel, error.message, error.line or 1, error.column)
+            if not tree_rules:
+                return [unparsed], [], None
+            findings.append(unparsed)  # CPython parsed it for the `ast` rules: their findings stand
+        else:
+            findings += _run_rules(context, cst_rules, module)
     if not has_marker:
         return findings, [], module
     suppressions = parse_suppressions(source.text)
@@ -1186,9 +1190,14 @@ def parse_module(source: SourceFile) -> cst.Module:
     try:
         return cst.parse_module(source.text, config=cst.PartialParserConfig(encoding=source.encoding))
     except cst.ParserSyntaxError as error:
-        raise SourceError(
-            f"syntax error: {error.message}", path=source.rel, line=error.raw_line, column=error.raw_column
-        ) from None
+        # libcst's tokenizer rejects a few valid files (a form feed starting an indented line):
+        # CPython's parser says whether the file or libcst is at fault.
+        message = f"syntax error: {error.message}"
+        if _syntax_error(source.text, source.rel) is None:
+            message = (
+                f"libcst cannot parse this file, though Python can ({error.message}); its libcst rules did not run"
+            )
+        raise SourceError(message, path=source.rel, line=error.raw_line, column=error.raw_column) from None
     except RecursionError:
         raise SourceError("nesting too deep for the parser", path=source.rel) from None
 

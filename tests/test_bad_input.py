@@ -103,6 +103,24 @@ def test_long_concatenation_is_dl000_not_a_crash(make_tree: MakeTree) -> None:
     assert "RecursionError" in lines[0] or "too deep" in lines[0]
 
 
+def test_a_valid_file_libcst_cannot_parse_is_named_as_such_and_keeps_its_ast_findings(make_tree: MakeTree) -> None:
+    """Red-team case (2026-12-02): a form feed starting an indented line is valid Python that
+    libcst's tokenizer rejects. It was a DL000 "syntax error" that also dropped the findings of
+    the rules that run on CPython's tree (DL101, DL103)."""
+    data = (
+        b"import torch.nn.functional as F\n\n\nclass XModel:\n"
+        b'\x0c    encoder_attention_backends = {"vision": ("trtllm",)}\n\n'
+        b"    def forward(self, q, k, v):\n        return F.scaled_dot_product_attention(q, k, v)\n"
+    )
+    code, lines = bad_file(make_tree, "modeling_ff.py", data)
+    assert code == 1
+    assert [line.split(": ", 1)[1][:5] for line in lines] == ["DL000", "DL101"]
+    assert lines[0] == (
+        "tensorrt_llm/_torch/models/modeling_ff.py:1:1: DL000 libcst cannot parse this file, though Python can "
+        "(tokenizer error: no matching outer block for dedent); its libcst rules did not run"
+    )
+
+
 def test_file_deleted_between_discovery_and_reading(make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch) -> None:
     from declint import engine
 
