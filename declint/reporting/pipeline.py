@@ -136,14 +136,14 @@ def _repository_root(root: Path) -> Path | None:
 
 
 def _is_repository(marker: Path) -> bool:
-    """What git takes for a repository: a `.git` directory holding HEAD, or a `.git` file
-    pointing at one (`gitdir: ...`, a worktree or submodule); not an empty directory or a
-    broken link, which git passes over."""
-    if marker.is_dir():
-        return (marker / "HEAD").exists()
+    """What git takes for a repository: a `.git` directory holding HEAD, or a `.git` file (a
+    worktree's or submodule's `gitdir: ...` link); not an empty directory, an empty file or a
+    broken link, which git passes over. Asked with stats alone: nothing outside the project is
+    opened."""
     try:
-        with marker.open("rb") as handle:
-            return handle.read(8) == b"gitdir: "
+        if marker.is_dir():
+            return (marker / "HEAD").exists()
+        return marker.is_file() and marker.stat().st_size > 0
     except OSError:
         return False
 
