@@ -46,7 +46,7 @@ class _Direct:
     """Attention layers given their backend by name, not through a config: `create_attention(
     name, ...)`, or a backend keyword (`Attention(..., attn_backend=name)`)."""
 
-    node: cst.BaseExpression  # the backend expression
+    node: cst.BaseExpression  # the backend expression, its local names replaced by their values then
     code: str  # as written
     pinned: str | None  # the backend it names, when written (a string or pinned constant)
     line: int
@@ -57,7 +57,8 @@ class _MetadataSource:
     node: cst.BaseExpression
     config: str | None  # root name of the config whose backend picks the metadata class
     fixed: str | None  # a metadata class or backend name written in the code
-    argument: cst.BaseExpression | None = None  # get_attention_backend's argument
+    argument: cst.BaseExpression | None = None  # get_attention_backend's argument as written
+    resolved: cst.BaseExpression | None = None  # the same, its local names replaced by their values then
 
 
 class MetadataBackendMismatch(Rule):
@@ -79,7 +80,9 @@ class MetadataBackendMismatch(Rule):
     `Attention(..., attn_backend=encoder_backend)`) other than the one the metadata class comes
     from. One backend written two ways is one: a name through what it was given
     (`self.backend = model_config.attn_backend`), `getattr(c, "attn_backend")` as
-    `c.attn_backend`, an unchanged copy of a config as the config, the backend an override sets.
+    `c.attn_backend`, an unchanged copy of a config as the config, the backend an override sets;
+    a local name is what it holds where it is used (`backend = "VANILLA"` afterwards does not
+    change what the metadata class was derived from), `self.x` what the class sets it to.
     Aliased imports (`get_attention_backend as gab`) and a kept backend class (`cls =
     get_attention_backend(...)`, then `cls.Metadata`) are followed. A config may be kept under a name
     or on `self` (`self.vision_config`), and copied (`self.model_config = model_config`). Layers
@@ -220,6 +223,11 @@ class MetadataBackendMismatch(Rule):
                     self._imported[local.value] = name
 
     # ---- one encoder class at a time -------------------------------------------------------
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        super().visit_FunctionDef(node)
+        # A function's local names are its own: another method's `backend` is another variable.
+        self._values = {name: value for name, value in self._values.items() if name.startswith("self.")}
+
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         super().visit_ClassDef(node)
         if len(self._scope) == 1:
@@ -272,7 +280,18 @@ class MetadataBackendMismatch(Rule):
         if isinstance(value, cst.Name) and value.value == "None":
             return None  # no backend given: the layer picks its own
         code = cst.Module([]).code_for_node(value)
-        return _Direct(value, code, self._pinned(value), self.position(value).start.line)
+        return _Direct(self._locals_now(value), code, self._pinned(value), self.position(value).start.line)
+
+    def _locals_now(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """`node` with a local name replaced by the value it holds here (through other local
+        names), so that a later assignment to it does not count; `self.x` waits for the class's
+        end, since any method may set it."""
+        for _ in range(8):  # a chain this long is not real code; a cycle must not hang the rule
+            name = _name_of(node)
+            if name is None or name.startswith("self.") or name not in self._values:
+                break
+            node = self._values[name]
+        return node
 
     def _assignment(self, target: cst.BaseAssignTargetExpression, value: cst.BaseExpression) -> None:
         line = self.position(target).start.line
@@ -280,7 +299,8 @@ class MetadataBackendMismatch(Rule):
         if _is_metadata_cls(target):
             self._sources.append(self._metadata_source(value))
         elif name is not None:
-            self._values[name] = value
+            # `self.x = backend`: x keeps what the local name held here, not its later values.
+            self._values[name] = self._locals_now(value) if name.startswith("self.") else value
             source = _name_of(value)
             if source is not None:
                 self._aliases[name] = source
@@ -336,7 +356,7 @@ class MetadataBackendMismatch(Rule):
                 literal = _string(argument)
                 if literal is not None:
                     return _MetadataSource(value, None, f'get_attention_backend("{literal}")')
-                return _MetadataSource(value, _config_of(argument), None, argument)
+                return _MetadataSource(value, _config_of(argument), None, argument, self._locals_now(argument))
         if isinstance(value, cst.Name | cst.Attribute) and self._is_metadata_class(value):
             return _MetadataSource(value, None, _last_name(value))
         return _MetadataSource(value, None, None)
@@ -432,7 +452,7 @@ class MetadataBackendMismatch(Rule):
 
     def _same_backend(self, direct: _Direct, source: _MetadataSource) -> bool:
         """Do the layers' backend and the metadata class's come from one place?"""
-        return source.argument is not None and self._key(direct.node) == self._key(source.argument)
+        return source.resolved is not None and self._key(direct.node) == self._key(source.resolved)
 
     def _key(self, node: cst.BaseExpression, depth: int = 0) -> str:
         """What a backend expression reads, the same however it is written: a name through what it
@@ -443,8 +463,8 @@ class MetadataBackendMismatch(Rule):
         if pinned is not None:
             return f'="{pinned}"'
         name = _name_of(node)
-        if name is not None and name in self._values and depth < 8:
-            return self._key(self._values[name], depth + 1)
+        if name is not None and name.startswith("self.") and name in self._values and depth < 8:
+            return self._key(self._values[name], depth + 1)  # local names were resolved where used
         config = _backend_read(node)
         if config is not None:
             return self._config_backend(config, depth + 1)

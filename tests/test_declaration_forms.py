@@ -309,14 +309,17 @@ def test_dl106_follows_one_backend_however_it_is_written(make_tree: MakeTree) ->
             encoder("TwoSubConfigs",
                     "self.metadata_cls = get_attention_backend(model_config.text_config.attn_backend).Metadata",
                     "self.attn = create_attention(model_config.vision_config.attn_backend)"),
+            encoder("Reassigned", "backend = model_config.attn_backend",  # the name, as it is where it is used
+                    "self.metadata_cls = get_attention_backend(backend).Metadata", 'backend = "VANILLA"',
+                    "self.attn = create_attention(backend)"),
         ]
     )  # fmt: skip
     root = make_tree({"tensorrt_llm/_torch/models/encoders.py": source})
     code, lines = check("--select", "DL106", str(root))
     assert code == 1
     reported = [line.split(" DL106 ")[1].split(" ")[0] for line in lines[:-1]]
-    assert reported == ["Annotated", "BackendNameKeyword", "KeptClass", "TwoSubConfigs"], lines
-    assert lines[-2] == (
+    assert reported == ["Annotated", "BackendNameKeyword", "KeptClass", "TwoSubConfigs", "Reassigned"], lines
+    assert lines[-3] == (
         "tensorrt_llm/_torch/models/encoders.py:76:29: DL106 TwoSubConfigs takes its metadata class from "
         "get_attention_backend(model_config.text_config.attn_backend), but gives its attention layers the backend "
         "model_config.vision_config.attn_backend (line 77): when the two differ the layers get metadata of another "
