@@ -195,6 +195,11 @@ class MetadataBackendMismatch(Rule):
         self._functions = self.config.str_list("backend-functions")
         self._patterns = self.config.str_list("backend-context-names")
         self._imported: dict[str, str] = {}  # backend functions imported under another name
+        # The module's facts as mappings, made once: `_key` asks `_pinned` at every step.
+        facts = self.context.facts
+        self._constants = dict(facts.constants)
+        self._imports = dict(facts.imports)
+        self._local_classes = {c.name: c.qualname for c in facts.classes}
         self._reset()
 
     def _reset(self) -> None:
@@ -330,8 +335,8 @@ class MetadataBackendMismatch(Rule):
         Literal-typed `BACKEND_TRTLLM` (here or imported); None when it is chosen at run time."""
         if not isinstance(value, cst.Name):
             return _string(value)
-        own = dict(self.context.facts.constants).get(value.value)
-        imported = dict(self.context.facts.imports).get(value.value)
+        own = self._constants.get(value.value)
+        imported = self._imports.get(value.value)
         return own if own is not None else self.index.constant(f"={imported}") if imported else None
 
     def _canonical(self, name: str) -> str:
@@ -365,8 +370,7 @@ class MetadataBackendMismatch(Rule):
         """Only a name that resolves to a metadata class is hard-coded (not a parameter)."""
         dotted = cst.Module([]).code_for_node(node)
         head, _, rest = dotted.partition(".")
-        local = {c.name: c.qualname for c in self.context.facts.classes}
-        base = dict(self.context.facts.imports).get(head) or local.get(head)
+        base = self._imports.get(head) or self._local_classes.get(head)
         facts = self.index.class_facts(f"{base}.{rest}" if rest else base) if base else None
         return facts is not None and self.index.is_metadata_class(facts)
 
