@@ -130,6 +130,7 @@ class _Filter:
         self._included = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in self.include) or r"(?!)")
         self.respect_gitignore = bool(config.get("respect-gitignore"))
         self._gitignores: dict[str, pathspec.GitIgnoreSpec | None] = {}
+        self._applicable_to: dict[str, tuple[tuple[str, pathspec.GitIgnoreSpec], ...]] = {}
         self.listings: dict[str, Listing] = {}
 
     def included(self, rel: str) -> bool:
@@ -168,16 +169,23 @@ class _Filter:
                 return True
         return False
 
-    @functools.cache  # noqa: B019 - one filter per discovery; the cache dies with it
     def _applicable(self, directory: str) -> tuple[tuple[str, pathspec.GitIgnoreSpec], ...]:
         """The .gitignore files that apply to entries of `directory`, nearest first, up to the
         root (or the first directory outside it)."""
+        # Memoized on the filter, not with functools.cache: that cache lives on the class, and
+        # held every filter (and what it refers to) for the life of the process.
+        known = self._applicable_to.get(directory)
+        if known is not None:
+            return known
         spec = self._gitignore_of(directory)
-        own = ((directory, spec),) if spec is not None else ()
+        own: tuple[tuple[str, pathspec.GitIgnoreSpec], ...] = ((directory, spec),) if spec is not None else ()
         parent = os.path.dirname(directory)
         if parent == directory or not directory.startswith(self._root_prefix):
-            return own  # the root itself, or a directory outside it, is the last to apply
-        return own + self._applicable(parent)
+            applicable = own  # the root itself, or a directory outside it, is the last to apply
+        else:
+            applicable = own + self._applicable(parent)
+        self._applicable_to[directory] = applicable
+        return applicable
 
     def _gitignore_of(self, directory: str) -> pathspec.GitIgnoreSpec | None:
         if directory not in self._gitignores:

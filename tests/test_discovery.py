@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 import random
+from pathlib import Path
 
 import pytest
 
-from declint.discovery import DirectoryMatcher, glob_match
+from declint.config import load_config
+from declint.discovery import DirectoryMatcher, _Filter, discover, glob_match
 
 RELS = [
     "setup.py",
@@ -48,3 +51,23 @@ def test_only_patterns_below_a_directory_are_answered_per_directory() -> None:
     assert DirectoryMatcher(("**/_torch/models/**",))._answers == {}
     assert DirectoryMatcher(("**/modeling_*.py",))._answers is None
     assert DirectoryMatcher(("a/**", "!a/b/**"))._answers is None
+
+
+def _filters_alive() -> int:
+    gc.collect()
+    return sum(isinstance(thing, _Filter) for thing in gc.get_objects())
+
+
+def test_a_walk_keeps_nothing_alive_after_it(tmp_path: Path) -> None:
+    """A walk's filter, with the listings and .gitignore specs it holds, goes with the walk: a
+    long-lived process (the tests, an editor integration) walking again and again must not grow.
+    Its memo of the .gitignore files that apply was a `functools.cache` on the method, which
+    lives on the class and held every filter for the life of the process."""
+    (tmp_path / ".gitignore").write_text("build/\n", encoding="utf-8")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.py").write_text("x = 1\n", encoding="utf-8")
+    config = load_config(None, default_root=tmp_path, known_codes=frozenset())
+    before = _filters_alive()
+    for _ in range(3):
+        assert [item.rel for item in discover([tmp_path], config).files] == ["pkg/a.py"]
+    assert _filters_alive() == before
