@@ -48,7 +48,9 @@ class MetadataContract(FactRule):
     `if hasattr(...)`, in the `else` of `if not isinstance(...)`, and after
     `if not hasattr(metadata, "X"): return` (or raise, break, continue) in the same block. The
     body of a negated check, or of an `or` whose other side may be the true one, is not guarded.
-    The two pairings disagreeing is itself a finding. When a base class is outside the project,
+    Nor is a read after `assert hasattr(metadata, "X")`: the class still lacks X, and the first
+    forward fails on the assert instead (an `AssertionError`, or under `python -O` the read's own
+    `AttributeError`). The two pairings disagreeing is itself a finding. When a base class is outside the project,
     nothing is reported for that class.
     """
 

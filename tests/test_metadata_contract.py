@@ -184,6 +184,15 @@ def test_reads_where_a_guard_does_not_hold_are_reported(make_tree: MakeTree) -> 
         ], case
 
 
+def test_an_assert_is_no_guard(make_tree: MakeTree) -> None:
+    """The class still lacks the field: the assert fails at the first forward as the read would."""
+    for check in ('hasattr(metadata, "kv_layout")', 'getattr(metadata, "kv_layout", None) is not None'):
+        body = f"        assert {check}\n        return metadata.kv_layout\n"
+        assert _probe(make_tree, body) == [
+            f"tensorrt_llm/_torch/attention_backend/probe.py:9:16: {KV_LAYOUT_MISSING}"
+        ], check
+
+
 def test_an_early_exit_guards_only_what_follows_and_only_its_attribute(make_tree: MakeTree) -> None:
     where = "tensorrt_llm/_torch/attention_backend/probe.py"
     cases = {
