@@ -77,8 +77,9 @@ class MetadataBackendMismatch(Rule):
     config; layers pinned to one backend (a string, or a module-level constant such as
     `BACKEND_TRTLLM`) with `get_attention_backend` of another; and layers given a backend by name
     (`create_attention(encoder_backend, ...)`, or a backend keyword on an attention layer:
-    `Attention(..., attn_backend=encoder_backend)`) other than the one the metadata class comes
-    from. One backend written two ways is one: a name through what it was given
+    `Attention(..., attn_backend=encoder_backend)`, also bound with `functools.partial` or
+    unpacked from `**{"attn_backend": ...}` or `**dict(...)`) other than the one the metadata
+    class comes from. One backend written two ways is one: a name through what it was given
     (`self.backend = model_config.attn_backend`), `getattr(c, "attn_backend")` as
     `c.attn_backend`, an unchanged copy of a config as the config, the backend an override sets;
     a local name is what it holds where it is used (`backend = "VANILLA"` afterwards does not
@@ -255,20 +256,18 @@ class MetadataBackendMismatch(Rule):
             self._assignment(node.target, node.value)
 
     def visit_Call(self, node: cst.Call) -> None:
+        node = _unpartial(node, self._callee(node))
         callee = self._callee(node)
+        keywords = [value for keyword, value in _keywords(node) if name_matches_any(keyword, self._patterns)]
         if callee in _LAYER_FACTORIES and callee in self._functions:
-            positional = [a for a in node.args if a.keyword is None and not a.star]
-            named = [
-                a for a in node.args if a.keyword is not None and name_matches_any(a.keyword.value, self._patterns)
-            ]
-            backend = positional[:1] or named[:1]
-            self._direct += [d for d in (self._direct_backend(a.value) for a in backend) if d is not None]
+            positional = [a.value for a in node.args if a.keyword is None and not a.star]
+            backend = positional[:1] or keywords[:1]
+            self._direct += [d for d in (self._direct_backend(value) for value in backend) if d is not None]
         if callee in (*_DERIVATIONS, *self._functions) or (callee is not None and "config" in callee.lower()):
             return  # deriving or building a config (`ModelConfig(...)`), or picking a backend, builds no layer
-        keywords = [a for a in node.args if a.keyword is not None and name_matches_any(a.keyword.value, self._patterns)]
         if keywords and callee is not None and "attention" in callee.lower():
             # An attention layer's backend is the keyword's, whatever config it is also given.
-            self._direct += [d for d in (self._direct_backend(a.value) for a in keywords) if d is not None]
+            self._direct += [d for d in (self._direct_backend(value) for value in keywords) if d is not None]
             return
         for argument in node.args:
             name = _name_of(argument.value)
@@ -511,6 +510,30 @@ class MetadataBackendMismatch(Rule):
             and fixed.startswith("get_attention_backend(")
             and fixed != f'get_attention_backend("{pinned}")'
         )
+
+
+def _unpartial(call: cst.Call, callee: str | None) -> cst.Call:
+    """`functools.partial(create_attention, backend, ...)` as the call it stands for: the layers
+    the partial builds get the arguments bound here."""
+    if callee != "partial" or not call.args or call.args[0].keyword is not None or call.args[0].star:
+        return call
+    return call.with_changes(func=call.args[0].value, args=call.args[1:])
+
+
+def _keywords(call: cst.Call) -> list[tuple[str, cst.BaseExpression]]:
+    """(name, value) of a call's keywords, with those of an unpacked literal: `**{"k": v}`, `**dict(k=v)`."""
+    found: list[tuple[str, cst.BaseExpression]] = []
+    for argument in call.args:
+        if argument.keyword is not None:
+            found.append((argument.keyword.value, argument.value))
+        elif argument.star == "**" and isinstance(argument.value, cst.Dict):
+            for element in argument.value.elements:
+                key = _string(element.key) if isinstance(element, cst.DictElement) else None
+                if key is not None and isinstance(element, cst.DictElement):
+                    found.append((key, element.value))
+        elif argument.star == "**" and isinstance(argument.value, cst.Call) and _last_name(argument.value.func) == "dict":
+            found += _keywords(argument.value)
+    return found
 
 
 def _is_metadata_cls(target: cst.BaseExpression) -> bool:

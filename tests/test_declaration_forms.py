@@ -328,6 +328,48 @@ def test_dl106_follows_one_backend_however_it_is_written(make_tree: MakeTree) ->
     )
 
 
+def test_dl106_follows_partial_factories_and_unpacked_keywords(make_tree: MakeTree) -> None:
+    """A layer factory bound with `functools.partial`, and a backend keyword unpacked from a
+    literal (`**{"attn_backend": x}`, `**dict(attn_backend=x)`), give the layers that backend."""
+    head = ENCODER_HEAD.replace("import dataclasses\n", "import dataclasses\nimport functools\n").replace(
+        "import get_attention_backend", "import create_attention, get_attention_backend"
+    )
+    metadata = "self.metadata_cls = get_attention_backend(model_config.attn_backend).Metadata"
+    source = head + "".join(
+        [
+            encoder("Partial", metadata, "make = functools.partial(create_attention, encoder_backend)",
+                    "self.attn = make(layer_idx=0)"),
+            encoder("PartialSame", metadata, "make = functools.partial(create_attention, model_config.attn_backend)",
+                    "self.attn = make(layer_idx=0)"),
+            encoder("PartialLayer", metadata, "make = functools.partial(Attention, attn_backend=encoder_backend)",
+                    "self.attn = make(config=model_config)"),
+            encoder("Unpacked", 'self.metadata_cls = get_attention_backend("VANILLA").Metadata',
+                    'self.attn = Attention(config=model_config, **{"attn_backend": BACKEND_TRTLLM})'),
+            encoder("UnpackedDict", metadata,
+                    "self.attn = Attention(config=model_config, **dict(attn_backend=encoder_backend))"),
+            encoder("UnpackedSame", metadata,
+                    'self.attn = Attention(config=model_config, **{"attn_backend": model_config.attn_backend})'),
+        ]
+    )  # fmt: skip
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, "tensorrt_llm/_torch/models/encoders.py": source})
+    code, lines = check("--select", "DL106", str(root))
+    assert code == 1
+    reported = [line.split(" DL106 ")[1].split(" ")[0] for line in lines[:-1]]
+    assert reported == ["Partial", "PartialLayer", "Unpacked", "UnpackedDict"], lines
+    assert lines[0] == (
+        "tensorrt_llm/_torch/models/encoders.py:12:29: DL106 Partial takes its metadata class from "
+        "get_attention_backend(model_config.attn_backend), but gives its attention layers the backend "
+        "encoder_backend (line 13): when the two differ the layers get metadata of another backend (AttributeError "
+        "at the first forward); derive the metadata class with get_attention_backend(encoder_backend).Metadata"
+    )
+    assert lines[2] == (
+        "tensorrt_llm/_torch/models/encoders.py:33:29: DL106 Unpacked hard-codes its metadata class "
+        '(get_attention_backend("VANILLA")) while its attention layers are pinned to "TRTLLM" (line 34): the '
+        "layers get metadata of another backend (AttributeError at the first forward); use "
+        'get_attention_backend("TRTLLM").Metadata'
+    )
+
+
 def test_a_shared_literal_module_that_does_not_parse_is_named_as_such(make_tree: MakeTree) -> None:
     """Not "no module ... under the indexed roots": the module is there (a `type` statement, say,
     under an interpreter older than 3.12), and DL100 points at it."""
