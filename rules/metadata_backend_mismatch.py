@@ -531,7 +531,9 @@ def _keywords(call: cst.Call) -> list[tuple[str, cst.BaseExpression]]:
                 key = _string(element.key) if isinstance(element, cst.DictElement) else None
                 if key is not None and isinstance(element, cst.DictElement):
                     found.append((key, element.value))
-        elif argument.star == "**" and isinstance(argument.value, cst.Call) and _last_name(argument.value.func) == "dict":
+        elif (
+            argument.star == "**" and isinstance(argument.value, cst.Call) and _last_name(argument.value.func) == "dict"
+        ):
             found += _keywords(argument.value)
     return found
 
