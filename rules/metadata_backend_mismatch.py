@@ -528,8 +528,7 @@ def _keywords(call: cst.Call) -> list[tuple[str, cst.BaseExpression]]:
             found.append((argument.keyword.value, argument.value))
         elif argument.star == "**" and isinstance(argument.value, cst.Dict):
             for element in argument.value.elements:
-                key = _string(element.key) if isinstance(element, cst.DictElement) else None
-                if key is not None and isinstance(element, cst.DictElement):
+                if isinstance(element, cst.DictElement) and (key := _string(element.key)) is not None:
                     found.append((key, element.value))
         elif (
             argument.star == "**" and isinstance(argument.value, cst.Call) and _last_name(argument.value.func) == "dict"
