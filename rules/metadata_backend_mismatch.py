@@ -78,8 +78,9 @@ class MetadataBackendMismatch(Rule):
     `BACKEND_TRTLLM`) with `get_attention_backend` of another; and layers given a backend by name
     (`create_attention(encoder_backend, ...)`, or a backend keyword on an attention layer:
     `Attention(..., attn_backend=encoder_backend)`, also bound with `functools.partial` or
-    unpacked from `**{"attn_backend": ...}` or `**dict(...)`) other than the one the metadata
-    class comes from. One backend written two ways is one: a name through what it was given
+    unpacked from `**{"attn_backend": ...}` or `**dict(...)`, or set by a config derived in the
+    layer's own arguments: `Attention(config=dataclasses.replace(c, attn_backend=...))`) other
+    than the one the metadata class comes from. One backend written two ways is one: a name through what it was given
     (`self.backend = model_config.attn_backend`), `getattr(c, "attn_backend")` as
     `c.attn_backend`, an unchanged copy of a config as the config, the backend an override sets;
     a local name is what it holds where it is used (`backend = "VANILLA"` afterwards does not
@@ -265,14 +266,26 @@ class MetadataBackendMismatch(Rule):
             self._direct += [d for d in (self._direct_backend(value) for value in backend) if d is not None]
         if callee in (*_DERIVATIONS, *self._functions) or (callee is not None and "config" in callee.lower()):
             return  # deriving or building a config (`ModelConfig(...)`), or picking a backend, builds no layer
-        if keywords and callee is not None and "attention" in callee.lower():
-            # An attention layer's backend is the keyword's, whatever config it is also given.
-            self._direct += [d for d in (self._direct_backend(value) for value in keywords) if d is not None]
-            return
+        if callee is not None and "attention" in callee.lower():
+            # An attention layer's backend is the keyword's, whatever config it is also given, or
+            # the one a config built in place sets: `Attention(config=replace(c, attn_backend=x))`.
+            keywords = keywords or self._overridden_in_place(node)
+            if keywords:
+                self._direct += [d for d in (self._direct_backend(value) for value in keywords) if d is not None]
+                return
         for argument in node.args:
             name = _name_of(argument.value)
             if name is not None and "config" in name.rpartition(".")[2].lower():
                 self._config_args.add(name)
+
+    def _overridden_in_place(self, call: cst.Call) -> list[cst.BaseExpression]:
+        """The backends that configs derived in the call's own arguments set."""
+        found: list[cst.BaseExpression] = []
+        for argument in call.args:
+            inner = argument.value
+            if isinstance(inner, cst.Call) and self._callee(inner) in _DERIVATIONS:
+                found += [value for keyword, value in _keywords(inner) if name_matches_any(keyword, self._patterns)]
+        return found
 
     def _callee(self, call: cst.Call) -> str | None:
         """The called function's name, a backend function imported under another name as itself."""

@@ -328,9 +328,10 @@ def test_dl106_follows_one_backend_however_it_is_written(make_tree: MakeTree) ->
     )
 
 
-def test_dl106_follows_partial_factories_and_unpacked_keywords(make_tree: MakeTree) -> None:
-    """A layer factory bound with `functools.partial`, and a backend keyword unpacked from a
-    literal (`**{"attn_backend": x}`, `**dict(attn_backend=x)`), give the layers that backend."""
+def test_dl106_follows_partial_factories_unpacked_keywords_and_configs_derived_in_place(make_tree: MakeTree) -> None:
+    """A layer factory bound with `functools.partial`, a backend keyword unpacked from a literal
+    (`**{"attn_backend": x}`, `**dict(attn_backend=x)`) and a config derived in the layer's own
+    arguments (`Attention(config=replace(c, attn_backend=x))`) give the layers that backend."""
     head = ENCODER_HEAD.replace("import dataclasses\n", "import dataclasses\nimport functools\n").replace(
         "import get_attention_backend", "import create_attention, get_attention_backend"
     )
@@ -349,13 +350,17 @@ def test_dl106_follows_partial_factories_and_unpacked_keywords(make_tree: MakeTr
                     "self.attn = Attention(config=model_config, **dict(attn_backend=encoder_backend))"),
             encoder("UnpackedSame", metadata,
                     'self.attn = Attention(config=model_config, **{"attn_backend": model_config.attn_backend})'),
+            encoder("InlineReplace", metadata,
+                    "self.attn = Attention(config=dataclasses.replace(model_config, attn_backend=encoder_backend))"),
+            encoder("InlineReplaceSame", metadata, "self.attn = Attention(config=dataclasses.replace("
+                    "model_config, attn_backend=model_config.attn_backend, dtype=None))"),
         ]
     )  # fmt: skip
     root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, "tensorrt_llm/_torch/models/encoders.py": source})
     code, lines = check("--select", "DL106", str(root))
     assert code == 1
     reported = [line.split(" DL106 ")[1].split(" ")[0] for line in lines[:-1]]
-    assert reported == ["Partial", "PartialLayer", "Unpacked", "UnpackedDict"], lines
+    assert reported == ["Partial", "PartialLayer", "Unpacked", "UnpackedDict", "InlineReplace"], lines
     assert lines[0] == (
         "tensorrt_llm/_torch/models/encoders.py:12:29: DL106 Partial takes its metadata class from "
         "get_attention_backend(model_config.attn_backend), but gives its attention layers the backend "
