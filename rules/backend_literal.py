@@ -41,10 +41,16 @@ class BackendLiteral(TreeRule):
     such a keyword, used as such a key in a mapping (`get_model_defaults`), matched in a `match`
     on such a name, or passed first to `get_attention_backend` / `create_attention`
     (`backend-functions`, also when imported under another name). Names match the patterns
-    case-insensitively (`ATTN_BACKEND`, `os.environ.get("TRTLLM_ATTN_BACKEND", ...)`). The value may be the string itself, an element of a tuple, list or
-    set, a key of a mapping (`_ATTN_BACKEND_CLASSES = {"VANILLA": ...}`), either branch of
-    `a if c else b`, an operand of `or` / `and` (`config.attn_backend or "TRTLLM"`), or the
-    default of a pydantic `Field(default=...)` / dataclass `field(default=...)`.
+    case-insensitively (`ATTN_BACKEND`, `os.environ.get("TRTLLM_ATTN_BACKEND", ...)`). The value
+    may be the string itself, an element of a tuple, list or set, a key of a mapping
+    (`_ATTN_BACKEND_CLASSES = {"VANILLA": ...}`), either branch of `a if c else b`, an operand of
+    `or` / `and` (`config.attn_backend or "TRTLLM"`), or the default of a pydantic
+    `Field(default=...)` / dataclass `field(default=...)`.
+
+    A context annotated with a Literal of its own, all of whose members are backend names
+    (`attn_backend: Literal["TRTLLM", "VANILLA"]`, also nested, in a string annotation, or as the
+    return annotation of a function named like a context), is reported once, at the Literal: a
+    second list of the names, which drifts from the shared one. Annotate with the shared Literal.
 
     Compared with a lower-cased value (`x.attn_backend.lower() == "flashinfer"`), the
     lower-case spelling is the right one: the finding asks to read the name from the Literal,
@@ -61,8 +67,8 @@ class BackendLiteral(TreeRule):
     `Literal["CUTLASS", "TRTLLM"]`; a project Literal is found through the file's module-level
     imports and re-exports), and what is compared with a variable so annotated in its scope
     (`backend_name: MoeBackend`, then `backend_name == "TRTLLM"`), or with `self.x` (or
-    `getattr(self, "x", ...)`) where the class annotates `x` so. An annotation the index cannot resolve to a Literal (`str`, a
-    class, a string annotation) is no other namespace.
+    `getattr(self, "x", ...)`) where the class annotates `x` so. An annotation the index cannot
+    resolve to a Literal (`str`, a class, a string annotation) is no other namespace.
     """
 
     CODE = "DL103"
@@ -228,6 +234,8 @@ class BackendLiteral(TreeRule):
             return False
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
             self._check_parameters(node.args)
+            if not isinstance(node, ast.Lambda) and name_matches_any(node.name, self._patterns):
+                self._check_annotation(node.returns)
         handler = self._HANDLERS.get(type(node))
         if handler is not None:
             handler(self, node)
@@ -250,7 +258,10 @@ class BackendLiteral(TreeRule):
             self._check_strings(node.value, via=contexts)
 
     def _annotated(self, node: ast.AnnAssign) -> None:
-        if self._context(node.target) is not None and self._untyped(node.annotation) and node.value is not None:
+        if self._context(node.target) is None:
+            return
+        self._check_annotation(node.annotation)
+        if self._untyped(node.annotation) and node.value is not None:
             self._check_strings(node.value)
 
     def _walrus(self, node: ast.NamedExpr) -> None:
@@ -266,6 +277,7 @@ class BackendLiteral(TreeRule):
         for argument in _all_arguments(arguments):  # those without a default may be typed by another Literal
             if not name_matches_any(argument.arg, self._patterns):
                 continue
+            self._check_annotation(argument.annotation)
             untyped = argument.annotation is None or self._untyped(argument.annotation)
             if untyped and argument in defaults:
                 self._check_strings(defaults[argument])
@@ -380,6 +392,23 @@ class BackendLiteral(TreeRule):
         if not name_matches_any(name, self._patterns):
             return False
         return not self._typed_by_literal(annotation) and self._names_other_literal(annotation)
+
+    def _check_annotation(self, annotation: ast.expr | None) -> None:
+        """A backend context annotated with an inline `Literal[...]` of backend names (in a string
+        annotation too) retypes the shared Literal: a second list, which drifts from it."""
+        if annotation is None:
+            return
+        for literal, where in _inline_literals(annotation):
+            members = _inline_members(literal)
+            if not members or any(member.upper() not in self._names for member in members):
+                continue  # another namespace (`Literal["CUTLASS", "TRTLLM"]`), or no names at all
+            listed = ", ".join(f'"{member}"' for member in members)
+            self.report(
+                where,
+                f"backend names retyped in an inline Literal ({listed}); annotate with the shared Literal "
+                f"{self._literal} ({self.index.literal_qualname.rpartition('.')[0]}) so they cannot drift",
+                self.scope_name,
+            )
 
     def _check_strings(self, node: ast.expr, lowered: bool = False, via: tuple[ast.expr, ...] = ()) -> None:
         """Report the retyped names `node` holds; with a variable among the contexts `via`, once
@@ -558,6 +587,23 @@ def _module_imports(tree: ast.Module, module: str, is_package: bool) -> dict[str
             inner = [child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt | ast.ExceptHandler)]
             pending.extend(reversed(inner))
     return imports
+
+
+def _inline_literals(annotation: ast.expr) -> Iterator[tuple[ast.Subscript, ast.expr]]:
+    """The `Literal[...]` subscripts of an annotation, each with the node to report: itself, or
+    the string annotation (`"Literal['TRTLLM']"`) it was parsed from."""
+    for part in _annotation_parts(annotation):
+        if isinstance(part, ast.Subscript):
+            yield part, part
+    for node in ast.walk(annotation):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "Literal" in node.value:
+            try:
+                parsed = ast.parse(node.value.strip(), mode="eval").body
+            except (SyntaxError, ValueError):
+                continue  # not an annotation: a Literal's own member, or a broken string
+            for part in _annotation_parts(parsed):
+                if isinstance(part, ast.Subscript):
+                    yield part, node
 
 
 def _inline_members(literal: ast.Subscript) -> list[str]:

@@ -146,6 +146,10 @@ RETYPED = (
     'backend name "{}" retyped as a string literal; read it from the shared Literal EncoderAttentionBackend '
     "(tensorrt_llm.llmapi.llm_args) so it is type-checked and cannot drift"
 )
+INLINE = (
+    "backend names retyped in an inline Literal ({}); annotate with the shared Literal EncoderAttentionBackend "
+    "(tensorrt_llm.llmapi.llm_args) so they cannot drift"
+)
 
 # The values a context gets through a field specifier, a conditional, `or`/`and`, a string
 # subscript or a walrus; each line also holds a near miss that must stay silent.
@@ -283,6 +287,7 @@ backend_name: MoeBackend
 
 OTHER_NAMESPACES_EXPECTED = [
     (20, 31, "moe_default.rebound", RETYPED.format("TRTLLM")),
+    (25, 80, "inline", INLINE.format('"TRTLLM"')),
     (25, 100, "inline", RETYPED.format("TRTLLM")),
     (38, 41, "VisionConfig.uses_flashinfer", RETYPED.format("FLASHINFER")),
     (41, 40, "untyped", RETYPED.format("VANILLA")),
@@ -300,6 +305,53 @@ def test_values_typed_by_another_literal_are_not_reported(make_tree: MakeTree) -
     root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, rel: OTHER_NAMESPACES})
     found, _ = _dl103(root, rel)
     assert found == OTHER_NAMESPACES_EXPECTED
+
+
+# A backend context annotated with a Literal of its own: a second list of the names, which
+# drifts from the shared one. Each line's near miss stays silent: a Literal of another namespace,
+# a name that is no context, the shared Literal itself.
+INLINE_LITERALS = """\
+import typing
+from typing import Literal, Optional
+
+from tensorrt_llm.llmapi.llm_args import EncoderAttentionBackend
+
+
+def build(attn_backend: Literal["TRTLLM", "VANILLA"], moe_backend: Literal["CUTLASS", "TRTLLM"]):
+    pass
+
+
+def pick(encoder_attention_backend: "Optional[Literal['FLASHINFER']]", other: Literal["TRTLLM"]):
+    pass
+
+
+def default_attn_backend() -> typing.Literal["TRTLLM", "FLASHINFER"]:
+    return pick
+
+
+def default_moe() -> Literal["TRTLLM"]:
+    return pick
+
+
+class VisionConfig:
+    attn_backend: Literal["VANILLA"]
+    backend_name: Literal["CUTLASS", "TRTLLM"]
+    shared_attn_backend: EncoderAttentionBackend
+    typed_attn_backend: Optional[EncoderAttentionBackend] = None
+"""
+
+
+def test_an_inline_literal_of_backend_names_in_a_context_annotation_is_reported(make_tree: MakeTree) -> None:
+    rel = "tensorrt_llm/_torch/models/modeling_inline.py"
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, rel: INLINE_LITERALS})
+    found, raw = _dl103(root, rel)
+    assert found == [
+        (7, 24, "build", INLINE.format('"TRTLLM", "VANILLA"')),
+        (11, 36, "pick", INLINE.format('"FLASHINFER"')),
+        (15, 30, "default_attn_backend", INLINE.format('"TRTLLM", "FLASHINFER"')),
+        (24, 18, "VisionConfig", INLINE.format('"VANILLA"')),
+    ]
+    assert [finding["fix"] for finding in raw] == [None] * 4
 
 
 # A comparison with a lower-cased value wants the lower-case spelling: no "did you mean" the
