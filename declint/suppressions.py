@@ -2,10 +2,13 @@
 
 A suppression applies to a finding when the comment sits on any line the finding's node spans
 (a trailing comment on a multi-line call), or alone on the line right above the node's first
-line (blank lines and other comments in between are allowed). The decorators of a class or
-function count as its lines: a comment on a decorator line, or alone above the first decorator,
-also applies to the findings on the `class`/`def` line. A suppression may follow another comment
-on its line (`# noqa: E501  # declint: ignore[DL103] reason`), and one comment may hold several.
+line (blank lines and other comments in between are allowed), or anywhere in the statement the
+finding starts in, or alone above that statement (a logical line: for a `class`, `def` or `if`,
+its header; the argument on the third line of a call is covered by a comment above the call).
+The decorators of a class or function count as its lines: a comment on a decorator line, or
+alone above the first decorator, also applies to the findings on the `class`/`def` line. A
+suppression may follow another comment on its line (`# noqa: E501  # declint: ignore[DL103]
+reason`), and one comment may hold several. A bare `# declint: ignore` names no code (DL903).
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ from declint.types import Applicability, Finding, Fix, Position, Span, Suppresse
 MARKER = b"declint:"
 # Its "#" starts the comment or follows whitespace: `# type: ignore  # declint: ignore[...]` is
 # one comment token holding two comments, while `x#declint:` or `"# declint: ..."` quote one.
-_SUPPRESSION = re.compile(r"(?:^|(?<=\s))#\s*declint:\s*ignore\[(?P<codes>[^\]]*)\]")
+# A bare `# declint: ignore` (or one with a space before the bracket) counts too: it is plainly
+# meant as a suppression, and an empty code list is reported (DL903) instead of passing unseen.
+_SUPPRESSION = re.compile(r"(?:^|(?<=\s))#\s*declint:\s*ignore(?:\s*\[(?P<codes>[^\]]*)\]|\b)")
 # Where a reason stops and a comment of another tool begins: "#" after whitespace, followed by
 # whitespace, `noqa`, or a word and a colon (ruff's and flake8's pragma with or without a space,
 # `# type: ignore`, `#pylint: disable=...`), but not the issue number of a reason (`see #123`).
@@ -39,19 +44,20 @@ class Marker:
     """One `# declint: ignore[...]` in a comment's text, as offsets into that text."""
 
     start: int  # its "#"
-    codes_start: int  # the code list, between the brackets
+    codes_start: int  # the code list, between the brackets (empty for a bare `ignore`)
     codes_end: int
+    reason_start: int  # after the "]", or after a bare `ignore`
     end: int  # where its reason ends: the next suppression in the comment, or the comment's end
 
     def codes(self, comment: str) -> tuple[str, ...]:
         return tuple(c.strip().upper() for c in comment[self.codes_start : self.codes_end].split(",") if c.strip())
 
     def reason(self, comment: str) -> str:
-        return comment[self.codes_end + 1 : self.end].strip(_REASON_SEPARATORS)
+        return comment[self.reason_start : self.end].strip(_REASON_SEPARATORS)
 
     def other_comment(self, comment: str) -> int:
         """Where a comment of another tool after the reason starts (`  # type: ignore`), else `end`."""
-        found = _OTHER_COMMENT.search(comment, self.codes_end + 1, self.end)
+        found = _OTHER_COMMENT.search(comment, self.reason_start, self.end)
         return self.end if found is None else found.start()
 
 
@@ -59,12 +65,24 @@ def markers(comment: str) -> list[Marker]:
     """The suppressions in a comment token's text, in order."""
     found = list(_SUPPRESSION.finditer(comment))
     ends = [match.start() for match in found[1:]] + [len(comment)] if found else []
-    return [Marker(m.start(), m.start("codes"), m.end("codes"), end) for m, end in zip(found, ends, strict=True)]
+    return [_marker(match, end) for match, end in zip(found, ends, strict=True)]
+
+
+def _marker(match: re.Match[str], end: int) -> Marker:
+    if match.group("codes") is None:  # a bare `# declint: ignore`
+        return Marker(match.start(), match.end(), match.end(), match.end(), end)
+    return Marker(match.start(), match.start("codes"), match.end("codes"), match.end(), end)
 
 
 def without_code_lists(text: str) -> str:
     """`text` with the code list of each suppression in it left empty (`# declint: ignore[] reason`)."""
-    return _SUPPRESSION.sub(lambda match: match.group(0)[: match.start("codes") - match.start()] + "]", text)
+
+    def emptied(match: re.Match[str]) -> str:
+        if match.group("codes") is None:
+            return match.group(0)
+        return match.group(0)[: match.start("codes") - match.start()] + "]"
+
+    return _SUPPRESSION.sub(emptied, text)
 
 
 @dataclass
@@ -77,6 +95,9 @@ class Suppression:
     used: set[str] = field(default_factory=set)
     # The `class`/`def` line, when the comment sits on or above that statement's decorators.
     decorated_line: int | None = None
+    # (first, last) line of the statement it sits in, or alone above: its findings are covered
+    # wherever they start in it (the argument on the third line of a call, a closing bracket).
+    statement: tuple[int, int] | None = None
     comment_column: int | None = None  # where its comment token starts, when not at `column`
 
 
@@ -91,6 +112,7 @@ def parse_suppressions(text: str) -> list[Suppression]:
     found: list[Suppression] = []
     standalone: list[Suppression] = []  # waiting for the next line of code
     decorated: list[tuple[int, int]] = []  # (first decorator line, `class`/`def` line)
+    statements = _Statements()
     decorators_from: int | None = None
     statement_start = True
     for token in tokens:
@@ -98,13 +120,17 @@ def parse_suppressions(text: str) -> list[Suppression]:
             alone = token.line[: token.start[1]].strip() == ""
             for suppression in _in_comment(token):
                 found.append(suppression)
+                statements.add(suppression)
                 if alone:
                     standalone.append(suppression)
             continue
+        if token.type == tokenize.NEWLINE:
+            statements.end(token.start[0])
         if token.type in _LAYOUT or token.type == tokenize.ENDMARKER:
             statement_start = statement_start or token.type in _ENDS_STATEMENT
             continue
         line = token.start[0]
+        statements.code_at(line)
         for suppression in standalone:
             suppression.applies_from = line
         standalone.clear()
@@ -117,6 +143,31 @@ def parse_suppressions(text: str) -> list[Suppression]:
         statement_start = False
     _mark_decorated(found, decorated)
     return found
+
+
+class _Statements:
+    """Gives each suppression the statement (a logical line: a header, for `class`, `def`, `if`)
+    it sits in, or the next one when it sits alone between statements."""
+
+    def __init__(self) -> None:
+        self.first: int | None = None  # the current statement's first line; None between statements
+        self.inside: list[Suppression] = []  # those in the current statement
+        self.waiting: list[Suppression] = []  # those alone before the next statement
+
+    def add(self, suppression: Suppression) -> None:
+        (self.waiting if self.first is None else self.inside).append(suppression)
+
+    def code_at(self, line: int) -> None:
+        if self.first is None:
+            self.first = line
+            self.inside += self.waiting
+            self.waiting = []
+
+    def end(self, line: int) -> None:
+        if self.first is not None:
+            for suppression in self.inside:
+                suppression.statement = (self.first, line)
+        self.first, self.inside = None, []
 
 
 def _in_comment(token: tokenize.TokenInfo) -> list[Suppression]:
@@ -149,7 +200,8 @@ def _mark_decorated(suppressions: list[Suppression], decorated: list[tuple[int, 
 class SuppressionIndex:
     """The suppression that hides a finding: the first, in source order, that names its code and
     covers it. Found by line (the comments on the lines the finding spans, those that apply from
-    its first line, and those on or above the decorators of the `class`/`def` on that line)
+    its first line or cover the statement it starts in, and those on or above the decorators of
+    the `class`/`def` on that line)
     instead of trying every comment for every finding, which made a file with thousands of
     suppressed findings quadratic (10,000: 16 s, most of it here)."""
 
@@ -159,7 +211,10 @@ class SuppressionIndex:
         self._lines = [suppressions[i].line for i in self._by_line]
         self._from: dict[int, list[int]] = {}
         for index, suppression in enumerate(suppressions):
-            for line in {suppression.applies_from, suppression.decorated_line}:
+            lines = {suppression.applies_from, suppression.decorated_line}
+            if suppression.statement is not None:
+                lines.update(range(suppression.statement[0], suppression.statement[1] + 1))
+            for line in lines:
                 if line is not None:
                     self._from.setdefault(line, []).append(index)
 

@@ -11,7 +11,8 @@ class UnknownSuppressionCode(EngineCode):
     """A suppression names a code no rule has.
 
     A typo in a suppression (`DL13`) suppresses nothing and reads as if it did. The message
-    suggests the closest existing code.
+    suggests the closest existing code. A suppression that names no code at all (`# declint:
+    ignore[]`, or a bare `# declint: ignore`) is reported too.
     """
 
     CODE = "DL903"

@@ -14,8 +14,9 @@ class UnusedSuppression(EngineCode):
     next real finding on that line. Only codes that are enabled in the run are judged.
 
     A suppression covers a finding when it sits on any line of the reported node, or alone on
-    the line above it (blank lines and comments may come between). The decorators of a class
-    or function are lines of it: a comment on a decorator line, or alone above the first
+    the line above it (blank lines and comments may come between), or anywhere in the statement
+    the finding starts in, or alone above that statement (for a `class`, `def`, `if` or loop, its
+    header). The decorators of a class or function are lines of it: a comment on a decorator line, or alone above the first
     decorator, covers the findings on the `class` or `def` line. A suppression may follow
     another comment on its line (`# noqa: E501  # declint: ignore[DL103] reason`).
     """

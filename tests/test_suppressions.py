@@ -60,6 +60,65 @@ def test_comment_two_statements_above_does_not_apply(make_tree: MakeTree) -> Non
     ]
 
 
+STATEMENT_COMMENTS = {
+    "alone above the statement": (
+        "    # declint: ignore[DL103] legacy default\n    return get_attention_backend(\n        'TRTLLM',\n    )\n"
+    ),
+    "trailing its first line": (
+        "    return get_attention_backend(  # declint: ignore[DL103] legacy default\n        'TRTLLM',\n    )\n"
+    ),
+    "on its closing bracket": (
+        "    return get_attention_backend(\n        'TRTLLM',\n    )  # declint: ignore[DL103] legacy default\n"
+    ),
+    "alone after its argument": (
+        "    return get_attention_backend(\n        'TRTLLM',\n        # declint: ignore[DL103] legacy default\n    )\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("where", list(STATEMENT_COMMENTS))
+def test_a_suppression_covers_the_statement_a_finding_starts_in(make_tree: MakeTree, where: str) -> None:
+    """The finding is the string on a continuation line; a comment anywhere in the statement, or
+    alone above it, covers it (it was DL902 "unused" plus the DL103)."""
+    source = "def pick():\n" + STATEMENT_COMMENTS[where]
+    assert run(make_tree, source) == []
+
+
+def test_a_suppression_covers_only_its_own_statement_or_header(make_tree: MakeTree) -> None:
+    source = (
+        "def pick(attn_backend):  # declint: ignore[DL103] the header only\n"
+        "    return attn_backend == 'TRTLLM'\n"
+        "\n\n"
+        "def other(attn_backend):\n"
+        "    x = attn_backend == 'TRTLLM'  # declint: ignore[DL103] this statement only\n"
+        "    return attn_backend == 'VANILLA'\n"
+    )
+    assert run(make_tree, source) == [
+        "tensorrt_llm/_torch/models/modeling_x.py:1:26: DL902",
+        "tensorrt_llm/_torch/models/modeling_x.py:2:28: DL103",
+        "tensorrt_llm/_torch/models/modeling_x.py:7:28: DL103",
+    ]
+
+
+def test_a_bare_or_spaced_suppression_is_read(make_tree: MakeTree) -> None:
+    """`# declint: ignore` names no code: DL903 instead of nothing; a space before the bracket
+    still suppresses; prose that only starts alike (`ignored`) is no suppression."""
+    source = (
+        "def f(attn_backend):\n"
+        "    a = attn_backend == 'TRTLLM'  # declint: ignore legacy\n"
+        "    b = attn_backend == 'TRTLLM'  # declint: ignore [DL103] legacy\n"
+        "    c = attn_backend == 'TRTLLM'  # declint: ignored files are listed elsewhere\n"
+        "    return a, b, c\n"
+    )
+    root = make_tree({MODEL: source})
+    result = CliRunner().invoke(cli, ["check", "--select", "DL103,DL9", str(root / MODEL)])
+    assert result.output.splitlines()[:-1] == [
+        "tensorrt_llm/_torch/models/modeling_x.py:2:25: " + DL103,
+        "tensorrt_llm/_torch/models/modeling_x.py:2:35: DL903 suppression names no rule code",
+        "tensorrt_llm/_torch/models/modeling_x.py:4:25: " + DL103,
+    ]
+
+
 def test_several_codes_and_hygiene(make_tree: MakeTree) -> None:
     source = "def f(attn_backend='TRTLLM'):  # declint: ignore[DL103, DL101]\n    return attn_backend\n"
     # DL103 suppressed; DL101 not enabled-and-unused? it is enabled: unused. No reason: DL901.
@@ -82,7 +141,12 @@ _CODES = ("DL101", "DL103")
 def _covers(suppression: Suppression, finding: Finding) -> bool:
     """The placement rule as the module doc states it (the reference the index must agree with)."""
     start, end = finding.span.start.line, finding.span.end.line
-    return start <= suppression.line <= end or start in (suppression.applies_from, suppression.decorated_line)
+    statement = suppression.statement
+    return (
+        start <= suppression.line <= end
+        or start in (suppression.applies_from, suppression.decorated_line)
+        or (statement is not None and statement[0] <= start <= statement[1])
+    )
 
 
 @settings(max_examples=300, derandomize=True, deadline=None)
@@ -93,13 +157,14 @@ def _covers(suppression: Suppression, finding: Finding) -> bool:
             st.integers(0, 4),
             st.sets(st.sampled_from(_CODES), max_size=2),
             st.one_of(st.none(), st.integers(1, 4)),  # on or above decorators: the `class` line is this far below
+            st.one_of(st.none(), st.tuples(st.integers(0, 2), st.integers(0, 4))),  # its statement: (before, length)
         ),
         max_size=12,
     ),
     spans=st.lists(st.tuples(st.integers(1, 30), st.integers(-2, 6), st.sampled_from(_CODES)), max_size=12),
 )
 def test_the_index_finds_the_first_covering_comment_as_trying_each_would(
-    comments: list[tuple[int, int, set[str], int | None]], spans: list[tuple[int, int, str]]
+    comments: list[tuple[int, int, set[str], int | None, tuple[int, int] | None]], spans: list[tuple[int, int, str]]
 ) -> None:
     suppressions = sorted(
         (
@@ -110,8 +175,9 @@ def test_the_index_finds_the_first_covering_comment_as_trying_each_would(
                 "r",
                 line + below,
                 decorated_line=None if to is None else line + below + to,
+                statement=None if within is None else (line - within[0], line - within[0] + within[1]),
             )
-            for line, below, codes, to in comments
+            for line, below, codes, to, within in comments
         ),
         key=lambda s: (s.line, s.applies_from),  # source order, as parse_suppressions gives them
     )
