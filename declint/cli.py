@@ -194,7 +194,7 @@ def _tell_fixes(outcome: CheckOutcome, request: CheckRequest) -> None:
         return
     files = len(fixes.changes)
     if request.diff_only:
-        click.echo("".join(change.diff() for change in fixes.changes), nl=False)
+        click.echo(b"".join(change.diff() for change in fixes.changes), nl=False)
         verb = "would fix"
     else:
         verb = "fixed"

@@ -28,6 +28,7 @@ name. Writes go to a temporary file in the same directory, then `os.replace` (`d
 
 from __future__ import annotations
 
+import codecs
 import io
 import os
 import tokenize
@@ -45,7 +46,7 @@ from declint.fingerprint import identity
 from declint.lazy import lazy_module
 from declint.previews import encode, unified_diff, unrewritable
 from declint.reporting.sources import SourceCache
-from declint.source import SourceFile, decode_source
+from declint.source import SourceFile, decode_source, split_lines_keepends
 from declint.suppressions import without_code_lists
 from declint.types import Applicability, Finding, Fix, RunResult
 from declint.writing import replace_atomically, replace_refusal
@@ -67,9 +68,24 @@ class FileChange:
     after: bytes
     fixed: tuple[Finding, ...]
 
-    def diff(self) -> str:
+    def diff(self) -> bytes:
+        """The change as `git apply` and `patch` read it: a unified diff of the file's bytes, its
+        lines in the file's own encoding and its BOM on the first line (the headers in UTF-8).
+        Lines diffed and written as UTF-8 text did not apply to a Latin-1 file or one with a BOM."""
         before, after = decode_source(self.before, self.rel), decode_source(self.after, self.rel)
-        return unified_diff(self.rel, before.text, after.text)
+        text = unified_diff(self.rel, _with_bom(self.before, before.text), _with_bom(self.after, after.text))
+        lines = split_lines_keepends(text)
+        headers = b"".join(line.encode("utf-8") for line in lines[:2])
+        return headers + b"".join(_diff_line(line, before.encoding) for line in lines[2:])
+
+
+def _with_bom(data: bytes, text: str) -> str:
+    return "\ufeff" + text if data.startswith(codecs.BOM_UTF8) else text
+
+
+def _diff_line(line: str, encoding: str) -> bytes:
+    """A hunk header or "\\ No newline" marker as ASCII; a line of the file in its encoding."""
+    return line.encode("utf-8" if line.startswith(("@@", "\\")) else encoding)
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import codecs
 import json
 import os
 import stat
@@ -230,6 +231,31 @@ def test_diff_shows_the_fixes_and_writes_nothing(make_tree: MakeTree) -> None:
     (root / MODEL / "modeling_case.py").write_text(source.replace("trtllm", "TRTLLM"))
     result = run("--diff", str(root / "tensorrt_llm"))
     assert (result.exit_code, result.stdout) == (0, "")
+
+
+def test_diff_is_the_bytes_of_a_file_with_a_bom_or_another_encoding(make_tree: MakeTree) -> None:
+    """`git apply` and `patch` compare bytes: the diff's lines are in the file's encoding, with
+    its BOM (they were UTF-8 text without the BOM, and applied to neither file)."""
+    declaration = '    encoder_attention_backends = {"vision": ("%s",)}\n'
+    root = make_tree({})
+    files = {
+        "modeling_bom.py": (codecs.BOM_UTF8 + "# café\n".encode(), "utf-8"),
+        "modeling_latin.py": ("# -*- coding: latin-1 -*-\n# café\n".encode("latin-1"), "latin-1"),
+    }
+    for name, (head, encoding) in files.items():
+        (root / MODEL / name).write_bytes(head + ("class M:\n" + declaration % "trtllm").encode(encoding))
+    result = run("--diff", str(root / MODEL))
+    assert result.exit_code == 1
+    bom_lines, latin_lines = (b"\xef\xbb\xbf# caf\xc3\xa9\n", 3), (b"# -*- coding: latin-1 -*-\n# caf\xe9\n", 4)
+    expected = b""
+    for name, (context, count) in zip(files, (bom_lines, latin_lines), strict=True):
+        expected += f"--- a/{MODEL}{name}\n+++ b/{MODEL}{name}\n@@ -1,{count} +1,{count} @@\n".encode()
+        expected += b"".join(b" " + line + b"\n" for line in context.splitlines()) + b" class M:\n"
+        expected += b"-" + (declaration % "trtllm").encode() + b"+" + (declaration % "TRTLLM").encode()
+    assert result.stdout_bytes == expected
+    run("--fix", str(root / MODEL))  # what --diff shows is what --fix writes
+    for name, (head, encoding) in files.items():
+        assert (root / MODEL / name).read_bytes() == head + ("class M:\n" + declaration % "TRTLLM").encode(encoding)
 
 
 def test_diff_quotes_a_file_name_with_a_newline_as_git_does(make_tree: MakeTree) -> None:
