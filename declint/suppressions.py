@@ -53,7 +53,8 @@ class Marker:
         return tuple(c.strip().upper() for c in comment[self.codes_start : self.codes_end].split(",") if c.strip())
 
     def reason(self, comment: str) -> str:
-        return comment[self.reason_start : self.end].strip(_REASON_SEPARATORS)
+        """The text after the codes, up to a comment of another tool (`  # noqa: E501`)."""
+        return comment[self.reason_start : self.other_comment(comment)].strip(_REASON_SEPARATORS)
 
     def other_comment(self, comment: str) -> int:
         """Where a comment of another tool after the reason starts (`  # type: ignore`), else `end`."""
@@ -275,7 +276,8 @@ def _hygiene(
         add(
             codes.missing_reason,
             "suppression-without-reason",
-            "suppression has no reason; write why after the codes: # declint: ignore[DL101] <reason>",
+            # The same words whatever the codes: a fix that drops one code leaves the same finding.
+            "suppression has no reason; write why after the codes: # declint: ignore[<code>] <reason>",
         )
     for code in suppression.codes:
         if code not in known:

@@ -26,6 +26,6 @@ class SuppressionWithoutReason(EngineCode):
         Invalid(
             "def f(attn_backend):\n    return attn_backend == 'TRTLLM'  # declint: ignore[DL103]\n",
             expect=((2, 37),),
-            message="suppression has no reason; write why after the codes: # declint: ignore[DL101] <reason>",
+            message="suppression has no reason; write why after the codes: # declint: ignore[<code>] <reason>",
         ),
     )

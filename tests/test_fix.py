@@ -575,7 +575,7 @@ def test_the_unused_suppression_fix_removes_exactly_the_suppression(make_tree: M
         (
             "# declint: ignore[DL101, DL103]",
             "# declint: ignore[DL103]",
-            "DL901 suppression has no reason; write why after the codes: # declint: ignore[DL101] <reason>",
+            "DL901 suppression has no reason; write why after the codes: # declint: ignore[<code>] <reason>",
         ),
         (
             "# declint: ignore[DL999, DL101, DL103] legacy",
@@ -611,7 +611,7 @@ def test_a_fix_that_strips_a_reason_would_still_be_refused(
     assert result.stderr.splitlines() == [
         "declint: fixed 0 findings in 0 files",
         f"declint: not fixed: {FIX_MODEL}:2:38: DL902: re-linting the fixed text reports DL901 in {FIX_MODEL}: "
-        "suppression has no reason; write why after the codes: # declint: ignore[DL101] <reason>",
+        "suppression has no reason; write why after the codes: # declint: ignore[<code>] <reason>",
     ]
     assert (root / FIX_MODEL).read_text() == source
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from declint.cli import cli
-from declint.suppressions import Suppression, SuppressionIndex
+from declint.suppressions import Suppression, SuppressionIndex, parse_suppressions
 from declint.types import Finding, Position, Span
 from tests.conftest import MakeTree
 
@@ -117,6 +117,17 @@ def test_a_bare_or_spaced_suppression_is_read(make_tree: MakeTree) -> None:
         "tensorrt_llm/_torch/models/modeling_x.py:2:35: DL903 suppression names no rule code",
         "tensorrt_llm/_torch/models/modeling_x.py:4:25: " + DL103,
     ]
+
+
+def test_a_reason_stops_where_another_tool_s_comment_starts() -> None:
+    """The reason a report carries (SARIF's justification) is the suppression's own; a `# noqa`
+    after it belongs to another tool (the DL902 fix already keeps it apart)."""
+    source = (
+        "a = 1  # declint: ignore[DL103] legacy default  # noqa: E501\n"
+        "b = 1  # declint: ignore[DL103] see #123 for why\n"
+        "c = 1  # declint: ignore[DL103] - legacy  # type: ignore[arg-type]\n"
+    )
+    assert [s.reason for s in parse_suppressions(source)] == ["legacy default", "see #123 for why", "legacy"]
 
 
 def test_several_codes_and_hygiene(make_tree: MakeTree) -> None:
@@ -326,7 +337,7 @@ def test_each_suppression_of_a_comment_is_judged_at_its_own_column(make_tree: Ma
         [
             f"{MODEL}:2:38: DL902 unused suppression: no DL101 finding here",
             f"{MODEL}:2:70: DL901 suppression has no reason; write why after the codes: "
-            "# declint: ignore[DL101] <reason>",
+            "# declint: ignore[<code>] <reason>",
         ],
     )
 
