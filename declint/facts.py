@@ -9,6 +9,7 @@ so ast's byte-based columns never reach a user. Only facts (names, bases, declar
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 import warnings
 from dataclasses import dataclass
@@ -94,6 +95,7 @@ class ModuleFacts:
     literals: tuple[LiteralDef, ...] = ()
     assignments: tuple[tuple[str, int], ...] = ()
     constants: tuple[tuple[str, str], ...] = ()
+    star_imports: tuple[str, ...] = ()  # the modules of its `from X import *`, in order
     error: str | None = None
     error_line: int = 1
     error_column: int = 0
@@ -138,6 +140,7 @@ class _Extractor:
         self.options = options
         self.package = module if is_package else module.rpartition(".")[0]
         self.names: dict[str, str] = {}
+        self.stars: list[str] = []  # modules this one imports `*` from
         self.module_values: dict[str, ast.expr] = {}  # module-level NAME = value (the last one)
 
     def run(self, tree: ast.Module) -> ModuleFacts:
@@ -168,6 +171,7 @@ class _Extractor:
             tuple(literals),
             tuple(assignments),
             tuple(constants),
+            tuple(self.stars),
         )
 
     def _collect_bindings(self, tree: ast.Module) -> dict[str, str]:
@@ -185,16 +189,27 @@ class _Extractor:
                 for alias in node.names:
                     if alias.name != "*":
                         imports[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
+                    elif base and base not in self.stars:
+                        self.stars.append(base)
         for node in tree.body:
             if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
                 self.names[node.name] = f"{self.module}.{node.name}"
         self.names = {**imports, **self.names}
+        # `Alias = SomeModel` at module level, bound once: a name for what it names (a base written
+        # `class B(Alias)`, or another module importing Alias, follows it like an import).
+        for name, value in _aliases(tree).items():
+            if name not in self.names and (target := self.resolve(value)) is not None:
+                imports[name] = self.names[name] = target
         return imports
 
     def resolve(self, node: ast.expr) -> str | None:
         """Dotted name of a Name/Attribute chain, through this module's imports and defs."""
         if isinstance(node, ast.Name):
-            return self.names.get(node.id, node.id)
+            found = self.names.get(node.id)
+            if found is not None:
+                return found
+            # Maybe from a `from X import *`: the index looks for it there (`ProjectIndex.resolve`).
+            return f"{self.module}.{node.id}" if self.stars and not hasattr(builtins, node.id) else node.id
         if isinstance(node, ast.Attribute):
             head = self.resolve(node.value)
             return f"{head}.{node.attr}" if head else None
@@ -401,6 +416,19 @@ def _module_assignments(node: ast.stmt) -> list[tuple[str, ast.expr | None, int]
     if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
         return [(node.target.id, node.value, node.lineno)]
     return []
+
+
+def _aliases(tree: ast.Module) -> dict[str, ast.Name | ast.Attribute]:
+    """Module-level names bound once, by a plain assignment, to a name or an attribute chain."""
+    bound: dict[str, list[ast.expr | None]] = {}
+    for node in tree.body:
+        for target, value, _ in _module_assignments(node):
+            bound.setdefault(target, []).append(value)
+    return {
+        name: values[0]
+        for name, values in bound.items()
+        if len(values) == 1 and isinstance(values[0], ast.Name | ast.Attribute)
+    }
 
 
 def _assigned_value(statement: ast.stmt, name: str) -> ast.expr | None:

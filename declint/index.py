@@ -67,18 +67,30 @@ class ProjectIndex:
         self._literal_names = frozenset(lit.name for m in self.modules.values() for lit in m.literals)
 
     # ---- names -------------------------------------------------------------------------
-    def resolve(self, dotted: str) -> str:
-        """Follow re-exports (`from .x import Y` in a package) to where a name is defined."""
-        for _ in range(_MAX_REEXPORT_HOPS):
+    def resolve(self, dotted: str, hops: int = _MAX_REEXPORT_HOPS) -> str:
+        """Follow re-exports (`from .x import Y` in a package, `from .x import *`) to where a
+        name is defined."""
+        for _ in range(hops):
             if dotted in self.classes or dotted in self.functions or dotted in self.modules:
                 return dotted
             module, _, name = dotted.rpartition(".")
             facts = self.modules.get(module)
             target = dict(facts.imports).get(name) if facts else None
+            if target is None and facts is not None and facts.star_imports:
+                target = self._star_imported(facts, name, hops - 1)
             if target is None or target == dotted:
                 return dotted
             dotted = target
         return dotted
+
+    def _star_imported(self, facts: ModuleFacts, name: str, hops: int) -> str | None:
+        """`name` as the module's `from X import *` bind it: the last of them that defines or
+        imports it wins, as when Python runs them in order."""
+        for star in reversed(facts.star_imports) if hops > 0 else ():
+            found = self.resolve(f"{star}.{name}", hops)
+            if found in self.classes or found in self.functions or found in self.modules:
+                return found
+        return None
 
     def constant(self, value: str | None) -> str | None:
         """A fact value: a string as is, or `=module.NAME` looked up among module-level constants."""
