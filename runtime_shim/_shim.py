@@ -130,7 +130,7 @@ class Shim:
 
     def stop(self) -> None:
         self.hook.remove()
-        self.patches.restore_all()
+        self.patches.restore_all(self._watched_modules())
         with self._lock:  # models still waiting for their first use keep no hook of an uninstalled shim
             waiting = list(self._pending.values())
             self._pending.clear()

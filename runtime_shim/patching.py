@@ -67,10 +67,19 @@ class PatchSet:
                         count += 1
         return count
 
-    def restore_all(self) -> None:
+    def restore_all(self, modules: Sequence[types.ModuleType] = ()) -> None:
+        """Every original back; and in `modules`, every module-level name still bound to a
+        replacement: a module first imported while the patches were in place ran `from x import
+        f` then and holds the replacement under a binding no patch recorded."""
         with self._lock:
+            originals = {id(p.replacement): p for p in self._patches if p.original is not _MISSING}
             while self._patches:
                 self._patches.pop().restore()
+            for module in modules:
+                for name, value in list(vars(module).items()):
+                    patch = originals.get(id(value))
+                    if patch is not None and patch.replacement is value:
+                        setattr(module, name, patch.original)
 
     def __len__(self) -> int:
         return len(self._patches)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib
 import json
 import logging
 import os
@@ -413,6 +414,27 @@ def test_install_twice_uninstall_twice_is_harmless(models: dict[str, type]) -> N
     assert vars(modeling_qwen3vl.Qwen3VLModel)["__init__"] is original_init
     assert utils.get_attention_backend is original_lookup
     assert shim.status().installed is False
+
+
+def test_uninstall_restores_the_bindings_of_a_module_imported_while_installed(models: dict[str, type]) -> None:
+    """That module ran `from ...utils import get_attention_backend` while the shim was in place:
+    its name held the wrapper, which kept enforcing after `uninstall()` (red-team, 2026-12-02)."""
+    from tensorrt_llm._torch.attention_backend import utils
+    from tensorrt_llm._torch.models import modeling_utils
+
+    name = "tensorrt_llm._torch.models.modeling_qwen3vl"
+    lookup, register = utils.get_attention_backend, modeling_utils.register_input_processor
+    saved = sys.modules.pop(name)
+    try:
+        shim.install("enforce")
+        fresh = importlib.import_module(name)
+        assert hasattr(fresh.get_attention_backend, "__wrapped__")  # the wrapper, copied at import
+        shim.uninstall()
+        assert (fresh.get_attention_backend, fresh.register_input_processor) == (lookup, register)
+        # The stand-in's own answer to an unknown name (a fallback, as TensorRT-LLM's), no ShimError.
+        assert fresh.get_attention_backend("FLASHINFR") is lookup("TRTLLM")
+    finally:
+        sys.modules[name] = saved
 
 
 def test_status_reports_every_target(models: dict[str, type]) -> None:
