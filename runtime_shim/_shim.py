@@ -106,6 +106,7 @@ class Shim:
         self._known_backends: frozenset[str] | None = None
         self._recording = False  # AttentionBackend.__init__ is wrapped: backends are recorded at creation
         self._lookup: Callable[..., Any] | None = None
+        self._derive: Callable[..., Any] | None = None  # the mixin's own encoder_model_config
         self._names: tuple[tuple[str, ...], Any, dict[type, str]] | None = None
         self._wrapped: set[type] = set()
         self._bound: weakref.WeakSet[Any] = weakref.WeakSet()
@@ -225,6 +226,7 @@ class Shim:
 
     def _patch_encoder_config(self, method: classmethod[Any, Any, Any], module: types.ModuleType) -> None:
         shim, func, mixin = self, method.__func__, self.resolved["model-mixin"]
+        self._derive = func
 
         @functools.wraps(func)
         def encoder_model_config(cls: type, model_config: Any, encoder: str, *args: Any, **kwargs: Any) -> Any:
@@ -474,8 +476,31 @@ class Shim:
     def begin(self, cls: type, config: Any) -> checks.Construction:
         facts = self.facts(cls)
         selection = checks.Selection.read(config, self.conventions) if config is not None else _no_selection()
-        self.emit(checks.before_construction(facts, selection, self.members(), self.conventions))
-        return checks.Construction(cls, facts, selection, config)
+        found = checks.before_construction(facts, selection, self.members(), self.conventions)
+        early, derived = self._derive_early(cls, facts, selection, config, {v.encoder for v in found})
+        self.emit(found + early)
+        return checks.Construction(cls, facts, selection, config, derived_early=derived)
+
+    def _derive_early(
+        self, cls: type, facts: ModelFacts, selection: checks.Selection, config: Any, rejected: set[str | None]
+    ) -> tuple[list[Violation], frozenset[str]]:
+        """The encoder configs a KV-cache quantization could break, derived before `__init__` with
+        the mixin's own method (config only, no weights): a model that builds its LLM first (Gemma
+        4) allocated the LLM's weights before its encoder's config was derived and checked."""
+        if self._derive is None or config is None or not checks.kv_quantized(config):
+            return [], frozenset()
+        found: list[Violation] = []
+        derived: set[str] = set()
+        for encoder in sorted(facts.entries or {}):
+            if encoder in rejected or selection.selected(facts, encoder) is None:
+                continue
+            try:
+                encoder_config = self._derive(cls, config, encoder)
+            except Exception:  # the model's own error, raised where the model derives it
+                continue
+            derived.add(encoder)
+            found += checks.encoder_config(facts.model, encoder, encoder_config, self.conventions)
+        return found, frozenset(derived)
 
     def on_encoder_config(self, encoder: str, config: Any) -> None:
         stack = self._state.stack
@@ -483,7 +508,8 @@ class Shim:
             return
         construction = stack[-1]
         construction.encoder_configs.setdefault(encoder, []).append(config)
-        self.emit(checks.encoder_config(construction.facts.model, encoder, config, self.conventions))
+        if encoder not in construction.derived_early:  # checked, and said, before __init__
+            self.emit(checks.encoder_config(construction.facts.model, encoder, config, self.conventions))
 
     def finish(self, model: Any, construction: checks.Construction) -> None:
         facts = construction.facts

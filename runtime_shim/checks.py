@@ -63,6 +63,7 @@ class Construction:
     config: Any
     encoder_configs: dict[str, list[Any]] = field(default_factory=dict)
     recorder: Recorder | None = None  # the backends created during __init__ (None: not recorded)
+    derived_early: frozenset[str] = frozenset()  # encoders whose config was checked before __init__
 
 
 def flashinfer_importable(conventions: Conventions) -> bool:
@@ -174,6 +175,10 @@ def selected_backend_usable(
 
 
 # ---- per-encoder config derivation -----------------------------------------------------------
+def kv_quantized(config: Any) -> bool:
+    return bool(getattr(getattr(config, "quant_config", None), "kv_cache_quant_algo", None))
+
+
 def encoder_config(model: str, encoder: str, config: Any, conventions: Conventions) -> list[Violation]:
     quant = getattr(config, "quant_config", None)
     algo = getattr(quant, "kv_cache_quant_algo", None)

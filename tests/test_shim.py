@@ -437,6 +437,26 @@ def test_uninstall_restores_the_bindings_of_a_module_imported_while_installed(mo
         sys.modules[name] = saved
 
 
+def test_a_kv_cache_quantization_is_refused_before_any_module_of_a_model_that_builds_its_llm_first(
+    models: dict[str, type], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Gemma 4 builds its LLM before its vision tower: checked where the tower's config was
+    derived, the LLM's weights were allocated already (red-team, 2026-12-02)."""
+    created: list[str] = []
+    original = torch.nn.Module.__init__
+
+    def counting(module: Any, *args: Any, **kwargs: Any) -> None:
+        created.append(type(module).__name__)
+        original(module, *args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.Module, "__init__", counting)
+    shim.install("enforce")
+    with pytest.raises(shim.ShimError) as caught:
+        _build(models, "Gemma4Model", {"vision": "VANILLA"}, {"kv_cache_quant": "FP8"})
+    assert [(v.code, v.check, v.encoder) for v in caught.value.violations] == [("DL105", "kv-cache-quant", "vision")]
+    assert created == []
+
+
 def test_status_reports_every_target(models: dict[str, type]) -> None:
     status = shim.install("warn")
     assert {t.key: t.state for t in status.targets}["get-attention-backend"] == "patched"
