@@ -80,14 +80,18 @@ def before_construction(
     found = list(facts.violations)
     for encoder, backend in sorted(selection.overrides.items()):
         found += _override(facts, encoder, backend, members, conventions)
-    if selection.default is not None and members is not None and selection.default.upper() not in members:
+    # The LLM's own backend may be one the Literal of encoder backends leaves out (star attention),
+    # as get_attention_backend accepts it; an encoder override may not.
+    default = selection.default
+    known = () if members is None else (*members, *conventions.extra_backend_names)
+    if default is not None and members is not None and default.upper() not in known:
         literal = conventions.shared_literal.rpartition(".")[2]
         found.append(
             Violation(
                 "DL104",
                 "unknown-backend",
-                f'attn_backend "{selection.default}" is not a member of {literal}'
-                f"{suggest_member(selection.default, members)}; get_attention_backend would silently fall back",
+                f'attn_backend "{default}" is not a member of {literal}'
+                f"{suggest_member(default, members)}; get_attention_backend would silently fall back",
                 facts.model,
             )
         )

@@ -457,6 +457,24 @@ def test_a_kv_cache_quantization_is_refused_before_any_module_of_a_model_that_bu
     assert created == []
 
 
+def test_the_llm_may_use_a_backend_outside_the_encoder_literal_that_get_attention_backend_accepts(
+    models: dict[str, type],
+) -> None:
+    """FLASHINFER_STAR_ATTENTION is accepted by the wrapped get_attention_backend, and was refused as
+    the LLM's attn_backend before every multimodal model's __init__ (red-team, 2026-12-02)."""
+    from tensorrt_llm._torch.attention_backend import utils
+
+    shim.install("enforce")
+    utils.get_attention_backend("FLASHINFER_STAR_ATTENTION")
+    model = _build(models, "Qwen3VLModel", None, {})
+    assert model is not None and list(shim.violations()) == []
+    models["Qwen3VLModel"](model_config("FLASHINFER_STAR_ATTENTION"))
+    assert list(shim.violations()) == []
+    with pytest.raises(shim.ShimError) as caught:  # a name neither knows is still refused
+        models["Qwen3VLModel"](model_config("FLASHINFER_STAR"))
+    assert [(v.code, v.check) for v in caught.value.violations] == [("DL104", "unknown-backend")]
+
+
 def test_status_reports_every_target(models: dict[str, type]) -> None:
     status = shim.install("warn")
     assert {t.key: t.state for t in status.targets}["get-attention-backend"] == "patched"
