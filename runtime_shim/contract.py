@@ -3,8 +3,11 @@ metadata, and what a metadata class provides.
 
 A metadata object provides its annotated fields, class attributes, properties and methods over
 its bases, plus every `self.X = ...` assigned in its methods (the TRTLLM metadata sets its
-runtime buffers in `__post_init__`). A backend reads `metadata.X` in its `forward*` methods.
-Both are read once per class from the source with the standard library's `ast` and cached;
+runtime buffers in `__post_init__`). A backend reads `metadata.X` / `attn_metadata.X` in its
+`forward*` methods, and any annotated metadata parameter's attributes, where no check guards
+them, exactly as the static DL105 reads them (`declint.members`, one implementation: the shim
+and the linter agree on which reads count and on their guards). Both are read once
+per class from the source with the standard library's `ast` and cached;
 a class without source (a C extension) provides "unknown", which never produces a finding.
 `inspect` finds a class's source by parsing its whole module, so each class is looked up once
 (its lines and first line together), and the standard library's own bases (`typing.Generic`,
@@ -18,9 +21,9 @@ import ast
 import functools
 import inspect
 import textwrap
-from collections.abc import Iterator
 
-_METADATA_PARAMETERS = ("metadata", "attn_metadata")
+from declint.members import METADATA_PARAMETERS, metadata_reads
+
 _NO_CONTRACT_MODULES = ("builtins", "typing", "abc")  # bases that read and assign no metadata
 
 
@@ -41,16 +44,19 @@ def provided(metadata_cls: type) -> frozenset[str] | None:
 
 @functools.lru_cache(maxsize=256)
 def reads(backend_cls: type) -> tuple[tuple[str, int], ...]:
-    """(attribute, line) of every unguarded `metadata.X` read in the backend's forward methods."""
+    """(attribute, line) of every unguarded read the static DL105 judges: `metadata.X` /
+    `attn_metadata.X` in `forward*` methods, and `p.X` of a parameter annotated with a metadata
+    class in any method. Checked against the object the engine passes, whatever the annotation."""
     found: dict[str, int] = {}
     for klass in reversed(backend_cls.__mro__):
         located = _class_tree(klass)
         if located is None:
             continue
-        tree, first_line = located
-        for function in _forward_methods(tree):
-            for attribute, line in _metadata_reads(function):
-                found.setdefault(attribute, first_line + line - 1)
+        tree, first_line, lines = located
+        for read in metadata_reads(tree, lines):
+            in_forward = read.method.startswith("forward") and read.parameter in METADATA_PARAMETERS
+            if in_forward or "Metadata" in read.annotation:
+                found.setdefault(read.attribute, first_line + read.line - 1)
     return tuple(sorted(found.items(), key=lambda item: (item[1], item[0])))
 
 
@@ -62,19 +68,20 @@ def missing(backend_cls: type, metadata_cls: type) -> tuple[str, ...]:
     return tuple(name for name, _ in reads(backend_cls) if name not in offered)
 
 
-def _class_tree(klass: type) -> tuple[ast.ClassDef, int] | None:
-    """The class statement's tree and its first line in the file."""
+def _class_tree(klass: type) -> tuple[ast.ClassDef, int, list[str]] | None:
+    """The class statement's tree, its first line in the file, and its (dedented) lines."""
     if klass.__module__ in _NO_CONTRACT_MODULES:
         return None
     try:
         lines, first_line = inspect.getsourcelines(klass)
     except (OSError, TypeError):
         return None
+    source = textwrap.dedent("".join(lines))
     try:
-        node = ast.parse(textwrap.dedent("".join(lines))).body[0]
+        node = ast.parse(source).body[0]
     except (SyntaxError, IndexError):
         return None
-    return (node, first_line) if isinstance(node, ast.ClassDef) else None
+    return (node, first_line, source.splitlines()) if isinstance(node, ast.ClassDef) else None
 
 
 def _self_assignments(klass: type) -> set[str] | None:
@@ -111,43 +118,3 @@ def _assignment_targets(node: ast.AST) -> list[ast.expr]:
     if isinstance(node, ast.AnnAssign | ast.AugAssign):
         return [node.target]
     return []
-
-
-def _forward_methods(tree: ast.ClassDef) -> Iterator[ast.FunctionDef]:
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name.startswith("forward"):
-            yield node
-
-
-def _metadata_reads(function: ast.FunctionDef) -> Iterator[tuple[str, int]]:
-    parameters = {a.arg for a in function.args.args + function.args.kwonlyargs} & set(_METADATA_PARAMETERS)
-    if not parameters:
-        return
-    guarded = _guarded(function, parameters)
-    for node in ast.walk(function):
-        if (
-            isinstance(node, ast.Attribute)
-            and isinstance(node.ctx, ast.Load)
-            and isinstance(node.value, ast.Name)
-            and node.value.id in parameters
-            and node.attr not in guarded
-        ):
-            yield node.attr, node.lineno
-
-
-def _guarded(function: ast.FunctionDef, parameters: set[str]) -> set[str]:
-    """Attributes named in `hasattr(metadata, "X")` / `getattr(metadata, "X", ...)`: not contract reads."""
-    names: set[str] = set()
-    for node in ast.walk(function):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id in ("hasattr", "getattr")
-            and len(node.args) >= 2
-            and isinstance(node.args[0], ast.Name)
-            and node.args[0].id in parameters
-            and isinstance(node.args[1], ast.Constant)
-            and isinstance(node.args[1].value, str)
-        ):
-            names.add(node.args[1].value)
-    return names

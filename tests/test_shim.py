@@ -475,6 +475,53 @@ def test_the_llm_may_use_a_backend_outside_the_encoder_literal_that_get_attentio
     assert [(v.code, v.check) for v in caught.value.violations] == [("DL104", "unknown-backend")]
 
 
+CONTRACT_PROBE = """\
+class ProbeMetadata:
+    page_size = 1
+
+
+class Backend:
+    def plan(self, md: ProbeMetadata, metadata):
+        return md.kv_layout, metadata.unjudged
+
+    def forward(self, q, metadata):
+        if not hasattr(metadata, "workspace"):
+            return metadata.workspace
+        if hasattr(metadata, "guarded"):
+            return metadata.guarded
+        return metadata.page_size
+"""
+
+
+def test_the_runtime_contract_reads_what_the_static_rule_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The static rule's reads and guards: the shim left out an annotated metadata parameter's
+    reads outside `forward*` (a static DL105 that passed at run time) and took a `hasattr`
+    anywhere in a method as a guard, even in the body of `if not hasattr(...)` (red-team,
+    2026-12-02)."""
+    from declint.runtime_shim import contract
+
+    (tmp_path / "declint_contract_probe.py").write_text(CONTRACT_PROBE, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    probe = importlib.import_module("declint_contract_probe")
+    assert contract.reads(probe.Backend) == (("kv_layout", 7), ("workspace", 11), ("page_size", 14))
+    assert contract.missing(probe.Backend, probe.ProbeMetadata) == ("kv_layout", "workspace")
+    project = tmp_path / "project"
+    (project / "tensorrt_llm/_torch/attention_backend").mkdir(parents=True)
+    backend = CONTRACT_PROBE.replace(
+        "class Backend:", "class Backend(AttentionBackend[ProbeMetadata]):\n    Metadata = ProbeMetadata\n"
+    )
+    backend = backend.replace("class ProbeMetadata:", "class ProbeMetadata(AttentionMetadata):")
+    head = "from .interface import AttentionBackend, AttentionMetadata\n\n\n"
+    (project / "tensorrt_llm/_torch/attention_backend/probe.py").write_text(head + backend, encoding="utf-8")
+    (project / "tensorrt_llm/_torch/attention_backend/interface.py").write_text(
+        "class AttentionMetadata:\n    pass\n\n\nclass AttentionBackend:\n    pass\n", encoding="utf-8"
+    )
+    result = CliRunner().invoke(cli, ["check", "--no-cache", "--select", "DL105", "--format", "json", str(project)])
+    findings = json.loads(result.output)["findings"]
+    reads = sorted(f["message"].split(" reads ")[1].split(",")[0] for f in findings)
+    assert reads == ["md.kv_layout", "metadata.workspace"]
+
+
 def test_status_reports_every_target(models: dict[str, type]) -> None:
     status = shim.install("warn")
     assert {t.key: t.state for t in status.targets}["get-attention-backend"] == "patched"
