@@ -48,7 +48,12 @@ MIN_MEMORY_MIB, MAX_MEMORY_MIB = 256, 1_048_576
 
 OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("roots", "list[str]", ["."], "Directories indexed in phase 1, relative to the config file."),
-    OptionSpec("include", "list[str]", ["*.py"], "Glob patterns of files to check."),
+    OptionSpec(
+        "include",
+        "list[str]",
+        ["*.py"],
+        "Glob patterns of files to check; phase 1 still indexes every Python file under the roots.",
+    ),
     OptionSpec("exclude", "list[str]", [], "Gitignore-style patterns of paths never checked or indexed."),
     OptionSpec("respect-gitignore", "bool", True, "Skip paths matched by .gitignore files."),
     OptionSpec("select", "list[str]", ["DL"], "Rule codes or prefixes to enable."),

@@ -106,12 +106,17 @@ def _relative(path: Path, root: Path) -> str:
         return absolute.as_posix()
 
 
+# What phase 1 indexes: every Python file under the roots. `include` chooses the files to check,
+# never the index: a narrower one would hide the shared Literal and the base classes from it.
+INDEX_INCLUDE = ("*.py",)
+
+
 class _Filter:
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, include: tuple[str, ...] | None = None) -> None:
         self.root = config.root
         self._root_str = str(config.root)
         self._root_prefix = self._root_str if self._root_str.endswith(os.sep) else self._root_str + os.sep
-        self.include = config.str_list("include")
+        self.include = config.str_list("include") if include is None else include
         excludes = [*BUILTIN_EXCLUDES, *config.str_list("exclude")]
         self.exclude = pathspec.GitIgnoreSpec.from_lines(excludes)
         # A directory the walk reached is not below an excluded one: a plain `name/` pattern then
@@ -218,13 +223,17 @@ def _stray_cache_mark(directory: str, text: str) -> bool:
 NOT_UTF8 = "file name is not valid UTF-8 (Python cannot import it); not checked"
 
 
-def discover(paths: Iterable[Path], config: Config, virtual: Collection[str] = ()) -> Discovery:
+def discover(
+    paths: Iterable[Path], config: Config, virtual: Collection[str] = (), *, include: tuple[str, ...] | None = None
+) -> Discovery:
     """Files under `paths` (files or directories), sorted by their display path.
 
     `virtual`: absolute paths of files whose text comes from elsewhere (`--stdin-filename`): each
-    counts as a file even when nothing exists there yet (an editor's unsaved buffer).
+    counts as a file even when nothing exists there yet (an editor's unsaved buffer). `include`:
+    the name patterns of the files wanted (default: the `include` option; the index walk passes
+    INDEX_INCLUDE).
     """
-    flt = _Filter(config)
+    flt = _Filter(config, include)
     files: dict[str, SourcePath] = {}
     skipped: dict[str, SkippedPath] = {}
     for given in paths:

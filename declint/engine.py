@@ -51,7 +51,9 @@ from declint.cache import (
 )
 from declint.config import Config
 from declint.discovery import (
+    INDEX_INCLUDE,
     DirectoryMatcher,
+    Discovery,
     Listing,
     SourcePath,
     discover,
@@ -199,9 +201,7 @@ class Engine:
                 else:
                     with self.stats.phase("discover"), InputRecorder.recording(with_keys=run.keeps_keys) as listed:
                         checked = discover(paths, self.config, self._virtual_paths())
-                        # `declint check ROOT` (CI): the same walk twice would give the same files.
-                        same = sorted(map(os.path.abspath, paths)) == sorted(map(os.path.abspath, existing))
-                        indexed = checked if same else discover(existing, self.config)
+                        indexed = checked if self._same_walk(paths, existing) else self._index_walk(existing)
                     checked_files, indexed_files = list(checked.files), list(indexed.files)
                     skipped = [(s.rel, s.reason) for s in checked.skipped]
                     run.listings = {**indexed.listings, **checked.listings}
@@ -228,12 +228,23 @@ class Engine:
         """The overridden files, as absolute paths: they need not exist on disk (`--stdin-filename`)."""
         return frozenset(os.path.abspath(self.config.root / rel) for rel in self.overrides)
 
+    def _same_walk(self, paths: Sequence[Path], roots: Sequence[Path]) -> bool:
+        """`declint check ROOT` (CI) with the default `include`: the index's walk would find the
+        checked files again, so it is not made twice."""
+        same_paths = sorted(map(os.path.abspath, paths)) == sorted(map(os.path.abspath, roots))
+        return same_paths and self.config.str_list("include") == INDEX_INCLUDE
+
+    def _index_walk(self, roots: Sequence[Path]) -> Discovery:
+        """Every Python file under the roots, whatever `include` says (it selects what is checked)."""
+        return discover(roots, self.config, include=INDEX_INCLUDE)
+
     def build_index(self, paths: Iterable[Path] = ()) -> ProjectIndex:
         self.stats = RunStats()
         roots = [self.config.root / root for root in self.config.str_list("roots")]
-        found = discover([*paths, *(r for r in roots if r.exists())], self.config)
+        given = discover(paths, self.config).files
+        found = _union(given, self._index_walk([r for r in roots if r.exists()]).files)
         with _Run(self) as run:
-            return run.index_only(found.files)
+            return run.index_only(found)
 
     def _reportable(self, finding: Finding) -> bool:
         if not self.selection.enabled(finding.code):

@@ -525,3 +525,19 @@ def test_timings_of_a_run_answered_from_the_snapshot(make_tree: MakeTree, monkey
         f"declint: files: 0 read, 0 indexed in full, 0 checked, {files} results from the cache, "
         "0 worker crashes, 0 timeouts"
     )
+
+
+def test_include_narrows_the_checked_files_not_the_index(make_tree: MakeTree) -> None:
+    """`include` selects the files to check; phase 1 still indexes every Python file under the
+    roots, so the shared Literal in llmapi/ (outside the pattern) is found: no DL100."""
+    root = make_tree(
+        {
+            "pyproject.toml": '[tool.declint]\nroots = ["tensorrt_llm"]\ninclude = ["**/models/*.py"]\n',
+            MODEL + "modeling_plain.py": "def f(x):\n    return x\n",
+        }
+    )
+    assert check(str(root)) == (0, "All clear: 4 files checked.\n")
+    assert check(str(root / MODEL / "modeling_plain.py")) == (0, "All clear: 1 file checked.\n")
+    result = CliRunner().invoke(cli, ["index", "show", str(root)])
+    assert result.exit_code == 0
+    assert json.loads(result.output)["shared_literal"]["found"] is True
