@@ -54,12 +54,26 @@ def resolve_config(paths: Sequence[Path], config_file: Path | None) -> Config:
 
 
 def build_selection(config: Config, select: str | None, ignore: str | None) -> Selection:
-    chosen = parse_code_list(select) or config.str_list("select")
-    ignored = [*config.str_list("ignore"), *(parse_code_list(ignore) or [])]
+    """The enabled rules. As ruff's: `--select` starts a new selection (the configuration's
+    `select` and `ignore` no longer apply); `--ignore` is added to whatever selection holds."""
+    cli_ignored = parse_code_list(ignore) or []
+    cli_selected = parse_code_list(select)
+    if cli_selected is not None:
+        chosen, ignored = cli_selected, cli_ignored
+    else:
+        chosen, ignored = list(config.str_list("select")), [*config.str_list("ignore"), *cli_ignored]
     for code in [*chosen, *ignored]:
         if not any(known.startswith(code) for known in RULES_BY_CODE):
             raise UsageError(f'unknown rule code "{code}"{suggest(code, frozenset(RULES_BY_CODE))}')
-    return Selection(tuple(chosen), tuple(ignored))
+    selection = Selection(tuple(chosen), tuple(ignored))
+    if not any(selection.enabled(code) for code in RULES_BY_CODE):
+        # A run that checks nothing must not say "All clear".
+        raise UsageError(f"no rule is enabled (select: {_codes(chosen)}; ignore: {_codes(ignored)})")
+    return selection
+
+
+def _codes(codes: Sequence[str]) -> str:
+    return ", ".join(codes) if codes else "none"
 
 
 def worker_count(config: Config, jobs: int | None) -> int:
@@ -235,8 +249,11 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--select", help="Comma-separated rule codes or prefixes to enable (replaces the config's).")
-@click.option("--ignore", help="Comma-separated rule codes or prefixes to disable (added to the config's).")
+@click.option(
+    "--select",
+    help="Comma-separated rule codes or prefixes to enable (the config's select and ignore then do not apply).",
+)
+@click.option("--ignore", help="Comma-separated rule codes or prefixes to disable (added to the selection).")
 @click.option(
     "--format", "output_format", type=click.Choice(sorted(RENDERERS)), help="Report format on stdout [default: text]."
 )
@@ -306,8 +323,11 @@ def baseline() -> None:
 @baseline.command(name="write")
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--select", help="Comma-separated rule codes or prefixes to enable (replaces the config's).")
-@click.option("--ignore", help="Comma-separated rule codes or prefixes to disable (added to the config's).")
+@click.option(
+    "--select",
+    help="Comma-separated rule codes or prefixes to enable (the config's select and ignore then do not apply).",
+)
+@click.option("--ignore", help="Comma-separated rule codes or prefixes to disable (added to the selection).")
 @click.option(
     "--config",
     "config_file",

@@ -203,6 +203,48 @@ def test_select_and_ignore_on_the_command_line(make_tree: MakeTree) -> None:
     assert code == 2 and 'unknown rule code "DL1O3" (did you mean "DL103"?)' in output
 
 
+FINDING_DL103 = (
+    'tensorrt_llm/_torch/models/modeling_good.py:2:35: DL103 backend name "TRTLLM" retyped as a string literal; '
+    "read it from the shared Literal EncoderAttentionBackend (tensorrt_llm.llmapi.llm_args) so it is "
+    "type-checked and cannot drift\n"
+)
+
+
+def test_a_cli_select_starts_a_new_selection(make_tree: MakeTree) -> None:
+    """As ruff's: --select replaces the configuration's select *and* ignore; --ignore still applies."""
+    root = make_tree(
+        {
+            "pyproject.toml": '[tool.declint]\nroots = ["tensorrt_llm"]\nselect = ["DL101"]\nignore = ["DL103"]\n',
+            MODEL + "modeling_good.py": CONFIG_CHECK,
+        }
+    )
+    assert check(str(root)) == (0, "All clear: 15 files checked.\n")
+    assert check("--select", "DL103", str(root)) == (1, FINDING_DL103 + "Found 1 finding in 15 files.\n")
+    assert check("--select", "DL1", "--ignore", "DL103", str(root)) == (0, "All clear: 15 files checked.\n")
+
+
+@pytest.mark.parametrize(
+    ("config", "args", "message"),
+    [
+        ("select = []\n", (), "no rule is enabled (select: none; ignore: none)"),
+        ("", ("--ignore", "DL"), "no rule is enabled (select: DL; ignore: DL)"),
+        ("", ("--select", "DL103", "--ignore", "DL103"), "no rule is enabled (select: DL103; ignore: DL103)"),
+        ('ignore = ["DL103"]\n', ("--select", ""), "no rule is enabled (select: none; ignore: none)"),
+    ],
+)
+def test_a_run_with_no_rule_enabled_is_a_usage_error(
+    make_tree: MakeTree, config: str, args: tuple[str, ...], message: str
+) -> None:
+    """Checking with no rule must not print "All clear"."""
+    root = make_tree(
+        {
+            "pyproject.toml": f'[tool.declint]\nroots = ["tensorrt_llm"]\n{config}',
+            MODEL + "modeling_good.py": CONFIG_CHECK,
+        }
+    )
+    assert check(*args, str(root)) == (2, f"declint: error: {message}\n")
+
+
 def test_per_path_ignores(make_tree: MakeTree) -> None:
     root = make_tree(
         {
