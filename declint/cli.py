@@ -12,6 +12,7 @@ import os
 import sys
 import time
 import traceback
+import urllib.parse
 from collections.abc import Callable, Sequence
 from enum import IntEnum
 from pathlib import Path
@@ -51,6 +52,19 @@ def resolve_config(paths: Sequence[Path], config_file: Path | None) -> Config:
     start = Path(os.path.commonpath([os.path.abspath(p) for p in paths])) if paths else Path.cwd()
     found = find_config_file(start)
     return load_config(found, default_root=found.parent if found else project_root(start), known_codes=known)
+
+
+def check_docs_url(docs_url: str | None) -> None:
+    """`--docs-url` becomes SARIF's helpUri and informationUri, which must be absolute URIs."""
+    if docs_url is None:
+        return
+    parts = urllib.parse.urlsplit(docs_url)
+    # "C:/docs/rules.md" parses with the scheme "c": a scheme is only trusted with an authority
+    # ("https://host/..."), or as file: ("file:///path").
+    if not parts.scheme or not (parts.netloc or (parts.scheme == "file" and parts.path.startswith("/"))):
+        raise UsageError(
+            f'--docs-url must be an absolute URL with a scheme, such as https://host/docs/rules.md, got "{docs_url}"'
+        )
 
 
 def build_selection(config: Config, select: str | None, ignore: str | None) -> Selection:
@@ -114,6 +128,7 @@ def run_check(
     stdin_filename: Path | None = None,
 ) -> Exit:
     started, cpu_at_start = time.perf_counter(), timings.cpu_times() if show_timings else None
+    check_docs_url(docs_url)
     # stdout holds the diff (--diff), or the fixed text (--fix on stdin's text, as editors want it)
     fixed_text_out = fix and not show_diff and stdin_filename is not None
     taken = "the diff" if show_diff else "the fixed text" if fixed_text_out else None

@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import urllib.parse
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -119,7 +120,7 @@ def test_sarif_validates_and_carries_rules_fingerprints_fixes(tree: Path) -> Non
 
     assert [r["id"] for r in rules] == [rule.CODE for rule in ALL_RULES]
     dl104 = next(r for r in rules if r["id"] == "DL104")
-    assert dl104["helpUri"] == "docs/rules.md#dl104-invalid-declaration"
+    assert "helpUri" not in dl104  # no --docs-url: no absolute URI to give
     assert dl104["help"]["text"].startswith("DL104 invalid-declaration: ")
     assert "```python" in dl104["help"]["markdown"]
     results = run["results"]
@@ -480,6 +481,34 @@ def test_docs_url_makes_links_absolute(tree: Path) -> None:
     assert (
         json.loads(render("rdjsonl", "--docs-url", url).splitlines()[0])["code"]["url"]
         == f"{url}#dl103-backend-literal"
+    )
+
+
+def _help_uris(document: dict[str, Any]) -> list[str]:
+    return [rule["helpUri"] for run in document["runs"] for rule in run["tool"]["driver"]["rules"] if "helpUri" in rule]
+
+
+@pytest.mark.parametrize(
+    ("args", "count"), [((), 0), (("--docs-url", "https://example.org/declint/docs/rules.md"), 14)]
+)
+def test_every_sarif_help_uri_is_absolute(tree: Path, args: tuple[str, ...], count: int) -> None:
+    """SARIF 2.1.0 declares helpUri `"format": "uri"`: an absolute URI, or none at all."""
+    document = json.loads(render("sarif", *args))
+    uris = _help_uris(document)
+    assert len(uris) == count
+    for uri in uris:
+        parts = urllib.parse.urlsplit(uri)
+        assert parts.scheme and parts.netloc, uri
+    # jsonschema checks "format": "uri" only with rfc3987 installed, so the test above does it.
+    jsonschema.Draft4Validator(load_schema("sarif-schema-2.1.0.json")).validate(document)
+
+
+@pytest.mark.parametrize("url", ["docs/rules.md", "example.org/docs/rules.md", "C:/declint/docs/rules.md"])
+def test_a_docs_url_without_a_scheme_is_a_usage_error(tree: Path, url: str) -> None:
+    assert check("--format", "sarif", "--docs-url", url, ".") == (
+        2,
+        f"declint: error: --docs-url must be an absolute URL with a scheme, such as https://host/docs/rules.md, "
+        f'got "{url}"\n',
     )
 
 

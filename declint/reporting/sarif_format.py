@@ -6,7 +6,8 @@
 - Columns are Unicode code points (`columnKind`), 1-based; end columns are exclusive, as SARIF
   defines them. A finding at a point (a suppression comment, a file that does not parse) has no
   end column: its region runs to the end of the line.
-- The driver lists every rule with its help text and `helpUri`; results point at it by index.
+- The driver lists every rule with its help text (and `helpUri`, given an absolute `--docs-url`); results
+  point at it by index.
 - `partialFingerprints["declint/v1"]` is the fingerprint of the json output and the baseline.
 - Suppressed results appear only with `--include-suppressed`, with the comment's reason (or the
   baseline) as `justification`.
@@ -71,13 +72,15 @@ def _rule(rule: type[RuleMeta], report: Report) -> dict[str, Any]:
 
     doc = inspect.cleandoc(rule.__doc__ or "")
     first_paragraph = " ".join(doc.split("\n\n", 1)[0].split())
+    # SARIF declares helpUri an absolute URI: without --docs-url there is none to give.
+    help_uri = {"helpUri": report.doc_url(rule.CODE, rule.NAME)} if report.docs_url else {}
     return {
         "id": rule.CODE,
         "name": rule.NAME,
         "shortDescription": {"text": rule.SUMMARY},
         "fullDescription": {"text": first_paragraph or rule.SUMMARY},
         "help": {"text": explain_rule(rule), "markdown": _help_markdown(rule, doc, report)},
-        "helpUri": report.doc_url(rule.CODE, rule.NAME),
+        **help_uri,
         "defaultConfiguration": {
             "enabled": rule.CODE in report.rule_codes,
             "level": _level(rule.SEVERITY),
