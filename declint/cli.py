@@ -157,6 +157,8 @@ def run_check(
         diff_only=show_diff,
     )
     outcome = run_pipeline(engine, request, ALL_RULES)
+    if outcome.report.files_checked == 0 and not outcome.report.items:
+        click.echo("declint: warning: no Python files found under the given paths; nothing was checked", err=True)
     _tell_fixes(outcome, request)
     if fixed_text_out:
         _print_fixed_text(outcome)

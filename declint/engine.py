@@ -208,6 +208,8 @@ class Engine:
                 run.request = (paths, existing, [item.rel for item in checked_files], skipped)
                 findings, suppressed, total = run.check(checked_files, indexed_files, listed)
                 checked_count = len(checked_files)
+        if checked_count == 0 and not skipped:
+            findings, suppressed = self._about_given(paths, findings, suppressed)
         findings += [parse_error(printable(rel), reason) for rel, reason in skipped]
         self._suppressed = suppressed
         kept = [f.printable() for f in findings if self._reportable(f)]
@@ -223,6 +225,15 @@ class Engine:
                 sorted({s for s in self._suppressed if self._reportable(s.finding)}, key=lambda s: s.finding.sort_key())
             ),
         )
+
+    def _about_given(
+        self, paths: Sequence[Path], findings: list[Finding], suppressed: list[SuppressedFinding]
+    ) -> tuple[list[Finding], list[SuppressedFinding]]:
+        """A run that found no Python file to check: as ruff, nothing to report (the CLI warns)
+        but the project findings on a file given by name (`declint check docs/encoders.md`,
+        DL107). A DL100 about the Literal, with nothing checked that uses it, is not reported."""
+        given = {display_path(path, self.config.root) for path in paths}
+        return [f for f in findings if f.path in given], [s for s in suppressed if s.finding.path in given]
 
     def _virtual_paths(self) -> frozenset[str]:
         """The overridden files, as absolute paths: they need not exist on disk (`--stdin-filename`)."""

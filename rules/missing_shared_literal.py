@@ -24,7 +24,8 @@ class MissingSharedLiteral(ProjectRule):
     `Optional[EncoderAttentionBackend]`). A wrapped Literal is never the shared one's definition.
 
     Reported at the second definition or the copy; when the module itself is missing, at the
-    configuration's `shared-literal` key (or the project's pyproject.toml when defaults are used).
+    configuration's `shared-literal` key (when defaults are used: at the project's
+    pyproject.toml, or without one at the first indexed Python file, line 1).
     """
 
     CODE = "DL100"
@@ -89,7 +90,8 @@ class MissingSharedLiteral(ProjectRule):
         module, _, name = index.literal_qualname.rpartition(".")
         facts = index.modules.get(module)
         if facts is None:
-            return [self._missing_module(index, config, module)]
+            missing = self._missing_module(index, config, module)
+            return [missing] if missing is not None else []
         if facts.error is not None:  # the module is there: "not found" would send the user elsewhere
             message = (
                 f"shared Literal {index.literal_qualname} cannot be read: {module} does not parse "
@@ -135,14 +137,15 @@ class MissingSharedLiteral(ProjectRule):
                     )
         return findings
 
-    def _missing_module(self, index: ProjectIndex, config: Config, module: str) -> Finding:
+    def _missing_module(self, index: ProjectIndex, config: Config, module: str) -> Finding | None:
         roots = ", ".join(config.str_list("roots"))
         message = (
             f"shared Literal {index.literal_qualname} not found: no module {module} under the "
             f"indexed roots ({roots}); set shared-literal in [tool.declint]"
         )
         if config.source is None:
-            return self._finding("pyproject.toml", 1, message + " (default configuration in use)")
+            anchor = _default_anchor(index, config)
+            return self._finding(anchor, 1, message + " (default configuration in use)") if anchor else None
         text = config.source.read_text(encoding="utf-8")
         match = re.search(r"^\s*[\"']?shared-literal[\"']?\s*=", text, re.MULTILINE)
         line = text.count("\n", 0, match.start()) + 1 if match else 1
@@ -150,3 +153,17 @@ class MissingSharedLiteral(ProjectRule):
 
     def _finding(self, path: str, line: int, message: str) -> Finding:
         return Finding(self.CODE, self.NAME, path, Span(Position(line, 0), Position(line, 0)), message)
+
+
+def _default_anchor(index: ProjectIndex, config: Config) -> str | None:
+    """Where a project without a configuration file hears of the missing Literal: its
+    pyproject.toml, else its first indexed Python file; never a file that does not exist. None
+    when the index holds no file at all (nothing uses the Literal)."""
+    try:
+        # Opened, not stat-ed: the run's input recorder sees the open (existing or not), so a
+        # cached finding is recomputed when the file comes or goes.
+        with open(config.root / "pyproject.toml", "rb"):
+            return "pyproject.toml"
+    except OSError:
+        pass
+    return min((facts.path for facts in index.modules.values()), default=None)

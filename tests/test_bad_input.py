@@ -524,3 +524,46 @@ def test_a_symlinked_directory_found_by_the_walk_is_still_not_followed(make_tree
     assert code == 1
     assert len([line for line in lines if line.startswith(GOOD_LINE)]) == 1
     assert not any(line.startswith("models_link/") for line in lines)  # checked once, at its real path
+
+
+NO_FILES = "declint: warning: no Python files found under the given paths; nothing was checked\n"
+NO_LITERAL = (
+    "DL100 shared Literal tensorrt_llm.llmapi.llm_args.EncoderAttentionBackend not found: no module "
+    "tensorrt_llm.llmapi.llm_args under the indexed roots (.); set shared-literal in [tool.declint] "
+    "(default configuration in use)"
+)
+
+
+@pytest.mark.parametrize("given", ["empty", "empty/readme.txt"])
+def test_no_python_files_is_a_warning_not_a_finding(tmp_path: Path, given: str) -> None:
+    """As ruff: nothing to check warns on stderr and exits 0; no DL100 at a pyproject.toml that is not there."""
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "readme.txt").write_text("not Python\n")
+    for fmt in ("text", "json"):
+        result = CliRunner().invoke(cli, ["check", "--format", fmt, str(tmp_path / given)])
+        assert (result.exit_code, result.stderr) == (0, NO_FILES)
+    assert json.loads(result.stdout)["findings"] == []
+    result = CliRunner().invoke(cli, ["check", str(tmp_path / given)])
+    assert (result.exit_code, result.stdout) == (0, "All clear: 0 files checked.\n")
+
+
+@pytest.mark.parametrize(
+    ("files", "anchor"),
+    [
+        ({"b.py": "x = 1\n", "a/z.py": "y = 2\n"}, "a/z.py"),
+        ({"b.py": "x = 1\n", "pyproject.toml": "[project]\nname = 'p'\n"}, "pyproject.toml"),
+    ],
+    ids=["first-python-file", "pyproject"],
+)
+def test_dl100_without_a_config_file_points_at_a_file_that_exists(
+    tmp_path: Path, files: dict[str, str], anchor: str
+) -> None:
+    """Without a configuration file, the missing Literal is reported at the project's pyproject.toml,
+    or without one at its first Python file: never at a file that does not exist."""
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    result = CliRunner().invoke(cli, ["check", str(tmp_path)])
+    checked = "2 files" if len([rel for rel in files if rel.endswith(".py")]) == 2 else "1 file"
+    assert (result.exit_code, result.stdout) == (1, f"{anchor}:1:1: {NO_LITERAL}\nFound 1 finding in {checked}.\n")
+    assert (tmp_path / anchor).is_file()

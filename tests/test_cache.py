@@ -836,6 +836,7 @@ def test_a_stray_gitignore_declint_wrote_into_the_root_does_not_hide_the_project
         'holds other files; declint does not honour its "*" (git still does): delete it, and the CACHEDIR.TAG '
         "next to it\n"
     )
-    # The same "*" written by the user is the user's: it is honoured.
+    # The same "*" written by the user is the user's: it is honoured (nothing left to check, as it warns).
     (demo / ".gitignore").write_text("*\n", encoding="utf-8")
-    assert _check_cli(demo, "--no-cache", "--select", "DL101") == (0, "All clear: 0 files checked.\n", "")
+    nothing = "declint: warning: no Python files found under the given paths; nothing was checked\n"
+    assert _check_cli(demo, "--no-cache", "--select", "DL101") == (0, "All clear: 0 files checked.\n", nothing)
