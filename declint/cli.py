@@ -24,7 +24,7 @@ from declint import __version__, show, timings
 from declint.config import Config, find_config_file, load_config, parse_code_list, project_root, suggest
 from declint.discovery import display_path
 from declint.engine import Engine, Selection
-from declint.errors import DeclintError, UsageError
+from declint.errors import DeclintError, OutputError, UsageError
 from declint.reporting import FORMATS, RENDERERS
 from declint.reporting import outputs as report_outputs
 from declint.reporting.pipeline import CheckOutcome, CheckRequest
@@ -166,7 +166,7 @@ def run_check(
         targets,
         outcome.report,
         show_statistics=show_statistics,
-        echo=lambda text: click.echo(text, nl=False),
+        echo=lambda text: echo_out(text, nl=False),
         echo_err=lambda text: click.echo(text, nl=False, err=True),
     )
     if show_timings and outcome.stats is not None:
@@ -186,11 +186,11 @@ def _show(
     targets = [stdin_filename] if stdin_filename is not None else list(paths)
     config = resolve_config(targets, config_file)
     if settings:
-        click.echo(show.settings_text(config), nl=False)
+        echo_out(show.settings_text(config), nl=False)
     if files:
         virtual = (os.path.abspath(stdin_filename),) if stdin_filename is not None else ()
         checked, skipped = show.files_text(targets, config, virtual)
-        click.echo(checked, nl=False)
+        echo_out(checked, nl=False)
         click.echo(skipped, nl=False, err=True)
 
 
@@ -208,9 +208,7 @@ def _stdin_request(paths: Sequence[Path], stdin_filename: Path, *, compares: boo
 def _print_fixed_text(outcome: CheckOutcome) -> None:
     """--fix on stdin's text: that text with the fixes applied (unchanged when none applied)."""
     ((_, fixed),) = outcome.texts.items()
-    sys.stdout.flush()
-    sys.stdout.buffer.write(fixed)
-    sys.stdout.buffer.flush()
+    _write_stdout_bytes(fixed)
 
 
 def _stdin_text(stdin_filename: Path, root: Path) -> dict[str, bytes]:
@@ -225,7 +223,7 @@ def _tell_fixes(outcome: CheckOutcome, request: CheckRequest) -> None:
         return
     files = len(fixes.changes)
     if request.diff_only:
-        click.echo(b"".join(change.diff() for change in fixes.changes), nl=False)
+        echo_out(b"".join(change.diff() for change in fixes.changes), nl=False)
         verb = "would fix"
     else:
         verb = "fixed"
@@ -237,6 +235,43 @@ def _tell_fixes(outcome: CheckOutcome, request: CheckRequest) -> None:
     for left in fixes.not_fixed:
         where = f"{escape_controls(left.finding.path)}:{left.finding.line}:{left.finding.column + 1}"
         click.echo(f"declint: not fixed: {where}: {left.finding.code}: {left.reason}", err=True)
+
+
+def echo_out(text: str | bytes, *, nl: bool = True) -> None:
+    """`click.echo` to stdout, where a failed write is an error (exit 2), not a traceback or a
+    report lost in silence: a full disk (`> /dev/full`), a closed stdout (`>&-`)."""
+    if sys.stdout is None:  # Python's stdout when the process started with descriptor 1 closed
+        raise OutputError("cannot write to stdout: it is closed")
+    try:
+        click.echo(text, nl=nl)
+    except OSError as error:
+        _discard_stdout()
+        raise OutputError(f"cannot write to stdout: {error.strerror or error}") from None
+
+
+def _write_stdout_bytes(data: bytes) -> None:
+    """`echo_out` for bytes (a fixed text, written as it is)."""
+    if sys.stdout is None:
+        raise OutputError("cannot write to stdout: it is closed")
+    try:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    except OSError as error:
+        _discard_stdout()
+        raise OutputError(f"cannot write to stdout: {error.strerror or error}") from None
+
+
+def _discard_stdout() -> None:
+    """Point descriptor 1 at /dev/null: what stdout still buffers would otherwise fail again when
+    Python flushes it at exit, with an "Exception ignored" message after ours."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # not a file descriptor (a test's captured stream): nothing is flushed at exit
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 def error_boundary(command: Callable[P, None]) -> Callable[P, None]:
@@ -379,7 +414,7 @@ def rule(code: str) -> None:
         raise UsageError(f'unknown rule code "{code}"{suggest(code.upper(), frozenset(RULES_BY_CODE))}')
     from declint.docs import explain_rule
 
-    click.echo(explain_rule(rule_class), nl=False)
+    echo_out(explain_rule(rule_class), nl=False)
 
 
 @cli.command(name="rules")
@@ -389,7 +424,7 @@ def list_rules(output_format: str) -> None:
     """List every rule."""
     from declint.docs import rules_table
 
-    click.echo(rules_table(ALL_RULES, output_format), nl=False)
+    echo_out(rules_table(ALL_RULES, output_format), nl=False)
 
 
 @cli.group()
@@ -405,7 +440,7 @@ def index_show(paths: tuple[Path, ...], config_file: Path | None) -> None:
     """Print the project index (models, declarations, the Literal) as JSON."""
     config = resolve_config(paths, config_file)
     engine = Engine(config, ALL_RULES, Selection(("DL",), ()))
-    click.echo(json.dumps(engine.build_index(paths).to_json(), indent=2))
+    echo_out(json.dumps(engine.build_index(paths).to_json(), indent=2))
 
 
 @cli.command()
@@ -431,10 +466,10 @@ def run_table(paths: Sequence[Path], *, output_format: str, check_file: Path | N
         from declint.table import render as render_table
         from declint.table import support_matrix
 
-        click.echo(render_table(support_matrix(index, config), output_format), nl=False)
+        echo_out(render_table(support_matrix(index, config), output_format), nl=False)
         return Exit.CLEAN
     findings = tuple(sorted(docs_drift(index, config, check_file.resolve()), key=Finding.sort_key))
-    click.echo(FORMATS["text"](RunResult(findings, files_checked=1, files_indexed=len(index.modules))), nl=False)
+    echo_out(FORMATS["text"](RunResult(findings, files_checked=1, files_indexed=len(index.modules))), nl=False)
     return Exit.FINDINGS if findings else Exit.CLEAN
 
 
@@ -449,7 +484,7 @@ def doctor(log: Path | None, paths: tuple[Path, ...]) -> None:
     from declint.doctor import run as run_doctor
 
     diagnosis = run_doctor(paths, log)
-    click.echo("\n".join(diagnosis.lines))
+    echo_out("\n".join(diagnosis.lines))
     sys.exit(diagnosis.exit_code)
 
 
@@ -463,7 +498,7 @@ def shim_targets(path: Path, output_format: str) -> None:
     from declint.shim_targets import render as render_targets
 
     results = check_targets(path)
-    click.echo(render_targets(results, output_format), nl=False)
+    echo_out(render_targets(results, output_format), nl=False)
     sys.exit(Exit.FINDINGS if any(r.state != "ok" for r in results) else Exit.CLEAN)
 
 

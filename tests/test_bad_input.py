@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 from urllib.parse import unquote_to_bytes
@@ -567,3 +569,21 @@ def test_dl100_without_a_config_file_points_at_a_file_that_exists(
     checked = "2 files" if len([rel for rel in files if rel.endswith(".py")]) == 2 else "1 file"
     assert (result.exit_code, result.stdout) == (1, f"{anchor}:1:1: {NO_LITERAL}\nFound 1 finding in {checked}.\n")
     assert (tmp_path / anchor).is_file()
+
+
+@pytest.mark.parametrize(
+    ("stdout", "reason"), [("/dev/full", "No space left on device"), ("closed", "it is closed")], ids=["full", "closed"]
+)
+def test_a_stdout_that_cannot_be_written_is_one_error_line_and_exit_2(
+    make_tree: MakeTree, stdout: str, reason: str
+) -> None:
+    """`declint check . > /dev/full` was an internal error with a traceback; `>&-` lost the report
+    and exited 0 or 1. Both are one line on stderr and exit 2, as for a report file."""
+    root = make_tree({"tensorrt_llm/_torch/models/modeling_x.py": 'def f(attn_backend="TRTLLM"):\n    pass\n'})
+    command = [sys.executable, "-m", "declint", "check", str(root)]
+    if stdout == "closed":
+        done = subprocess.run(command, stderr=subprocess.PIPE, preexec_fn=lambda: os.close(1), check=False)
+    else:
+        with open(stdout, "w") as full:
+            done = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, check=False)
+    assert (done.returncode, done.stderr.decode()) == (2, f"declint: error: cannot write to stdout: {reason}\n")
