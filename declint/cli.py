@@ -49,6 +49,7 @@ def resolve_config(paths: Sequence[Path], config_file: Path | None) -> Config:
         if not config_file.is_file():
             raise UsageError(f"config file not found: {config_file}")
         return load_config(config_file, default_root=Path.cwd(), known_codes=known)
+    _refuse_two_projects(paths)
     start = Path(os.path.commonpath([os.path.abspath(p) for p in paths])) if paths else Path.cwd()
     found = find_config_file(start)
     return load_config(found, default_root=found.parent if found else project_root(start), known_codes=known)
@@ -65,6 +66,25 @@ def check_docs_url(docs_url: str | None) -> None:
         raise UsageError(
             f'--docs-url must be an absolute URL with a scheme, such as https://host/docs/rules.md, got "{docs_url}"'
         )
+
+
+def _refuse_two_projects(paths: Sequence[Path]) -> None:
+    """Paths whose nearest configurations differ belong to two projects: their common parent
+    would be checked with neither configuration (defaults), indexing everything below it."""
+    directories = {_directory(path) for path in paths}
+    configs = {found for directory in directories if (found := find_config_file(directory)) is not None}
+    if len(configs) > 1:
+        first, second = sorted(configs)[:2]
+        raise UsageError(
+            f"the paths belong to different projects, configured by {first} and {second}; "
+            "run declint once per project (or pass --config)"
+        )
+
+
+def _directory(path: Path) -> Path:
+    """The directory whose configuration applies to `path` (asked once per directory, not per file)."""
+    absolute = Path(os.path.abspath(path))
+    return absolute if absolute.is_dir() else absolute.parent
 
 
 def build_selection(config: Config, select: str | None, ignore: str | None) -> Selection:

@@ -583,3 +583,23 @@ def test_include_narrows_the_checked_files_not_the_index(make_tree: MakeTree) ->
     result = CliRunner().invoke(cli, ["index", "show", str(root)])
     assert result.exit_code == 0
     assert json.loads(result.output)["shared_literal"]["found"] is True
+
+
+def test_paths_from_two_projects_are_a_usage_error(tmp_path: Path) -> None:
+    """Two configurations cannot both apply: the common parent used to be checked with neither."""
+    for name in ("s1", "s2"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "pyproject.toml").write_text('[tool.declint]\nroots = ["."]\n')
+        (tmp_path / name / "a.py").write_text("x = 1\n")
+    s1, s2 = tmp_path / "s1", tmp_path / "s2"
+    refused = (
+        f"declint: error: the paths belong to different projects, configured by {s1 / 'pyproject.toml'} and "
+        f"{s2 / 'pyproject.toml'}; run declint once per project (or pass --config)\n"
+    )
+    assert check(str(s2), str(s1)) == (2, refused)
+    assert check("--show-settings", str(s1), str(s2)) == (2, refused)
+    # One project, however its paths are given; or an explicit --config, which applies to all.
+    code, output = check(str(s1 / "a.py"), str(s1))
+    assert (code, output.splitlines()[-1]) == (1, "Found 1 finding in 1 file.")
+    code, output = check("--config", str(s1 / "pyproject.toml"), str(s1), str(s2))
+    assert (code, output.splitlines()[-1]) == (1, "Found 1 finding in 2 files.")
