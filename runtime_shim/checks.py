@@ -121,11 +121,13 @@ def _override(
         return []  # DL102 (no declaration) is already among the facts' violations
     entry = facts.entry(encoder)
     attribute = conventions.declaration_attribute
-    if not facts.entries:
+    if facts.encoder_free:
         return reject(
             "encoder-free-override",
             f"{facts.model} declares no attention encoder ({attribute} = {{}}); remove the {setting} override",
         )
+    if not facts.entries:
+        return []  # no entry could be read: the declaration's own DL104 says why
     if entry is None:
         declared = ", ".join(sorted(facts.entries))
         return reject(

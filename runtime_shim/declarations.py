@@ -37,6 +37,7 @@ class ModelFacts:
     entries: Mapping[str, Entry] | None  # None: no declaration at all
     required: Mapping[str, str]  # encoder -> the registered modality requiring it
     violations: tuple[Violation, ...] = field(default=())
+    encoder_free: bool = False  # an explicit `{}`, not a declaration none of whose entries could be read
 
     def entry(self, encoder: str) -> Entry | None:
         return None if self.entries is None else self.entries.get(encoder)
@@ -101,10 +102,11 @@ def model_facts(
         )
     value, owner = found
     entries, violations = _parse(value, conventions, members)
-    violations += _missing_encoders(cls, owner, entries, required)
+    violations += _missing_encoders(cls, owner, value, entries, required)
     model = cls.__name__
     tagged = tuple(Violation(v.code, v.check, v.message, model, v.encoder) for v in violations)
-    return ModelFacts(model, f"{owner.__module__}.{owner.__qualname__}", entries, required, tagged)
+    empty = isinstance(value, Mapping) and not value
+    return ModelFacts(model, f"{owner.__module__}.{owner.__qualname__}", entries, required, tagged, empty)
 
 
 def _required(modalities: tuple[tuple[str, ...], type] | None, conventions: Conventions) -> dict[str, str]:
@@ -189,12 +191,12 @@ def _entry(
 
 
 def _missing_encoders(
-    cls: type, owner: type, entries: Mapping[str, Entry], required: Mapping[str, str]
+    cls: type, owner: type, value: Any, entries: Mapping[str, Entry], required: Mapping[str, str]
 ) -> tuple[Violation, ...]:
-    if not entries and not required:
+    # `{}` is explicitly encoder-free, and a value that is no mapping is DL104's alone (as the
+    # static rules have it); a mapping whose keys are all unknown (`{"visoin": ...}`) misses them.
+    if not isinstance(value, Mapping) or not value:
         return ()
-    if not entries:
-        return ()  # `{}`: explicitly encoder-free
     violations = []
     for encoder, modality in sorted(required.items()):
         if encoder in entries:

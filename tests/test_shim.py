@@ -522,6 +522,33 @@ def test_the_runtime_contract_reads_what_the_static_rule_reads(tmp_path: Path, m
     assert reads == ["md.kv_layout", "metadata.workspace"]
 
 
+def test_a_declaration_no_entry_of_which_can_be_read_is_not_an_encoder_free_one() -> None:
+    """`{"visoin": ...}` on an image model misses "vision" (as DL102 says statically), and neither
+    it nor a list is `{}`: an override was refused as "declares no attention encoder ({})"."""
+    from declint.runtime_shim import checks
+    from declint.runtime_shim.conventions import Conventions
+    from declint.runtime_shim.declarations import model_facts
+
+    conventions, members = Conventions(), ("VANILLA", "TRTLLM", "FLASHINFER")
+    mixin = type("MultimodalModelMixin", (), {})
+    override = checks.Selection(overrides={"vision": "VANILLA"}, default=None, disabled=False, cuda_graph=False)
+
+    def judged(declaration: object) -> list[tuple[str, str, str]]:
+        model = type("Model", (mixin,), {"encoder_attention_backends": declaration})
+        facts = model_facts(model, conventions, members, (("image",), model))
+        return [(v.code, v.check, v.message) for v in checks.before_construction(facts, override, members, conventions)]
+
+    unknown = 'unknown encoder "visoin" (did you mean "vision"?); known encoders: vision, audio'
+    assert judged({"visoin": ("TRTLLM",)}) == [
+        ("DL104", "declaration", unknown),
+        ("DL102", "declaration", 'the declaration of "Model" misses encoder "vision" (registered modality "image")'),
+    ]
+    not_a_dict = "encoder_attention_backends must be a dict mapping encoder names to backends"
+    assert judged(["vision"]) == [("DL104", "declaration", not_a_dict)]
+    free = "Model declares no attention encoder (encoder_attention_backends = {}); remove the"
+    assert judged({}) == [("DL104", "encoder-free-override", f'{free} encoder_attention_backend["vision"] override')]
+
+
 def test_status_reports_every_target(models: dict[str, type]) -> None:
     status = shim.install("warn")
     assert {t.key: t.state for t in status.targets}["get-attention-backend"] == "patched"
