@@ -550,4 +550,5 @@ def _contract(backend: type, got: type, wanted: Any, absent: tuple[str, ...], mo
         f"{backend.__name__} reads {reads}, which {got.__name__} does not provide{owner}",
         model,
         encoder,
+        contract.location(backend, absent[0]),
     )

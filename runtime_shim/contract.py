@@ -21,6 +21,7 @@ import ast
 import functools
 import inspect
 import textwrap
+from collections.abc import Iterator
 
 from declint.members import METADATA_PARAMETERS, metadata_reads
 
@@ -48,6 +49,21 @@ def reads(backend_cls: type) -> tuple[tuple[str, int], ...]:
     `attn_metadata.X` in `forward*` methods, and `p.X` of a parameter annotated with a metadata
     class in any method. Checked against the object the engine passes, whatever the annotation."""
     found: dict[str, int] = {}
+    for _, attribute, line in _judged_reads(backend_cls):
+        found.setdefault(attribute, line)
+    return tuple(sorted(found.items(), key=lambda item: (item[1], item[0])))
+
+
+def location(backend_cls: type, attribute: str) -> str:
+    """`path:line` of the read of `attribute` that `reads` reports, for a violation's record."""
+    for klass, read, line in _judged_reads(backend_cls):
+        if read == attribute:
+            return f"{inspect.getsourcefile(klass)}:{line}"
+    return ""
+
+
+def _judged_reads(backend_cls: type) -> Iterator[tuple[type, str, int]]:
+    """(class, attribute, line in its file) of each judged read, the farthest base's first."""
     for klass in reversed(backend_cls.__mro__):
         located = _class_tree(klass)
         if located is None:
@@ -56,8 +72,7 @@ def reads(backend_cls: type) -> tuple[tuple[str, int], ...]:
         for read in metadata_reads(tree, lines):
             in_forward = read.method.startswith("forward") and read.parameter in METADATA_PARAMETERS
             if in_forward or "Metadata" in read.annotation:
-                found.setdefault(read.attribute, first_line + read.line - 1)
-    return tuple(sorted(found.items(), key=lambda item: (item[1], item[0])))
+                yield klass, read.attribute, first_line + read.line - 1
 
 
 def missing(backend_cls: type, metadata_cls: type) -> tuple[str, ...]:

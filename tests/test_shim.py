@@ -359,6 +359,10 @@ def test_metadata_mismatch_is_caught_at_setup_not_at_the_first_forward(models: d
     assert "which TrtllmAttentionMetadata does not provide; FlashInferAttentionMetadata provides them" in str(
         caught.value
     )
+    # The record's location: the first read the message names, in the backend's own file.
+    backend_file = REPO / "examples/mini_trtllm/tensorrt_llm/_torch/attention_backend/flashinfer.py"
+    first = next(i for i, line in enumerate(backend_file.read_text().splitlines(), 1) if "metadata.kv_layout" in line)
+    assert caught.value.violations[1].location == f"{backend_file}:{first}"
 
 
 def test_sdpa_probe_reports_dl101_once_and_detaches(models: dict[str, type]) -> None:
@@ -505,6 +509,7 @@ def test_the_runtime_contract_reads_what_the_static_rule_reads(tmp_path: Path, m
     probe = importlib.import_module("declint_contract_probe")
     assert contract.reads(probe.Backend) == (("kv_layout", 7), ("workspace", 11), ("page_size", 14))
     assert contract.missing(probe.Backend, probe.ProbeMetadata) == ("kv_layout", "workspace")
+    assert contract.location(probe.Backend, "workspace") == f"{tmp_path / 'declint_contract_probe.py'}:11"
     project = tmp_path / "project"
     (project / "tensorrt_llm/_torch/attention_backend").mkdir(parents=True)
     backend = CONTRACT_PROBE.replace(
