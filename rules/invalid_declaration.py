@@ -6,7 +6,7 @@ import dataclasses
 from typing import TYPE_CHECKING, ClassVar
 
 from declint.config import Config, closest, did_you_mean
-from declint.facts import DeclEntry
+from declint.facts import DeclEntry, ModuleFacts, name_matches
 from declint.index import ProjectIndex
 from declint.lazy import lazy_module
 from declint.rule import FileContext, Invalid, Rule, Valid
@@ -36,8 +36,9 @@ class InvalidDeclaration(Rule):
     Accepted entry values: a tuple (or list/set) of Literal members, `typing.get_args(<Literal>)`
     of the shared Literal for all of them (imported under any name, or through a re-export; the
     `get_args` of another Literal, such as the MoE backends', is reported: the model would accept
-    none of the names the docs table then lists), or `FixedEncoderAttention("<reason>")`. `{}`
-    declares a model without an attention encoder.
+    none of the names the docs table then lists), or `FixedEncoderAttention("<reason>")`. The
+    marker and `get_args` are recognised under any import alias. `{}` declares a model without an
+    attention encoder.
     """
 
     CODE = "DL104"
@@ -115,6 +116,7 @@ class InvalidDeclaration(Rule):
         self._members = self.index.literal_members
         self._literal = self.index.literal_name
         self._class: cst.ClassDef | None = None  # the class whose declaration is being checked
+        self._bindings = _bindings(context.facts)
 
     @classmethod
     def needles(cls, config: Config, index: ProjectIndex) -> tuple[bytes, ...]:
@@ -168,12 +170,22 @@ class InvalidDeclaration(Rule):
                     key, f'encoder "{encoder}" lists no backends; declare it {self._marker}("<reason>") instead'
                 )
             self._check_backends(encoder, value)
-        elif isinstance(value, cst.Call) and _callee(value) == self._marker:
+        elif isinstance(value, cst.Call) and name_matches(self._resolved(value.func), self._marker):
             self._check_reason(encoder, value)
-        elif isinstance(value, cst.Call) and _callee(value) == "get_args":
+        elif isinstance(value, cst.Call) and name_matches(self._resolved(value.func), "get_args"):
             self._check_get_args(encoder, value)
         else:
             self.report(value, f'encoder "{encoder}": expected a tuple of backend names or {self._marker}("<reason>")')
+
+    def _resolved(self, func: cst.BaseExpression) -> str:
+        """The callee's dotted name through this module's imports, as the facts resolve it (so
+        `FixedEncoderAttention as FEA` is the marker here as it is in DL102 and the docs table)."""
+        if isinstance(func, cst.Name):
+            return self._bindings.get(func.value, str(func.value))
+        if isinstance(func, cst.Attribute):
+            head = self._resolved(func.value)
+            return f"{head}.{func.attr.value}" if head else ""
+        return ""
 
     def _check_get_args(self, encoder: str, call: cst.Call) -> None:
         """`get_args(MoeBackend)` declares another namespace's names: the model would accept none
@@ -244,13 +256,10 @@ def _declared_value(statement: cst.BaseSmallStatement, attribute: str) -> cst.Ba
     return None
 
 
-def _callee(call: cst.Call) -> str | None:
-    func = call.func
-    if isinstance(func, cst.Name):
-        return func.value
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    return None
+def _bindings(facts: ModuleFacts) -> dict[str, str]:
+    """Local name -> dotted name; the module's own defs shadow its imports, as in the facts."""
+    defs = [(c.name, c.qualname) for c in facts.classes] + [(f.name, f.qualname) for f in facts.functions]
+    return {**dict(facts.imports), **dict(defs)}
 
 
 def _likely_member(name: str, members: tuple[str, ...]) -> tuple[str | None, bool]:

@@ -390,3 +390,34 @@ def test_a_shared_literal_module_that_does_not_parse_is_named_as_such(make_tree:
             "Found 2 findings in 14 files.",
         ],
     )
+
+
+def test_dl104_recognises_the_marker_and_get_args_however_imported(make_tree: MakeTree) -> None:
+    """Red-team: an aliased `FixedEncoderAttention as FEA` or `get_args as ga` is the marker (or
+    `get_args`) all the same, as the facts read it; the alias's reason is still checked."""
+    source = (
+        "import typing as t\n"
+        "from typing import get_args as ga\n\n"
+        "from tensorrt_llm._torch.models import modeling_multimodal_mixin as mm\n"
+        "from tensorrt_llm._torch.models.modeling_multimodal_mixin import FixedEncoderAttention as FEA\n"
+        "from tensorrt_llm._torch.models.modeling_multimodal_mixin import MultimodalModelMixin\n"
+        "from tensorrt_llm.llmapi.llm_args import EncoderAttentionBackend, MoeBackend\n\n\n"
+        "class AliasModel(MultimodalModelMixin):\n"
+        '    encoder_attention_backends = {"vision": FEA("Hugging Face tower"), "audio": ga(EncoderAttentionBackend)}\n'
+        "\n\nclass ModuleModel(MultimodalModelMixin):\n"
+        '    encoder_attention_backends = {"vision": mm.FixedEncoderAttention("eager"), "audio": FEA("")}\n'
+        "\n\nclass MoeModel(MultimodalModelMixin):\n"
+        '    encoder_attention_backends = {"vision": t.get_args(MoeBackend)}\n'
+    )
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, MODEL + "modeling_alias.py": source})
+    code, lines = check("--select", "DL104", str(root))
+    assert (code, lines) == (
+        1,
+        [
+            'tensorrt_llm/_torch/models/modeling_alias.py:15:89: DL104 encoder "audio" is declared '
+            "FixedEncoderAttention without a reason; say why its attention cannot be changed",
+            'tensorrt_llm/_torch/models/modeling_alias.py:19:45: DL104 encoder "vision": get_args must be '
+            "given the shared Literal EncoderAttentionBackend, not MoeBackend",
+            "Found 2 findings in 15 files.",
+        ],
+    )
