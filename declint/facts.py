@@ -21,6 +21,9 @@ from declint.source import split_lines
 TYPING_LITERALS = frozenset({"typing.Literal", "typing_extensions.Literal"})
 _TYPING_OPTIONALS = frozenset({"Optional", "typing.Optional", "typing_extensions.Optional"})
 _TYPING_UNIONS = frozenset({"Union", "typing.Union", "typing_extensions.Union"})
+# The reason of a fixed entry whose reason is not a literal (a constant's name, a call): the
+# docs table shows it as is; nothing may write it back as though it were the reason.
+DYNAMIC_REASON = "<dynamic>"
 
 
 @dataclass(frozen=True)
@@ -441,10 +444,23 @@ def _assigned_value(statement: ast.stmt, name: str) -> ast.expr | None:
     return None
 
 
+def static_value(node: ast.expr) -> tuple[bool, object]:
+    """(whether `node`'s value is known without running the code, that value): a constant (ast
+    has already joined an implicit concatenation), or an f-string without placeholders."""
+    if isinstance(node, ast.Constant):
+        return True, node.value
+    if isinstance(node, ast.JoinedStr) and all(isinstance(part, ast.Constant) for part in node.values):
+        return True, "".join(str(part.value) for part in node.values if isinstance(part, ast.Constant))
+    return False, None
+
+
 def _first_string(call: ast.Call) -> str:
+    """The marker's reason; "" for none (also None, a non-string or blank constant: DL104 and the
+    runtime shim reject those), DYNAMIC_REASON for one only known at run time."""
     candidates = [*call.args[:1], *(k.value for k in call.keywords if k.arg == "reason")]
     for candidate in candidates:
-        if isinstance(candidate, ast.Constant) and isinstance(candidate.value, str):
-            return candidate.value
-        return "<dynamic>"
+        known, value = static_value(candidate)
+        if not known:
+            return DYNAMIC_REASON
+        return value if isinstance(value, str) and value.strip() else ""
     return ""

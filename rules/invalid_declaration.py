@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 from typing import TYPE_CHECKING, ClassVar
 
 from declint.config import Config, closest, did_you_mean
-from declint.facts import DeclEntry, ModuleFacts, name_matches
+from declint.facts import DeclEntry, ModuleFacts, name_matches, static_value
 from declint.index import ProjectIndex
 from declint.lazy import lazy_module
 from declint.rule import FileContext, Invalid, Rule, Valid
@@ -36,8 +37,10 @@ class InvalidDeclaration(Rule):
     Accepted entry values: a tuple (or list/set) of Literal members, `typing.get_args(<Literal>)`
     of the shared Literal for all of them (imported under any name, or through a re-export; the
     `get_args` of another Literal, such as the MoE backends', is reported: the model would accept
-    none of the names the docs table then lists), or `FixedEncoderAttention("<reason>")`. The
-    marker and `get_args` are recognised under any import alias. `{}` declares a model without an
+    none of the names the docs table then lists), or `FixedEncoderAttention("<reason>")`: one
+    reason, a non-blank string (None, a number, unpacked or extra arguments are reported; a
+    constant's name, a call or an f-string with a placeholder is accepted, as it is only known at
+    run time). The marker and `get_args` are recognised under any import alias. `{}` declares a model without an
     attention encoder.
     """
 
@@ -88,6 +91,11 @@ class InvalidDeclaration(Rule):
         ),
         Invalid(
             _PRELUDE + '    encoder_attention_backends = {"audio": FixedEncoderAttention("  ")}\n', expect=((4, 43),)
+        ),
+        Invalid(
+            _PRELUDE + '    encoder_attention_backends = {"audio": FixedEncoderAttention(1)}\n',
+            expect=((4, 65),),
+            message='encoder "audio": the reason of FixedEncoderAttention must be a string, not 1',
         ),
         Invalid(
             _PRELUDE
@@ -237,12 +245,27 @@ class InvalidDeclaration(Rule):
         self.findings[-1] = dataclasses.replace(finding, fix=fix)
 
     def _check_reason(self, encoder: str, call: cst.Call) -> None:
-        reason = call.args[0].value if call.args else None
-        if reason is None or (isinstance(reason, cst.SimpleString) and not str(reason.evaluated_value).strip()):
+        unpacked = next((arg for arg in call.args if arg.star), None)
+        if unpacked is not None:
+            code = _code(unpacked).rstrip(", ")
+            self.report(
+                unpacked,
+                f'encoder "{encoder}": pass {self._marker} its reason as one string, not unpacked arguments ({code})',
+            )
+        elif len(call.args) > 1:
+            self.report(
+                call.args[1], f'encoder "{encoder}": {self._marker} takes one reason, not {len(call.args)} arguments'
+            )
+        elif not call.args or _is_blank(call.args[0].value):
             self.report(
                 call,
                 f'encoder "{encoder}" is declared {self._marker} without a reason; '
                 "say why its attention cannot be changed",
+            )
+        elif not _is_text(call.args[0].value):
+            reason = _code(call.args[0].value)
+            self.report(
+                call.args[0], f'encoder "{encoder}": the reason of {self._marker} must be a string, not {reason}'
             )
 
 
@@ -260,6 +283,32 @@ def _bindings(facts: ModuleFacts) -> dict[str, str]:
     """Local name -> dotted name; the module's own defs shadow its imports, as in the facts."""
     defs = [(c.name, c.qualname) for c in facts.classes] + [(f.name, f.qualname) for f in facts.functions]
     return {**dict(facts.imports), **dict(defs)}
+
+
+def _static(node: cst.BaseExpression) -> tuple[bool, object]:
+    """The facts' reading of `node` (`static_value`), so DL104 and the docs table agree on what is
+    known statically: the expression's source is parsed, never run."""
+    try:
+        tree = ast.parse(f"({_code(node)})", mode="eval")
+    except (SyntaxError, ValueError, RecursionError):
+        return False, None
+    return static_value(tree.body)
+
+
+def _is_blank(node: cst.BaseExpression) -> bool:
+    """None, or a string (however written) with nothing but whitespace."""
+    known, value = _static(node)
+    return known and (value is None or (isinstance(value, str) and not value.strip()))
+
+
+def _is_text(node: cst.BaseExpression) -> bool:
+    """A string, or what may be one at run time (a name, a call, an f-string with a placeholder)."""
+    known, value = _static(node)
+    return not known or isinstance(value, str)
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
 
 
 def _likely_member(name: str, members: tuple[str, ...]) -> tuple[str | None, bool]:

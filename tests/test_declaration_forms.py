@@ -421,3 +421,63 @@ def test_dl104_recognises_the_marker_and_get_args_however_imported(make_tree: Ma
             "Found 2 findings in 15 files.",
         ],
     )
+
+
+REASONS = (
+    "from tensorrt_llm._torch.models.modeling_multimodal_mixin import FixedEncoderAttention, MultimodalModelMixin\n\n"
+    'HF_REASON = "Hugging Face tower"\n'
+)
+
+
+def reason_models(*reasons: str) -> str:
+    """One model per reason expression, M00, M01, ..., declaring it on line 7 + 3 * i."""
+    return (
+        REASONS
+        + "".join(
+            f'\n\nclass M{number:02d}(MultimodalModelMixin):\n    encoder_attention_backends = {{"audio": {reason}}}'
+            for number, reason in enumerate(reasons)
+        )
+        + "\n"
+    )
+
+
+def test_dl104_reports_reasons_that_are_not_a_non_empty_string(make_tree: MakeTree) -> None:
+    """Red-team: None, an empty f-string or implicit concatenation, a number, unpacked or extra
+    arguments are no reason; a name, a call or an f-string with a placeholder may be one."""
+    source = reason_models(
+        "FixedEncoderAttention(None)",
+        "FixedEncoderAttention(reason=None)",
+        'FixedEncoderAttention(f"")',
+        'FixedEncoderAttention("" " ")',
+        "FixedEncoderAttention(1)",
+        "FixedEncoderAttention(*())",
+        "FixedEncoderAttention(**{})",
+        'FixedEncoderAttention("a", "b")',
+        "FixedEncoderAttention(HF_REASON)",
+        "FixedEncoderAttention(str(HF_REASON))",
+        'FixedEncoderAttention(f"{HF_REASON}")',
+        'FixedEncoderAttention(reason="eager")',
+    )
+    root = make_tree({MODEL + "modeling_reasons.py": source})
+    code, lines = check("--select", "DL104", str(root))
+    missing = "is declared FixedEncoderAttention without a reason; say why its attention cannot be changed"
+    path = "tensorrt_llm/_torch/models/modeling_reasons.py"
+    assert (code, lines) == (
+        1,
+        [
+            f'{path}:7:44: DL104 encoder "audio" {missing}',
+            f'{path}:10:44: DL104 encoder "audio" {missing}',
+            f'{path}:13:44: DL104 encoder "audio" {missing}',
+            f'{path}:16:44: DL104 encoder "audio" {missing}',
+            f'{path}:19:66: DL104 encoder "audio": the reason of FixedEncoderAttention must be a string, not 1',
+            f'{path}:22:66: DL104 encoder "audio": pass FixedEncoderAttention its reason as one string, '
+            "not unpacked arguments (*())",
+            f'{path}:25:66: DL104 encoder "audio": pass FixedEncoderAttention its reason as one string, '
+            "not unpacked arguments (**{})",
+            f'{path}:28:71: DL104 encoder "audio": FixedEncoderAttention takes one reason, not 2 arguments',
+            "Found 8 findings in 15 files.",
+        ],
+    )
+    table = CliRunner().invoke(cli, ["table", str(root)]).output.splitlines()
+    reasons = ["", "", "", "", "", "<dynamic>", "", "a", "<dynamic>", "<dynamic>", "<dynamic>", "eager"]
+    assert table[2:] == [f"| M{i:02d} | audio | not configurable | {r} | - |" for i, r in enumerate(reasons)]
