@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, ClassVar
 
-from declint.facts import ClassFacts, Declaration
+from declint.facts import DYNAMIC_REASON, ClassFacts, Declaration
 from declint.lazy import lazy_module
 from declint.rule import FileContext, Invalid, Rule, Valid
 from declint.types import Applicability, Fix, Position
@@ -62,7 +62,8 @@ class MissingDeclaration(Rule):
     FIX = (
         'unsafe: declares each missing encoder FixedEncoderAttention("TODO: ...") for review, importing '
         "the marker when needed; a subclass whose inherited declaration misses an encoder gets its own, "
-        "copying the inherited entries."
+        "copying the inherited entries (none when one cannot be copied faithfully: a get_args entry, a reason "
+        "only known at run time)."
     )
 
     VALID: ClassVar = (
@@ -193,10 +194,10 @@ class MissingDeclaration(Rule):
             if entry.kind == "configurable":
                 backends = ", ".join(json.dumps(b) for b in entry.backends) + ("," if len(entry.backends) == 1 else "")
                 entries.append(f"{json.dumps(entry.encoder)}: ({backends})")
-            elif entry.kind == "fixed":
+            elif entry.kind == "fixed" and entry.reason != DYNAMIC_REASON:
                 entries.append(f"{json.dumps(entry.encoder)}: {marker}({json.dumps(entry.reason)})")
             else:
-                return  # get_args(...) or an invalid entry: no faithful copy to write
+                return  # get_args(...), a reason only known at run time, an invalid entry: no faithful copy
         missing = list(encoders)
         entries += [f"{json.dumps(encoder)}: {marker}({json.dumps(TODO_REASON)})" for encoder in missing]
         homes = sorted(q.rpartition(".")[0] for q in self.index.classes if q.rpartition(".")[2] == marker)

@@ -481,3 +481,29 @@ def test_dl104_reports_reasons_that_are_not_a_non_empty_string(make_tree: MakeTr
     table = CliRunner().invoke(cli, ["table", str(root)]).output.splitlines()
     reasons = ["", "", "", "", "", "<dynamic>", "", "a", "<dynamic>", "<dynamic>", "<dynamic>", "eager"]
     assert table[2:] == [f"| M{i:02d} | audio | not configurable | {r} | - |" for i, r in enumerate(reasons)]
+
+
+def test_dl102_offers_no_fix_that_would_copy_an_inherited_reason_it_cannot_read(make_tree: MakeTree) -> None:
+    """Red-team: the inherited `FixedEncoderAttention(HF_REASON)` has a reason only known at run
+    time; copying it as `FixedEncoderAttention("<dynamic>")` would write a fake reason DL104 accepts."""
+    source = (
+        IMPORTS
+        + '\nHF_REASON = "Hugging Face tower"\n\n\n'
+        + registered("base", "image")
+        + 'class BaseModel(MultimodalModelMixin):\n    encoder_attention_backends = {"vision": '
+        + "FixedEncoderAttention(HF_REASON)}\n\n\n"
+        + registered("omni", "image", "audio")
+        + "class OmniModel(BaseModel):\n    pass\n"
+    )
+    root = make_tree({MODEL + "modeling_omni.py": source})
+    assert check("--diff", "--unsafe-fixes", str(root)) == (0, ["declint: would fix 0 findings in 0 files"])
+    code, lines = check(str(root))
+    assert (code, lines) == (
+        1,
+        [
+            'tensorrt_llm/_torch/models/modeling_omni.py:15:7: DL102 "OmniModel" inherits the declaration of '
+            '"BaseModel" (tensorrt_llm._torch.models.modeling_omni), which misses encoder "audio" (registered '
+            'modality "audio"); declare it on "OmniModel"',
+            "Found 1 finding in 15 files.",
+        ],
+    )
