@@ -292,7 +292,8 @@ class _Extractor:
         return _map_keys(given) if given is not None else None
 
     def _declaration(self, node: ast.ClassDef) -> Declaration | None:
-        for statement in node.body:
+        # The last assignment: the one the class keeps at run time (DL104 reports the others).
+        for statement in reversed(node.body):
             value = _assigned_value(statement, self.options.declaration_attribute)
             if value is not None:
                 return self._parse_declaration(value, statement.lineno)

@@ -247,29 +247,56 @@ def _declare(
     if not isinstance(body, cst.IndentedBlock):
         return None
     statements = list(body.body)
-    for number, statement in enumerate(statements):
-        value = _declaration_value(statement, attribute)
-        if value is None:
-            continue
-        if not isinstance(value, cst.Dict):
-            return None
-        present = {
-            e.key.evaluated_value
-            for e in value.elements
-            if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
-        }
-        missing = [element for encoder, element in entries.items() if encoder not in present]
-        assert isinstance(statement, cst.SimpleStatementLine)
-        small = statement.body[0]
-        assert isinstance(small, cst.Assign | cst.AnnAssign)
-        statements[number] = statement.with_changes(body=[small.with_changes(value=_append(value, missing))])
-        return body.with_changes(body=statements)
+    # The last assignment is the one the class keeps: entries added to an earlier one are dead.
+    declared = [number for number, statement in enumerate(statements) if _assigns(statement, attribute)]
+    if declared:
+        return _extended(body, statements, declared[-1], attribute, entries)
     declaration = _new_declaration(attribute, list(entries.values()), unit)
     first = statements[0] if statements else None
     if isinstance(first, cst.SimpleStatementLine) and _is_lone_pass(statements):
         return body.with_changes(body=[declaration.with_changes(leading_lines=first.leading_lines)])
     at = 1 if statements and _is_docstring(statements[0]) else 0
     return body.with_changes(body=[*statements[:at], declaration, *statements[at:]])
+
+
+def _extended(
+    body: cst.IndentedBlock,
+    statements: list[cst.BaseStatement],
+    number: int,
+    attribute: str,
+    entries: Mapping[str, cst.DictElement],
+) -> cst.BaseSuite | None:
+    """`body` with the declaration at `number` given the `entries` it lacks; None when that is
+    no lone `attribute = {...}` statement (nothing safe to edit)."""
+    statement = statements[number]
+    value = _declaration_value(statement, attribute)
+    if not isinstance(value, cst.Dict) or not isinstance(statement, cst.SimpleStatementLine):
+        return None
+    present = {
+        e.key.evaluated_value
+        for e in value.elements
+        if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
+    }
+    missing = [element for encoder, element in entries.items() if encoder not in present]
+    small = statement.body[0]
+    assert isinstance(small, cst.Assign | cst.AnnAssign)
+    statements[number] = statement.with_changes(body=[small.with_changes(value=_append(value, missing))])
+    return body.with_changes(body=statements)
+
+
+def _assigns(statement: cst.BaseStatement, attribute: str) -> bool:
+    """Whether the statement binds `attribute` (alone or beside other statements on its line)."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.Assign) and any(
+            isinstance(t.target, cst.Name) and t.target.value == attribute for t in small.targets
+        ):
+            return True
+        if isinstance(small, cst.AnnAssign) and small.value is not None:
+            if isinstance(small.target, cst.Name) and small.target.value == attribute:
+                return True
+    return False
 
 
 def _declaration_value(statement: cst.BaseStatement, attribute: str) -> cst.BaseExpression | None:

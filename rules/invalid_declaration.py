@@ -32,7 +32,8 @@ class InvalidDeclaration(Rule):
     to accept or reject `encoder_attention_backend` overrides. A backend name that is not a
     member of the shared Literal (a typo, a wrong case) can never be selected; an unknown encoder
     name is never looked up; a fixed encoder without a reason leaves the user's rejected override
-    unexplained; a duplicate silently overrides its twin.
+    unexplained; a duplicate (an encoder, or the whole declaration assigned twice in a class body)
+    silently overrides its twin.
 
     Accepted entry values: a tuple (or list/set) of Literal members, `typing.get_args(<Literal>)`
     of the shared Literal for all of them (imported under any name, or through a re-export; the
@@ -104,6 +105,13 @@ class InvalidDeclaration(Rule):
             message='encoder "vision" is declared twice; the last entry silently wins',
         ),
         Invalid(_PRELUDE + '    encoder_attention_backends = {"vision": ("TRTLLM", "TRTLLM")}\n', expect=((4, 55),)),
+        Invalid(
+            _PRELUDE
+            + '    encoder_attention_backends = {"vision": ("TRTLLM",)}\n'
+            + '    encoder_attention_backends = {"vision": ("VANILLA",)}\n',
+            expect=((4, 4),),
+            message="encoder_attention_backends is overridden by the assignment on line 5 and has no effect; remove it",
+        ),
         Invalid(_PRELUDE + '    encoder_attention_backends = {"vision": ()}\n', expect=((4, 34),)),
         Invalid(_PRELUDE + '    encoder_attention_backends = {"vision": "TRTLLM"}\n', expect=((4, 44),)),
         Invalid(_PRELUDE + "    encoder_attention_backends = dict(vision=('TRTLLM',))\n", expect=((4, 33),)),
@@ -132,12 +140,22 @@ class InvalidDeclaration(Rule):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         super().visit_ClassDef(node)
-        for statement in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
-            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
-                value = _declared_value(small, self._attribute)
-                if value is not None:
-                    self._class = node
-                    self._check_declaration(value)
+        declared = [
+            (target, value)
+            for statement in (node.body.body if isinstance(node.body, cst.IndentedBlock) else ())
+            for small in (statement.body if isinstance(statement, cst.SimpleStatementLine) else ())
+            for target, value in _declared(small, self._attribute)
+        ]
+        if not declared:
+            return
+        # Python keeps the last assignment: only its contents matter, the others are dead code.
+        last = self.position(declared[-1][0]).start.line
+        for target, _ in declared[:-1]:
+            self.report(
+                target, f"{self._attribute} is overridden by the assignment on line {last} and has no effect; remove it"
+            )
+        self._class = node
+        self._check_declaration(declared[-1][1])
 
     def _check_declaration(self, value: cst.BaseExpression) -> None:
         if not isinstance(value, cst.Dict):
@@ -269,14 +287,15 @@ class InvalidDeclaration(Rule):
             )
 
 
-def _declared_value(statement: cst.BaseSmallStatement, attribute: str) -> cst.BaseExpression | None:
+def _declared(statement: cst.BaseSmallStatement, attribute: str) -> list[tuple[cst.Name, cst.BaseExpression]]:
+    """(the target, the value) of an assignment of `attribute`; none for another statement."""
     if isinstance(statement, cst.Assign):
-        if any(isinstance(t.target, cst.Name) and t.target.value == attribute for t in statement.targets):
-            return statement.value
-    elif isinstance(statement, cst.AnnAssign) and isinstance(statement.target, cst.Name):
-        if statement.target.value == attribute:
-            return statement.value
-    return None
+        names = [t.target for t in statement.targets if isinstance(t.target, cst.Name)]
+        return [(name, statement.value) for name in names if name.value == attribute][:1]
+    if isinstance(statement, cst.AnnAssign) and isinstance(statement.target, cst.Name):
+        if statement.target.value == attribute and statement.value is not None:
+            return [(statement.target, statement.value)]
+    return []
 
 
 def _bindings(facts: ModuleFacts) -> dict[str, str]:

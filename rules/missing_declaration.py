@@ -227,17 +227,16 @@ def _line(rule: Rule, node: cst.ClassDef) -> int:
 
 
 def _declaration_target(node: cst.ClassDef, attribute: str) -> cst.CSTNode | None:
+    """The name assigned by the last declaration in the body: the one Python keeps."""
     if not isinstance(node.body, cst.IndentedBlock):
         return None
-    for statement in node.body.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if isinstance(small, cst.Assign):
-                for target in small.targets:
-                    if isinstance(target.target, cst.Name) and target.target.value == attribute:
-                        return target.target
-            elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
-                if small.target.value == attribute:
-                    return small.target
+    lines = [s for s in node.body.body if isinstance(s, cst.SimpleStatementLine)]
+    for small in reversed([small for line in lines for small in line.body]):
+        if isinstance(small, cst.Assign):
+            for target in small.targets:
+                if isinstance(target.target, cst.Name) and target.target.value == attribute:
+                    return target.target
+        elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None:
+            if small.target.value == attribute:
+                return small.target
     return None

@@ -507,3 +507,37 @@ def test_dl102_offers_no_fix_that_would_copy_an_inherited_reason_it_cannot_read(
             "Found 1 finding in 15 files.",
         ],
     )
+
+
+def test_the_last_of_two_declarations_is_the_one_read_checked_and_fixed(make_tree: MakeTree) -> None:
+    """Red-team: Python keeps the last assignment in a class body. The first is dead: DL104 says
+    so (and does not check its contents), DL102 reads and fixes the last, the table shows it."""
+    source = (
+        IMPORTS
+        + "\n\n"
+        + registered("twice", "image", "audio")
+        + "class TwiceModel(MultimodalModelMixin):\n"
+        + '    encoder_attention_backends = {"vision": ("TRTLM",), "audio": FixedEncoderAttention("eager")}\n'
+        + '    encoder_attention_backends = {"vision": ("VANILLA",)}\n'
+    )
+    root = make_tree({MODEL + "modeling_twice.py": source})
+    path = "tensorrt_llm/_torch/models/modeling_twice.py"
+    code, lines = check("--select", "DL102,DL104", str(root))
+    assert (code, lines) == (
+        1,
+        [
+            f"{path}:9:5: DL104 encoder_attention_backends is overridden by the assignment on line 10 and has "
+            "no effect; remove it",
+            f'{path}:10:5: DL102 the declaration of "TwiceModel" misses encoder "audio" (registered modality "audio")',
+            "Found 2 findings in 15 files.",
+        ],
+    )
+    code, lines = check("--select", "DL102", "--diff", "--unsafe-fixes", str(root))
+    assert lines[-3:] == [
+        '-    encoder_attention_backends = {"vision": ("VANILLA",)}',
+        '+    encoder_attention_backends = {"vision": ("VANILLA",), "audio": FixedEncoderAttention("TODO: say why '
+        'it cannot be changed (inserted by declint --unsafe-fixes)")}',
+        "declint: would fix 1 finding in 1 file",
+    ]
+    table = CliRunner().invoke(cli, ["table", str(root)]).output.splitlines()
+    assert table[2:] == ["| TwiceModel | vision | VANILLA |  | TRTLLM |"]
