@@ -24,6 +24,7 @@ _TYPING_UNIONS = frozenset({"Union", "typing.Union", "typing_extensions.Union"})
 # The reason of a fixed entry whose reason is not a literal (a constant's name, a call): the
 # docs table shows it as is; nothing may write it back as though it were the reason.
 DYNAMIC_REASON = "<dynamic>"
+_MAX_MAP_DEPTH = 8  # placeholder maps followed through names and `**` unpacking, at most
 
 
 @dataclass(frozen=True)
@@ -273,23 +274,50 @@ class _Extractor:
                 if not isinstance(inner, ast.keyword):
                     continue
                 if inner.arg == "placeholder_map":
-                    found = _map_keys(inner.value)
-                elif inner.arg == "placeholder_metadata" and isinstance(inner.value, ast.Name):
-                    found = self._constant_modalities(inner.value.id)
+                    found = self._map_keys(inner.value)
+                elif inner.arg == "placeholder_metadata":
+                    found = self._metadata_modalities(inner.value)
                 else:
                     continue
                 if found is not None:
                     return found
         return None
 
-    def _constant_modalities(self, name: str) -> tuple[str, ...] | None:
-        """`placeholder_metadata=_X_PLACEHOLDER_METADATA`, defined at module level in this file
-        (as TensorRT-LLM writes its larger ones): the keys of its `placeholder_map`."""
-        value = self.module_values.get(name)
+    def _metadata_modalities(self, value: ast.expr) -> tuple[str, ...] | None:
+        """The keys of a `MultimodalPlaceholderMetadata(...)`'s map, given as `placeholder_map=`
+        or as its first field, positionally; the call written in place or in a constant."""
+        if isinstance(value, ast.Name):
+            return self._constant_modalities(value.id)
         if not isinstance(value, ast.Call):
             return None
         given = next((k.value for k in value.keywords if k.arg == "placeholder_map"), None)
-        return _map_keys(given) if given is not None else None
+        if given is None and value.args and not isinstance(value.args[0], ast.Starred):
+            given = value.args[0]
+        return self._map_keys(given) if given is not None else None
+
+    def _constant_modalities(self, name: str) -> tuple[str, ...] | None:
+        """`placeholder_metadata=_X_PLACEHOLDER_METADATA`, defined at module level in this file
+        (as TensorRT-LLM writes its larger ones): the keys of its map."""
+        value = self.module_values.get(name)
+        return self._metadata_modalities(value) if isinstance(value, ast.Call) else None
+
+    def _map_keys(self, value: ast.expr, depth: int = 0) -> tuple[str, ...] | None:
+        """The string keys of a `{...}` or `dict(...)` placeholder map, sorted, following a
+        module-level dict of this file by its name and literals unpacked into it (`**{...}`);
+        None for another shape. `depth` stops a constant that names itself."""
+        if isinstance(value, ast.Name) and depth < _MAX_MAP_DEPTH:
+            known = self.module_values.get(value.id)
+            return self._map_keys(known, depth + 1) if known is not None else None
+        pairs = _map_pairs(value)
+        if pairs is None:
+            return None
+        keys: set[str] = set()
+        for key, item in pairs:
+            if key is not None:
+                keys.add(key)
+            elif depth < _MAX_MAP_DEPTH:  # unpacked: its keys are the map's too, when they can be read
+                keys.update(self._map_keys(item, depth + 1) or ())
+        return tuple(sorted(keys))
 
     def _declaration(self, node: ast.ClassDef) -> Declaration | None:
         # The last assignment: the one the class keeps at run time (DL104 reports the others).
@@ -401,17 +429,18 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def _map_keys(value: ast.expr) -> tuple[str, ...] | None:
-    """The string keys of a `{...}` or `dict(...)` placeholder map, sorted; None for another shape."""
+def _map_pairs(value: ast.expr) -> list[tuple[str | None, ast.expr]] | None:
+    """(key, value) of a `{...}` or `dict(...)` map's entries, key None for an unpacked mapping
+    (`**x`); entries whose key is not a string constant are left out; None for another shape."""
     if isinstance(value, ast.Dict):
-        keys = [str(key.value) for key in value.keys if isinstance(key, ast.Constant)]
-    elif (
-        isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict" and not value.args
-    ):
-        keys = [keyword.arg for keyword in value.keywords if keyword.arg is not None]
-    else:
-        return None
-    return tuple(sorted(set(keys)))
+        return [
+            (None if key is None else str(key.value), item)
+            for key, item in zip(value.keys, value.values, strict=True)
+            if key is None or isinstance(key, ast.Constant)
+        ]
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict" and not value.args:
+        return [(keyword.arg, keyword.value) for keyword in value.keywords]
+    return None
 
 
 def _module_assignments(node: ast.stmt) -> list[tuple[str, ast.expr | None, int]]:

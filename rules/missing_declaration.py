@@ -45,8 +45,11 @@ class MissingDeclaration(Rule):
     its attention cannot be changed. Without it, an `encoder_attention_backend` override is
     neither validated nor rejected: it may be silently ignored. The required encoders follow from
     the registered modalities (`placeholder_map` keys: image/video need "vision", audio needs
-    "audio"; the map written in the decorator as `{...}` or `dict(...)`, or in a module-level
-    `placeholder_metadata` constant of the same file), so a forgotten audio encoder is caught too.
+    "audio"), so a forgotten audio encoder is caught too. The map is read as `{...}` (with the
+    keys of literals unpacked into it, `**{...}`), `dict(...)`, or the name of a module-level dict
+    of the same file; given as `placeholder_map=` or as `MultimodalPlaceholderMetadata`'s first
+    positional argument; in the decorator or in a module-level `placeholder_metadata` constant of
+    the same file.
     A declaration that unpacks another (`{**Base.encoder_attention_backends, ...}`) holds encoders
     that cannot be read: DL104 reports it, and DL102 does not guess which are missing.
 

@@ -541,3 +541,44 @@ def test_the_last_of_two_declarations_is_the_one_read_checked_and_fixed(make_tre
     ]
     table = CliRunner().invoke(cli, ["table", str(root)]).output.splitlines()
     assert table[2:] == ["| TwiceModel | vision | VANILLA |  | TRTLLM |"]
+
+
+def test_modalities_registered_positionally_through_a_map_constant_or_unpacked(make_tree: MakeTree) -> None:
+    """Red-team: the map as MultimodalPlaceholderMetadata's first positional argument, a
+    module-level dict given as `placeholder_map=`, and a literal unpacked into the map (`**{...}`),
+    in the decorator or in a module-level placeholder_metadata constant, all register "audio"."""
+    vision_only = '(MultimodalModelMixin):\n    encoder_attention_backends = {"vision": ("TRTLLM",)}\n\n\n'
+    source = (
+        IMPORTS
+        + '\n_PMAP = {"image": "<image>", "audio": "<audio>"}\n'
+        + '_POSITIONAL = MultimodalPlaceholderMetadata({"image": "<image>", **{"audio": "<audio>"}})\n\n\n'
+        + '@register_input_processor(object, model_type="a", placeholder_metadata=MultimodalPlaceholderMetadata('
+        + '{"image": "<image>", "audio": "<audio>"}))\n'
+        + "class PositionalModel"
+        + vision_only
+        + '@register_input_processor(object, model_type="b", placeholder_metadata=MultimodalPlaceholderMetadata('
+        + "placeholder_map=_PMAP))\n"
+        + "class MapConstantModel"
+        + vision_only
+        + '@register_input_processor(object, model_type="c", placeholder_metadata=MultimodalPlaceholderMetadata('
+        + 'placeholder_map={"image": "<image>", **{"audio": "<audio>"}}))\n'
+        + "class UnpackedModel"
+        + vision_only
+        + '@register_input_processor(object, model_type="d", placeholder_metadata=_POSITIONAL)\n'
+        + "class ConstantModel"
+        + vision_only
+    )
+    root = make_tree({MODEL + "modeling_forms.py": source})
+    code, lines = check("--select", "DL102", str(root))
+    path = "tensorrt_llm/_torch/models/modeling_forms.py"
+    misses = 'misses encoder "audio" (registered modality "audio")'
+    assert (code, lines) == (
+        1,
+        [
+            f'{path}:12:5: DL102 the declaration of "PositionalModel" {misses}',
+            f'{path}:17:5: DL102 the declaration of "MapConstantModel" {misses}',
+            f'{path}:22:5: DL102 the declaration of "UnpackedModel" {misses}',
+            f'{path}:27:5: DL102 the declaration of "ConstantModel" {misses}',
+            "Found 4 findings in 15 files.",
+        ],
+    )
