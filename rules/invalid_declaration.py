@@ -31,9 +31,10 @@ class InvalidDeclaration(Rule):
     The declaration maps each encoder of a model to the backends it supports, read at load time
     to accept or reject `encoder_attention_backend` overrides. A backend name that is not a
     member of the shared Literal (a typo, a wrong case) can never be selected; an unknown encoder
-    name is never looked up; a fixed encoder without a reason leaves the user's rejected override
-    unexplained; a duplicate (an encoder, or the whole declaration assigned twice in a class body)
-    silently overrides its twin.
+    name is never looked up (its entry is checked all the same, under the name it likely means);
+    a fixed encoder without a reason leaves the user's rejected override unexplained; a duplicate
+    (an encoder, or the whole declaration assigned twice in a class body) silently overrides its
+    twin.
 
     Accepted entry values: a tuple (or list/set) of Literal members, `typing.get_args(<Literal>)`
     of the shared Literal for all of them (imported under any name, or through a re-export; the
@@ -183,7 +184,11 @@ class InvalidDeclaration(Rule):
             known, guess = ", ".join(self._encoders), closest(encoder, self._encoders)
             self.report(key, f'unknown encoder "{encoder}"{did_you_mean(guess)}; known encoders: {known}')
             self._attach_replacement(encoder, guess, Applicability.UNSAFE)
-            return None
+            # Its entry is still checked: a problem found only once the key is fixed would leave
+            # `--fix --unsafe-fixes` with a finding its own output introduced. The entry's findings
+            # name the encoder the key's fix gives it, so that fix changes none of them (`--fix`
+            # refuses a fix after which a finding reads differently: it counts as a new one).
+            return guess if guess is not None and guess.isidentifier() else encoder
         if encoder in seen:
             self.report(key, f'encoder "{encoder}" is declared twice; the last entry silently wins')
         seen.add(encoder)
@@ -199,7 +204,8 @@ class InvalidDeclaration(Rule):
         elif isinstance(value, cst.Call) and name_matches(self._resolved(value.func), self._marker):
             self._check_reason(encoder, value)
         elif isinstance(value, cst.Call) and name_matches(self._resolved(value.func), "get_args"):
-            self._check_get_args(encoder, value)
+            written = key.evaluated_value if isinstance(key, cst.SimpleString) else None
+            self._check_get_args(encoder, str(written or encoder), value)
         else:
             self.report(value, f'encoder "{encoder}": expected a tuple of backend names or {self._marker}("<reason>")')
 
@@ -213,10 +219,11 @@ class InvalidDeclaration(Rule):
             return f"{head}.{func.attr.value}" if head else ""
         return ""
 
-    def _check_get_args(self, encoder: str, call: cst.Call) -> None:
+    def _check_get_args(self, encoder: str, written: str, call: cst.Call) -> None:
         """`get_args(MoeBackend)` declares another namespace's names: the model would accept none
-        of the shared Literal's members it seems to promise (and the docs table would list them)."""
-        entry = self._declared_entry(encoder)
+        of the shared Literal's members it seems to promise (and the docs table would list them).
+        `written`: the key as the facts read it (`encoder` may be the name a misspelt key means)."""
+        entry = self._declared_entry(written)
         if entry is None or entry.kind != "all" or self._members is None or self.index.is_shared_literal(entry.literal):
             return
         given = entry.literal.rpartition(".")[2] or "nothing"

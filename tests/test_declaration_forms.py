@@ -582,3 +582,41 @@ def test_modalities_registered_positionally_through_a_map_constant_or_unpacked(m
             "Found 4 findings in 15 files.",
         ],
     )
+
+
+def test_dl104_checks_the_entry_of_an_unknown_encoder_so_unsafe_fixes_converge(make_tree: MakeTree) -> None:
+    """Red-team: under `"Vision"` the backend "trtllm" went unchecked until the key was fixed, so
+    `--fix --unsafe-fixes` refused the key's fix (its output had a finding of its own). Each
+    problem now has its finding (naming the encoder the key's fix gives it) and fix in one pass."""
+    source = (
+        "from tensorrt_llm._torch.models.modeling_multimodal_mixin import FixedEncoderAttention, MultimodalModelMixin"
+        "\n\n\nclass CaseModel(MultimodalModelMixin):\n"
+        '    encoder_attention_backends = {"Vision": ("trtllm",), "Audio": FixedEncoderAttention("")}\n'
+    )
+    root = make_tree({MODEL + "modeling_case.py": source})
+    path = "tensorrt_llm/_torch/models/modeling_case.py"
+    no_reason = (
+        f'{path}:5:67: DL104 encoder "audio" is declared FixedEncoderAttention without a reason; say why its '
+        "attention cannot be changed"
+    )
+    code, lines = check("--select", "DL104", str(root))
+    assert (code, lines) == (
+        1,
+        [
+            f'{path}:5:35: DL104 unknown encoder "Vision" (did you mean "vision"?); known encoders: vision, audio',
+            f'{path}:5:46: DL104 encoder "vision": "trtllm" is not a member of EncoderAttentionBackend (did you '
+            'mean "TRTLLM"?)',
+            f'{path}:5:58: DL104 unknown encoder "Audio" (did you mean "audio"?); known encoders: vision, audio',
+            no_reason,
+            "[*] 1 fixable with --fix; 2 more with --fix --unsafe-fixes.",
+            "Found 4 findings in 15 files.",
+        ],
+    )
+    code, lines = check("--select", "DL104", "--fix", "--unsafe-fixes", str(root))
+    assert (code, lines) == (
+        1,
+        ["declint: fixed 3 findings in 1 file", no_reason, "Found 1 finding in 15 files (3 fixed)."],
+    )
+    assert (root / path).read_text().splitlines()[-1] == (
+        '    encoder_attention_backends = {"vision": ("TRTLLM",), "audio": FixedEncoderAttention("")}'
+    )

@@ -696,7 +696,9 @@ def test_full_shows_control_characters_of_the_source_escaped_with_the_carets_und
     root = make_tree({MODEL + "modeling_esc.py": source})
     monkeypatch.chdir(root)
     output = render("full", "--select", "DL104")
-    key, value = (block.splitlines()[3:6] for block in output.split("\n\n")[:2])
+    blocks = output.split("\n\n")
+    assert "expected a tuple of backend names" in blocks[1]  # the unknown key's entry, `1`, is checked too
+    key, value = (block.splitlines()[3:6] for block in (blocks[0], blocks[2]))
     shown = '2 |     encoder_attention_backends = {"\\x1b[2K": 1, "vision":\\x0c ("trtllm",    )}'
     assert key == [shown, "  |" + " " * (shown.index('"\\x1b') - 3) + "^" * 9, "  |"]  # the key, escaped
     assert value == [shown, "  |" + " " * (shown.index('"trtllm"') - 3) + "^" * 8, "  |"]
