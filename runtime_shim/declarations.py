@@ -163,8 +163,12 @@ def _entry(
 ) -> tuple[Entry, list[str]]:
     marker = conventions.fixed_marker
     if type(spec).__name__ == marker:
-        reason = str(getattr(spec, "reason", "") or "")
-        if not reason.strip():
+        reason = getattr(spec, "reason", "")
+        if reason is not None and not isinstance(reason, str):  # as DL104 says statically
+            return Entry(encoder, "fixed"), [
+                f'encoder "{encoder}": the reason of {marker} must be a string, not {reason!r}'
+            ]
+        if reason is None or not reason.strip():
             return Entry(encoder, "fixed"), [
                 f'encoder "{encoder}" is declared {marker} without a reason; say why its attention cannot be changed'
             ]

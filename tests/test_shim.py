@@ -550,6 +550,16 @@ def test_a_declaration_no_entry_of_which_can_be_read_is_not_an_encoder_free_one(
     ]
     not_a_dict = "encoder_attention_backends must be a dict mapping encoder names to backends"
     assert judged(["vision"]) == [("DL104", "declaration", not_a_dict)]
+    marker = type("FixedEncoderAttention", (), {"__init__": lambda self, reason: setattr(self, "reason", reason)})
+    assert judged({"vision": marker(1)}) == [  # as DL104 says it statically (red-team, 2026-12-02)
+        ("DL104", "declaration", 'encoder "vision": the reason of FixedEncoderAttention must be a string, not 1'),
+        (
+            "DL104",
+            "fixed-encoder-override",
+            "the vision encoder of Model has fixed attention (no reason given); remove the "
+            'encoder_attention_backend["vision"] override',
+        ),
+    ]
     free = "Model declares no attention encoder (encoder_attention_backends = {}); remove the"
     assert judged({}) == [("DL104", "encoder-free-override", f'{free} encoder_attention_backend["vision"] override')]
 
