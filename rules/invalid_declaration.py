@@ -150,11 +150,14 @@ class InvalidDeclaration(Rule):
         if not declared:
             return
         # Python keeps the last assignment: only its contents matter, the others are dead code.
-        last = self.position(declared[-1][0]).start.line
-        for target, _ in declared[:-1]:
-            self.report(
-                target, f"{self._attribute} is overridden by the assignment on line {last} and has no effect; remove it"
-            )
+        # (Positions are asked for only then: computing them is a pass over the whole module.)
+        if len(declared) > 1:
+            last = self.position(declared[-1][0]).start.line
+            for target, _ in declared[:-1]:
+                self.report(
+                    target,
+                    f"{self._attribute} is overridden by the assignment on line {last} and has no effect; remove it",
+                )
         self._class = node
         self._check_declaration(declared[-1][1])
 
@@ -235,9 +238,12 @@ class InvalidDeclaration(Rule):
         """The index's reading of the entry (its `get_args` argument resolved through imports)."""
         if self._class is None:
             return None
-        line = self.position(self._class.name).start.line  # only asked when a file has `get_args`
         name = self._class.name.value
-        found = next((c for c in self.context.facts.classes if c.name == name and c.line == line), None)
+        named = [c for c in self.context.facts.classes if c.name == name]
+        if len(named) > 1:  # two module-level classes of one name: told apart by line (a position pass)
+            line = self.position(self._class.name).start.line
+            named = [c for c in named if c.line == line]
+        found = named[0] if named else None
         return found.declaration.entry(encoder) if found is not None and found.declaration is not None else None
 
     def _check_backends(self, encoder: str, value: cst.Tuple | cst.List | cst.Set) -> None:

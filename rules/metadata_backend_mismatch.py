@@ -37,7 +37,7 @@ class _Override:
 
     source: str
     pinned: str | None
-    line: int
+    where: cst.CSTNode  # its assignment's target; its line is asked for only in a message
     value: cst.BaseExpression | None = None  # the backend expression it sets
 
 
@@ -49,7 +49,7 @@ class _Direct:
     node: cst.BaseExpression  # the backend expression, its local names replaced by their values then
     code: str  # as written
     pinned: str | None  # the backend it names, when written (a string or pinned constant)
-    line: int
+    where: cst.CSTNode  # the expression as written; its line is asked for only in a message
 
 
 @dataclass(frozen=True)
@@ -297,7 +297,12 @@ class MetadataBackendMismatch(Rule):
         if isinstance(value, cst.Name) and value.value == "None":
             return None  # no backend given: the layer picks its own
         code = cst.Module([]).code_for_node(value)
-        return _Direct(self._locals_now(value), code, self._pinned(value), self.position(value).start.line)
+        return _Direct(self._locals_now(value), code, self._pinned(value), value)
+
+    def _line(self, node: cst.CSTNode) -> int:
+        """Where `node` starts: asked for only in a message, since positions cost a pass over the
+        whole module (more than the rule; a clean file never pays it)."""
+        return int(self.position(node).start.line)
 
     def _locals_now(self, node: cst.BaseExpression) -> cst.BaseExpression:
         """`node` with a local name replaced by the value it holds here (through other local
@@ -311,7 +316,6 @@ class MetadataBackendMismatch(Rule):
         return node
 
     def _assignment(self, target: cst.BaseAssignTargetExpression, value: cst.BaseExpression) -> None:
-        line = self.position(target).start.line
         name = _name_of(target)
         if _is_metadata_cls(target):
             self._sources.append(self._metadata_source(value))
@@ -322,13 +326,13 @@ class MetadataBackendMismatch(Rule):
             if source is not None:
                 self._aliases[name] = source
             else:
-                self._derivation(name, value, line)
+                self._derivation(name, value, target)
         elif isinstance(target, cst.Attribute) and name_matches_any(target.attr.value, self._patterns):
             copy = _name_of(target.value)
             if copy is not None and copy in self._copies:
-                self._overrides[copy] = _Override(self._copies[copy], self._pinned(value), line, value)
+                self._overrides[copy] = _Override(self._copies[copy], self._pinned(value), target, value)
 
-    def _derivation(self, name: str, value: cst.BaseExpression, line: int) -> None:
+    def _derivation(self, name: str, value: cst.BaseExpression, where: cst.CSTNode) -> None:
         if not isinstance(value, cst.Call) or not value.args:
             return
         callee = _last_name(value.func)
@@ -338,7 +342,7 @@ class MetadataBackendMismatch(Rule):
         if callee == "replace":
             for argument in value.args[1:]:
                 if argument.keyword is not None and name_matches_any(argument.keyword.value, self._patterns):
-                    self._overrides[name] = _Override(source, self._pinned(argument.value), line, argument.value)
+                    self._overrides[name] = _Override(source, self._pinned(argument.value), where, argument.value)
         elif callee in _DERIVATIONS:
             self._copies[name] = source
 
@@ -399,7 +403,7 @@ class MetadataBackendMismatch(Rule):
                         source.node,
                         (
                             f"{encoder} takes its metadata class from {source.config}'s attn_backend, but builds its "
-                            f"attention layers from {name}, whose attn_backend is overridden (line {override.line}): "
+                            f"attention layers from {name}, whose attn_backend is overridden (line {self._line(override.where)}): "
                             "with a per-encoder override the layers get metadata of another backend (AttributeError "
                             f"at the first forward); derive both from {name}"
                         ),
@@ -415,7 +419,7 @@ class MetadataBackendMismatch(Rule):
                     source.node,
                     (
                         f"{encoder} hard-codes its metadata class ({source.fixed}) while its attention layers are "
-                        f'pinned to "{override.pinned}" ({pinned[0]}, line {override.line}): the layers get metadata '
+                        f'pinned to "{override.pinned}" ({pinned[0]}, line {self._line(override.where)}): the layers get metadata '
                         f"of another backend (AttributeError at the first forward); use get_attention_backend"
                         f'("{override.pinned}").Metadata'
                     ),
@@ -440,14 +444,14 @@ class MetadataBackendMismatch(Rule):
                 argument = cst.Module([]).code_for_node(source.argument)
                 problem = (
                     f"{encoder} takes its metadata class from get_attention_backend({argument}), but gives its "
-                    f"attention layers the backend {direct.code} (line {direct.line}): when the two differ the "
+                    f"attention layers the backend {direct.code} (line {self._line(direct.where)}): when the two differ the "
                     "layers get metadata of another backend (AttributeError at the first forward); derive the "
                     f"metadata class with get_attention_backend({direct.code}).Metadata"
                 )
             elif source.fixed is not None and direct.pinned is None:
                 problem = (
                     f"{encoder} hard-codes its metadata class ({source.fixed}) while its attention layers get the "
-                    f"backend {direct.code} (line {direct.line}): any other backend gets metadata it cannot read; "
+                    f"backend {direct.code} (line {self._line(direct.where)}): any other backend gets metadata it cannot read; "
                     f"derive it with get_attention_backend({direct.code}).Metadata"
                 )
             elif (
@@ -457,7 +461,7 @@ class MetadataBackendMismatch(Rule):
             ):
                 problem = (
                     f"{encoder} hard-codes its metadata class ({source.fixed}) while its attention layers are "
-                    f'pinned to "{direct.pinned}" (line {direct.line}): the layers get metadata of another backend '
+                    f'pinned to "{direct.pinned}" (line {self._line(direct.where)}): the layers get metadata of another backend '
                     f'(AttributeError at the first forward); use get_attention_backend("{direct.pinned}").Metadata'
                 )
             else:
