@@ -69,8 +69,7 @@ def test_baseline_write_then_check(project: Path) -> None:
     result = invoke("baseline", "write", "declint-baseline.json")
     assert result.exit_code == 0
     assert result.stderr == (
-        "declint: wrote 4 entries to declint-baseline.json "
-        "(4 added, 0 dropped as fixed, 0 kept from outside this run)\n"
+        "declint: wrote 4 entries to declint-baseline.json (4 added, 0 no longer found, 0 kept from outside this run)\n"
     )
     prints = fingerprints("tensorrt_llm")
     lines = (project / "declint-baseline.json").read_text().splitlines()
@@ -127,8 +126,7 @@ def test_fixed_findings_leave_stale_entries(project: Path) -> None:
 
     result = invoke("baseline", "write", "declint-baseline.json")
     assert result.stderr == (
-        "declint: wrote 3 entries to declint-baseline.json "
-        "(0 added, 1 dropped as fixed, 0 kept from outside this run)\n"
+        "declint: wrote 3 entries to declint-baseline.json (0 added, 1 no longer found, 0 kept from outside this run)\n"
     )
     assert gone not in (project / "declint-baseline.json").read_text()
     assert invoke("check", "--baseline", "declint-baseline.json", "tensorrt_llm").exit_code == 0
@@ -147,7 +145,7 @@ def test_baseline_write_never_grows_unless_asked(project: Path) -> None:
     assert (project / "declint-baseline.json").read_bytes() == written
     result = invoke("baseline", "write", "--allow-grow", "declint-baseline.json")
     assert result.exit_code == 0
-    assert "(1 added, 0 dropped as fixed, 0 kept from outside this run)" in result.stderr
+    assert "(1 added, 0 no longer found, 0 kept from outside this run)" in result.stderr
     assert invoke("check", "--baseline", "declint-baseline.json", "tensorrt_llm").exit_code == 0
 
 
@@ -155,10 +153,10 @@ def test_partial_write_keeps_entries_of_other_files(project: Path) -> None:
     invoke("baseline", "write", "declint-baseline.json")
     before = (project / "declint-baseline.json").read_text()
     result = invoke("baseline", "write", "declint-baseline.json", str(project / A))
-    assert "(0 added, 0 dropped as fixed, 1 kept from outside this run)" in result.stderr
+    assert "(0 added, 0 no longer found, 1 kept from outside this run)" in result.stderr
     assert (project / "declint-baseline.json").read_text() == before
     result = invoke("baseline", "write", "--select", "DL101", "declint-baseline.json", "tensorrt_llm")
-    assert "(0 added, 0 dropped as fixed, 4 kept from outside this run)" in result.stderr
+    assert "(0 added, 0 no longer found, 4 kept from outside this run)" in result.stderr
     assert (project / "declint-baseline.json").read_text() == before
 
 
@@ -188,6 +186,16 @@ def test_bad_baselines_are_usage_errors(project: Path, content: str, message: st
     (project / "declint-baseline.json").write_text(content)
     result = invoke("check", "--baseline", "declint-baseline.json", "tensorrt_llm")
     assert result.exit_code == 2 and message in result.output
+
+
+def test_an_empty_file_is_written_as_a_new_baseline_and_one_entry_is_an_entry(project: Path) -> None:
+    """`touch baseline.json` then `baseline write`: the empty file was "not valid JSON"."""
+    (project / "declint-baseline.json").write_text("\n")
+    result = invoke("baseline", "write", "declint-baseline.json", B)
+    assert (result.exit_code, result.stderr) == (
+        0,
+        "declint: wrote 1 entry to declint-baseline.json (1 added, 0 no longer found, 0 kept from outside this run)\n",
+    )
 
 
 def test_missing_baseline_says_how_to_create_it(project: Path) -> None:
@@ -241,7 +249,7 @@ def test_baseline_write_keeps_the_files_mode(project: Path) -> None:
     result = invoke("baseline", "write", baseline.name)
     assert (result.exit_code, result.stderr) == (
         0,
-        f"declint: wrote 3 entries to {baseline.name} (0 added, 1 dropped as fixed, 0 kept from outside this run)\n",
+        f"declint: wrote 3 entries to {baseline.name} (0 added, 1 no longer found, 0 kept from outside this run)\n",
     )
     assert stat.S_IMODE(baseline.stat().st_mode) == 0o600
     assert [p.name for p in project.iterdir() if p.name.endswith(".declint")] == []
