@@ -390,9 +390,18 @@ def _toml_error_line(error: tomllib.TOMLDecodeError) -> int | None:
     return int(match.group(1)) if match else None
 
 
+# Where declint's keys start in a pyproject.toml: another tool's `include = ...` above it is not ours.
+_DECLINT_TABLE = re.compile(r"""^[ \t]*\[[ \t]*tool[ \t]*\.[ \t]*["']?declint["']?[ \t]*[\].]""", re.MULTILINE)
+
+
 def _key_line(text: str, key: str) -> int | None:
-    pattern = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=", re.MULTILINE)
-    match = pattern.search(text)
+    """The line of `key`: `key = ...`, a dotted `key.x = ...`, or a table `[tool.declint.key]`."""
+    name = re.escape(key)
+    pattern = re.compile(
+        rf"""^[ \t]*(?:["']?{name}["']?[ \t]*[=.]|\[[^\]\n]*\.[ \t]*["']?{name}["']?[ \t]*\])""", re.MULTILINE
+    )
+    table = _DECLINT_TABLE.search(text)
+    match = pattern.search(text, table.start() if table else 0)
     return text.count("\n", 0, match.start()) + 1 if match else None
 
 

@@ -191,8 +191,13 @@ def test_symlink_loop_and_directory_named_like_a_module(make_tree: MakeTree) -> 
         ("[tool.declint]\nselct = []\n", 'pyproject.toml:2: unknown key "selct" (did you mean "select"?)'),
         ("[tool.declint]\nroots = 3\n", 'pyproject.toml:2: "roots" must be list[str], got int'),
         ("[tool.declint]\nper-path-ignores = {'x/**' = ['DL9999']}\n", 'unknown rule code "DL9999"'),
+        # The line of declint's own key, not another tool's of that name above it.
+        ('[tool.ruff]\nexclude = ["x"]\n\n[tool.declint]\nexclude = 1\n', 'pyproject.toml:5: "exclude" must be'),
+        # An unknown table, and a dotted key: their own lines.
+        ("[tool.declint]\nroots = ['.']\n\n[tool.declint.extra]\nx = 1\n", 'pyproject.toml:4: unknown key "extra"'),
+        ("[tool.declint]\nroots = ['.']\nextra.x = 1\n", 'pyproject.toml:3: unknown key "extra"'),
     ],
-    ids=["toml-error", "unknown-key", "wrong-type", "unknown-code"],
+    ids=["toml-error", "unknown-key", "wrong-type", "unknown-code", "other-tool-above", "table", "dotted"],
 )
 def test_bad_config_exits_2_naming_file_and_line(make_tree: MakeTree, pyproject: str, message: str) -> None:
     root = make_tree({"pyproject.toml": pyproject, GOOD: GOOD_SOURCE})
