@@ -330,13 +330,15 @@ class _Extractor:
     def _parse_declaration(self, value: ast.expr, line: int) -> Declaration:
         if not isinstance(value, ast.Dict):
             return Declaration(line, (), is_literal=False)
-        entries = []
+        # As Python builds the dict: an encoder listed twice keeps its first place and its last
+        # value (DL104 reports the duplicate; the table, DL102 and the shim read what runs).
+        entries: dict[str, DeclEntry] = {}
         for key, entry in zip(value.keys, value.values, strict=True):
             if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                entries.append(self._entry(key.value, entry))
+                entries[key.value] = self._entry(key.value, entry)
         # `{**Base.encoder_attention_backends, ...}`: the unpacked encoders are unknown here
         # (DL104 reports the unpacking), so no rule may conclude that one is missing.
-        return Declaration(line, tuple(entries), is_literal=None not in value.keys, empty=not value.keys)
+        return Declaration(line, tuple(entries.values()), is_literal=None not in value.keys, empty=not value.keys)
 
     def _entry(self, encoder: str, value: ast.expr) -> DeclEntry:
         if isinstance(value, ast.Tuple | ast.List | ast.Set):

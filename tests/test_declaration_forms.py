@@ -620,3 +620,23 @@ def test_dl104_checks_the_entry_of_an_unknown_encoder_so_unsafe_fixes_converge(m
     assert (root / path).read_text().splitlines()[-1] == (
         '    encoder_attention_backends = {"vision": ("TRTLLM",), "audio": FixedEncoderAttention("")}'
     )
+
+
+def test_an_encoder_listed_twice_is_read_with_its_last_value_as_python_builds_the_dict(make_tree: MakeTree) -> None:
+    """`{"vision": ("TRTLLM",), "vision": ("VANILLA",)}` is `{"vision": ("VANILLA",)}` at run time:
+    the table (and DL102, the shim) read the first entry (red-team, 2026-12-02)."""
+    source = IMPORTS + (
+        "\n\nclass TwinModel(MultimodalModelMixin):\n"
+        '    encoder_attention_backends = {"vision": ("TRTLLM",), "audio": ("TRTLLM",), "vision": ("VANILLA",)}\n'
+    )
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, MODEL + "modeling_twin.py": source})
+    table = CliRunner().invoke(cli, ["table", str(root)]).output.splitlines()
+    assert [row for row in table if "TwinModel" in row] == [
+        "| TwinModel | audio | TRTLLM |  | TRTLLM |",
+        "| TwinModel | vision | VANILLA |  | TRTLLM |",
+    ]
+    code, lines = check("--select", "DL104", str(root))
+    assert (code, lines[0].split(" DL104 ")[1]) == (
+        1,
+        'encoder "vision" is declared twice; the last entry silently wins',
+    )
