@@ -47,7 +47,12 @@ MIN_STACK_MIB, MAX_STACK_MIB = 8, 4096
 MIN_MEMORY_MIB, MAX_MEMORY_MIB = 256, 1_048_576
 
 OPTIONS: tuple[OptionSpec, ...] = (
-    OptionSpec("roots", "list[str]", ["."], "Directories indexed in phase 1, relative to the config file."),
+    OptionSpec(
+        "roots",
+        "list[str]",
+        ["."],
+        "Directories indexed in phase 1, relative to the config file (one that does not exist is warned about).",
+    ),
     OptionSpec(
         "include",
         "list[str]",

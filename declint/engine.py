@@ -62,7 +62,7 @@ from declint.discovery import (
     listings_lent,
     printable,
 )
-from declint.errors import SourceError
+from declint.errors import SourceError, warn
 from declint.facts import FactOptions, ModuleFacts, extract_facts
 from declint.index import ProjectIndex
 from declint.prefilter import (
@@ -186,8 +186,7 @@ class Engine:
         self.previews = {}
         self.stats = RunStats()
         paths = list(paths)
-        roots = [self.config.root / root for root in self.config.str_list("roots")]
-        existing = [r for r in roots if r.exists()]
+        existing = self._existing_roots()
         with _Run(self) as run:
             quick = run.from_snapshot(paths, existing)
             if quick is not None:
@@ -235,6 +234,19 @@ class Engine:
         given = {display_path(path, self.config.root) for path in paths}
         return [f for f in findings if f.path in given], [s for s in suppressed if s.finding.path in given]
 
+    def _existing_roots(self) -> list[Path]:
+        """The configured roots that exist; a missing one is said (a typo there indexes nothing,
+        and the findings that need the index, DL100 first, would be the only sign)."""
+        existing = []
+        for name in self.config.str_list("roots"):
+            root = self.config.root / name
+            if root.exists():
+                existing.append(root)
+            else:
+                where = f" (roots in {self.config.source})" if self.config.source else ""
+                warn(f'root "{name}"{where} does not exist: nothing under it is indexed')
+        return existing
+
     def _virtual_paths(self) -> frozenset[str]:
         """The overridden files, as absolute paths: they need not exist on disk (`--stdin-filename`)."""
         return frozenset(os.path.abspath(self.config.root / rel) for rel in self.overrides)
@@ -251,9 +263,8 @@ class Engine:
 
     def build_index(self, paths: Iterable[Path] = ()) -> ProjectIndex:
         self.stats = RunStats()
-        roots = [self.config.root / root for root in self.config.str_list("roots")]
         given = discover(paths, self.config).files
-        found = _union(given, self._index_walk([r for r in roots if r.exists()]).files)
+        found = _union(given, self._index_walk(self._existing_roots()).files)
         with _Run(self) as run:
             return run.index_only(found)
 

@@ -592,3 +592,14 @@ def test_a_stdout_that_cannot_be_written_is_one_error_line_and_exit_2(
         with open(stdout, "w") as full:
             done = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, check=False)
     assert (done.returncode, done.stderr.decode()) == (2, f"declint: error: cannot write to stdout: {reason}\n")
+
+
+def test_a_root_that_does_not_exist_is_said(make_tree: MakeTree) -> None:
+    """A typo in `roots` indexed nothing there without a word (DL100's "under the indexed roots"
+    was the only sign)."""
+    root = make_tree({"pyproject.toml": '[tool.declint]\nroots = ["tensorrt_llm", "tensorrt_lm"]\n', GOOD: GOOD_SOURCE})
+    result = CliRunner().invoke(cli, ["check", str(root / GOOD)])
+    assert result.stderr == (
+        f'declint: warning: root "tensorrt_lm" (roots in {root / "pyproject.toml"}) does not exist: '
+        "nothing under it is indexed\n"
+    )
