@@ -501,6 +501,13 @@ def test_every_sarif_help_uri_is_absolute(tree: Path, args: tuple[str, ...], cou
         assert parts.scheme and parts.netloc, uri
     # jsonschema checks "format": "uri" only with rfc3987 installed, so the test above does it.
     jsonschema.Draft4Validator(load_schema("sarif-schema-2.1.0.json")).validate(document)
+    # The help's Markdown links only to an absolute URL too (a relative link is broken in a viewer).
+    links = [
+        target
+        for rule in document["runs"][0]["tool"]["driver"]["rules"]
+        for target in re.findall(r"\]\(([^)]*)\)", rule["help"]["markdown"])
+    ]
+    assert len(links) == count and all(urllib.parse.urlsplit(link).scheme for link in links), links
 
 
 @pytest.mark.parametrize("url", ["docs/rules.md", "example.org/docs/rules.md", "C:/declint/docs/rules.md"])

@@ -96,7 +96,9 @@ def _help_markdown(rule: type[RuleMeta], doc: str, report: Report) -> str:
     for title, examples in (("Valid", rule.VALID), ("Invalid", rule.INVALID)):
         if examples:
             parts.append(f"{title} example (`{examples[0].path}`):\n\n```python\n{examples[0].code.rstrip()}\n```")
-    parts.append(f"[Documentation]({report.doc_url(rule.CODE, rule.NAME)})")
+    where = report.doc_url(rule.CODE, rule.NAME)
+    # A link only to an absolute URL: a relative one is broken wherever the SARIF is shown.
+    parts.append(f"[Documentation]({where})" if report.docs_url else f"Documentation: `{where}` in declint's sources")
     return "\n\n".join(parts)
 
 
