@@ -228,7 +228,7 @@ def _stdin_request(paths: Sequence[Path], stdin_filename: Path, *, compares: boo
 def _print_fixed_text(outcome: CheckOutcome) -> None:
     """--fix on stdin's text: that text with the fixes applied (unchanged when none applied)."""
     ((_, fixed),) = outcome.texts.items()
-    _write_stdout_bytes(fixed)
+    echo_out(fixed, nl=False)
 
 
 def _stdin_text(stdin_filename: Path, root: Path) -> dict[str, bytes]:
@@ -259,24 +259,12 @@ def _tell_fixes(outcome: CheckOutcome, request: CheckRequest) -> None:
 
 def echo_out(text: str | bytes, *, nl: bool = True) -> None:
     """`click.echo` to stdout, where a failed write is an error (exit 2), not a traceback or a
-    report lost in silence: a full disk (`> /dev/full`), a closed stdout (`>&-`)."""
+    report lost in silence: a full disk (`> /dev/full`), a closed stdout (`>&-`). Bytes (a fixed
+    text, a diff) go to the binary stream as they are."""
     if sys.stdout is None:  # Python's stdout when the process started with descriptor 1 closed
         raise OutputError("cannot write to stdout: it is closed")
     try:
         click.echo(text, nl=nl)
-    except OSError as error:
-        _discard_stdout()
-        raise OutputError(f"cannot write to stdout: {error.strerror or error}") from None
-
-
-def _write_stdout_bytes(data: bytes) -> None:
-    """`echo_out` for bytes (a fixed text, written as it is)."""
-    if sys.stdout is None:
-        raise OutputError("cannot write to stdout: it is closed")
-    try:
-        sys.stdout.flush()
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
     except OSError as error:
         _discard_stdout()
         raise OutputError(f"cannot write to stdout: {error.strerror or error}") from None

@@ -141,12 +141,7 @@ class InvalidDeclaration(Rule):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         super().visit_ClassDef(node)
-        declared = [
-            (target, value)
-            for statement in (node.body.body if isinstance(node.body, cst.IndentedBlock) else ())
-            for small in (statement.body if isinstance(statement, cst.SimpleStatementLine) else ())
-            for target, value in _declared(small, self._attribute)
-        ]
+        declared = declaration_assignments(node, self._attribute)
         if not declared:
             return
         # Python keeps the last assignment: only its contents matter, the others are dead code.
@@ -287,17 +282,32 @@ class InvalidDeclaration(Rule):
             self.report(
                 call.args[1], f'encoder "{encoder}": {self._marker} takes one reason, not {len(call.args)} arguments'
             )
-        elif not call.args or _is_blank(call.args[0].value):
-            self.report(
-                call,
-                f'encoder "{encoder}" is declared {self._marker} without a reason; '
-                "say why its attention cannot be changed",
-            )
-        elif not _is_text(call.args[0].value):
-            reason = _code(call.args[0].value)
-            self.report(
-                call.args[0], f'encoder "{encoder}": the reason of {self._marker} must be a string, not {reason}'
-            )
+        else:
+            # What the facts (and so the docs table) know of it statically: parsed once, never run.
+            known, value = _static(call.args[0].value) if call.args else (True, None)
+            if known and (value is None or (isinstance(value, str) and not value.strip())):
+                self.report(
+                    call,
+                    f'encoder "{encoder}" is declared {self._marker} without a reason; '
+                    "say why its attention cannot be changed",
+                )
+            elif known and not isinstance(value, str):  # a name, a call or an f-string may be one at run time
+                reason = _code(call.args[0].value)
+                self.report(
+                    call.args[0], f'encoder "{encoder}": the reason of {self._marker} must be a string, not {reason}'
+                )
+
+
+def declaration_assignments(node: cst.ClassDef, attribute: str) -> list[tuple[cst.Name, cst.BaseExpression]]:
+    """(the target, the value) of each assignment of `attribute` in the class body, in order: the
+    last is the one the class keeps (DL102 reports and fixes at it, DL104 checks it)."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    return [
+        pair
+        for statement in body
+        for small in (statement.body if isinstance(statement, cst.SimpleStatementLine) else ())
+        for pair in _declared(small, attribute)
+    ]
 
 
 def _declared(statement: cst.BaseSmallStatement, attribute: str) -> list[tuple[cst.Name, cst.BaseExpression]]:
@@ -325,18 +335,6 @@ def _static(node: cst.BaseExpression) -> tuple[bool, object]:
     except (SyntaxError, ValueError, RecursionError):
         return False, None
     return static_value(tree.body)
-
-
-def _is_blank(node: cst.BaseExpression) -> bool:
-    """None, or a string (however written) with nothing but whitespace."""
-    known, value = _static(node)
-    return known and (value is None or (isinstance(value, str) and not value.strip()))
-
-
-def _is_text(node: cst.BaseExpression) -> bool:
-    """A string, or what may be one at run time (a name, a call, an f-string with a placeholder)."""
-    known, value = _static(node)
-    return not known or isinstance(value, str)
 
 
 def _code(node: cst.CSTNode) -> str:

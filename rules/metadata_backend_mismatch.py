@@ -259,7 +259,7 @@ class MetadataBackendMismatch(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         node = _unpartial(node, self._callee(node))
         callee = self._callee(node)
-        keywords = [value for keyword, value in _keywords(node) if name_matches_any(keyword, self._patterns)]
+        keywords = self._backend_keywords(node)
         if callee in _LAYER_FACTORIES and callee in self._functions:
             positional = [a.value for a in node.args if a.keyword is None and not a.star]
             backend = positional[:1] or keywords[:1]
@@ -284,8 +284,12 @@ class MetadataBackendMismatch(Rule):
         for argument in call.args:
             inner = argument.value
             if isinstance(inner, cst.Call) and self._callee(inner) in _DERIVATIONS:
-                found += [value for keyword, value in _keywords(inner) if name_matches_any(keyword, self._patterns)]
+                found += self._backend_keywords(inner)
         return found
+
+    def _backend_keywords(self, call: cst.Call) -> list[cst.BaseExpression]:
+        """The values of the call's keywords named like a backend (`attn_backend=x`, unpacked too)."""
+        return [value for keyword, value in _keywords(call) if name_matches_any(keyword, self._patterns)]
 
     def _callee(self, call: cst.Call) -> str | None:
         """The called function's name, a backend function imported under another name as itself."""

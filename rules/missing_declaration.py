@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, ClassVar
 from declint.facts import DYNAMIC_REASON, ClassFacts, Declaration
 from declint.lazy import lazy_module
 from declint.rule import FileContext, Invalid, Rule, Valid
+from declint.rules.invalid_declaration import declaration_assignments
 from declint.types import Applicability, Fix, Position
 
 if TYPE_CHECKING:
@@ -231,15 +232,5 @@ def _line(rule: Rule, node: cst.ClassDef) -> int:
 
 def _declaration_target(node: cst.ClassDef, attribute: str) -> cst.CSTNode | None:
     """The name assigned by the last declaration in the body: the one Python keeps."""
-    if not isinstance(node.body, cst.IndentedBlock):
-        return None
-    lines = [s for s in node.body.body if isinstance(s, cst.SimpleStatementLine)]
-    for small in reversed([small for line in lines for small in line.body]):
-        if isinstance(small, cst.Assign):
-            for target in small.targets:
-                if isinstance(target.target, cst.Name) and target.target.value == attribute:
-                    return target.target
-        elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None:
-            if small.target.value == attribute:
-                return small.target
-    return None
+    declared = declaration_assignments(node, attribute)
+    return declared[-1][0] if declared else None
