@@ -60,7 +60,8 @@ class BackendLiteral(TreeRule):
     `fallback-backend-names`, so the retyped names of a tree that predates the Literal are found
     before it lands.
 
-    Not reported: the Literal itself and any annotation naming it, the declaration (DL104
+    Not reported: the Literal itself and any annotation naming it (also under an import alias
+    or in a string annotation, `"EncoderAttentionBackend"`), the declaration (DL104
     validates it), docstrings, comments, log and error messages, f-strings, and names of other
     namespaces (MoE backends, other Literals): a value annotated with a Literal that has a
     member which is no backend name (`MoeBackend`, `VisualGenAttentionBackend`, inline
@@ -68,7 +69,8 @@ class BackendLiteral(TreeRule):
     imports and re-exports), and what is compared with a variable so annotated in its scope
     (`backend_name: MoeBackend`, then `backend_name == "TRTLLM"`), or with `self.x` (or
     `getattr(self, "x", ...)`) where the class annotates `x` so. An annotation the index cannot
-    resolve to a Literal (`str`, a class, a string annotation) is no other namespace.
+    resolve to a Literal (`str`, a class) is no other namespace; string annotations are read
+    as the names they hold.
     """
 
     CODE = "DL103"
@@ -354,21 +356,43 @@ class BackendLiteral(TreeRule):
         return True
 
     def _typed_by_literal(self, annotation: ast.expr) -> bool:
-        return any(
-            _last_name(n) == self._literal for n in ast.walk(annotation) if isinstance(n, ast.Name | ast.Attribute)
-        )
+        """The annotation names the shared Literal: by its own name, or under an import alias
+        (`... import EncoderAttentionBackend as EAB`); in a string annotation too."""
+        for expression, _ in _annotation_exprs(annotation):
+            for node in ast.walk(expression):
+                if isinstance(node, ast.Name | ast.Attribute) and (
+                    _last_name(node) == self._literal or self._imported_literal(node)
+                ):
+                    return True
+        return False
+
+    def _imported_literal(self, node: ast.Name | ast.Attribute) -> bool:
+        """`node` resolves, through this module's imports, to the shared Literal (re-exports too)."""
+        dotted = _dotted(node)
+        head, _, rest = (dotted or "").partition(".")
+        target = self._module_imports().get(head)
+        if target is None:
+            return False
+        return self.index.is_shared_literal(f"{target}.{rest}" if rest else target)
+
+    def _module_imports(self) -> dict[str, str]:
+        if self._imports is None:
+            self._imports = _module_imports(self.tree, self.context.module, self.context.rel.endswith("__init__.py"))
+        return self._imports
 
     def _names_other_literal(self, annotation: ast.expr) -> bool:
         """The annotation names a Literal with a member that is not a backend name (MoeBackend,
         VisualGenAttentionBackend): inline, or a module-level one of the project that this file
-        imports or defines. A name nothing resolves (`str`, a class, an outside package) is not."""
-        for node in _annotation_parts(annotation):
-            if isinstance(node, ast.Subscript):
-                members: Sequence[str] | None = _inline_members(node)
-            else:
-                members = self._literal_members(node)
-            if members and any(member.upper() not in self._names for member in members):
-                return True
+        imports or defines. A name nothing resolves (`str`, a class, an outside package) is not.
+        String annotations (`"MoeBackend"`) are read too."""
+        for expression, _ in _annotation_exprs(annotation):
+            for node in _annotation_parts(expression):
+                if isinstance(node, ast.Subscript):
+                    members: Sequence[str] | None = _inline_members(node)
+                else:
+                    members = self._literal_members(node)
+                if members and any(member.upper() not in self._names for member in members):
+                    return True
         return False
 
     def _literal_members(self, node: ast.Name | ast.Attribute) -> tuple[str, ...] | None:
@@ -377,10 +401,8 @@ class BackendLiteral(TreeRule):
         dotted = _dotted(node)
         if dotted is None:
             return None
-        if self._imports is None:
-            self._imports = _module_imports(self.tree, self.context.module, self.context.rel.endswith("__init__.py"))
         head, _, rest = dotted.partition(".")
-        target = self._imports.get(head, f"{self.context.module}.{head}")
+        target = self._module_imports().get(head, f"{self.context.module}.{head}")
         qualified = f"{target}.{rest}" if rest else target
         # Most annotations name no Literal (`str`, `torch.Tensor`): one set lookup rules them out.
         if not self.index.has_literal_named(qualified.rpartition(".")[2]):
@@ -592,18 +614,23 @@ def _module_imports(tree: ast.Module, module: str, is_package: bool) -> dict[str
 def _inline_literals(annotation: ast.expr) -> Iterator[tuple[ast.Subscript, ast.expr]]:
     """The `Literal[...]` subscripts of an annotation, each with the node to report: itself, or
     the string annotation (`"Literal['TRTLLM']"`) it was parsed from."""
-    for part in _annotation_parts(annotation):
-        if isinstance(part, ast.Subscript):
-            yield part, part
+    for expression, where in _annotation_exprs(annotation):
+        for part in _annotation_parts(expression):
+            if isinstance(part, ast.Subscript):
+                yield part, part if where is None else where
+
+
+def _annotation_exprs(annotation: ast.expr) -> Iterator[tuple[ast.expr, ast.expr | None]]:
+    """The annotation, then each string annotation within it parsed (`"EncoderAttentionBackend"`,
+    `Optional["Literal['TRTLLM']"]`), with the string it came from. A string that does not parse
+    as an expression is a Literal's own member, or broken: skipped."""
+    yield annotation, None
     for node in ast.walk(annotation):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "Literal" in node.value:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.strip().isprintable():
             try:
-                parsed = ast.parse(node.value.strip(), mode="eval").body
+                yield ast.parse(node.value.strip(), mode="eval").body, node
             except (SyntaxError, ValueError):
-                continue  # not an annotation: a Literal's own member, or a broken string
-            for part in _annotation_parts(parsed):
-                if isinstance(part, ast.Subscript):
-                    yield part, node
+                continue
 
 
 def _inline_members(literal: ast.Subscript) -> list[str]:

@@ -84,7 +84,6 @@ class Q:
 
 EXPECTED = [
     (5, 24, "Cfg", 'backend name "TRTLLM" retyped as a string literal'),
-    (6, 52, "Cfg", 'backend name "VANILLA" retyped as a string literal'),
     (8, 20, "Cfg", 'backend name "FLASHINFER" retyped as a string literal'),
     (8, 36, "Cfg", 'backend name "VANILLA" retyped as a string literal'),
     (8, 47, "Cfg", 'backend name "TRTLLM" retyped as a string literal'),
@@ -339,6 +338,44 @@ class VisionConfig:
     shared_attn_backend: EncoderAttentionBackend
     typed_attn_backend: Optional[EncoderAttentionBackend] = None
 """
+
+
+# The shared Literal (or another namespace's) named under an import alias or in a string
+# annotation types its context as the plain name does: nothing retyped. A string annotation
+# naming neither (`"Optional[str]"`) leaves the default reported.
+TYPED_ELSEWHERE = """\
+from typing import TYPE_CHECKING, Optional
+
+from tensorrt_llm.llmapi import llm_args as la
+from tensorrt_llm.llmapi.llm_args import EncoderAttentionBackend as EAB, MoeBackend
+
+if TYPE_CHECKING:
+    from tensorrt_llm.llmapi.llm_args import EncoderAttentionBackend
+
+
+def build_a(attn_backend: EAB = "TRTLLM", backend_name: Optional["EAB"] = "VANILLA"):
+    pass
+
+
+def build_b(attn_backend: "EncoderAttentionBackend" = "TRTLLM", backend_name: "la.EncoderAttentionBackend" = "X"):
+    pass
+
+
+def build_c(backend_name: "MoeBackend" = "TRTLLM", attn_backend: "Optional[str]" = "TRTLLM"):
+    pass
+
+
+class VisionArgs:
+    attn_backend: "EncoderAttentionBackend" = "VANILLA"
+    backend_name: EAB = "FLASHINFER"
+"""
+
+
+def test_the_shared_literal_under_an_alias_or_in_a_string_annotation_types_its_context(make_tree: MakeTree) -> None:
+    rel = "tensorrt_llm/_torch/models/modeling_typed.py"
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, rel: TYPED_ELSEWHERE})
+    found, _ = _dl103(root, rel)
+    assert found == [(18, 83, "build_c", RETYPED.format("TRTLLM"))]
 
 
 def test_an_inline_literal_of_backend_names_in_a_context_annotation_is_reported(make_tree: MakeTree) -> None:
