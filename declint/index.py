@@ -15,6 +15,7 @@ from typing import Any
 
 from declint.config import Config
 from declint.facts import ClassFacts, Declaration, DeclEntry, FunctionFacts, LiteralDef, ModuleFacts, name_matches
+from declint.members import DYNAMIC_ATTRIBUTES
 
 _MAX_REEXPORT_HOPS = 8
 # Bases outside the project that add no instance attributes a metadata object could lack.
@@ -162,14 +163,15 @@ class ProjectIndex:
         return any(name_matches(name, self.backend_base) for name, _ in self.ancestors(cls))
 
     def provided(self, cls: ClassFacts) -> frozenset[str] | None:
-        """Everything an instance of `cls` has, over its bases; None when a base is unknown."""
+        """Everything an instance of `cls` has, over its bases; None when that cannot be known:
+        a base is unknown, or a class defines `__getattr__` (any attribute may exist)."""
         names = set(cls.members)
         for name, facts in self.ancestors(cls):
             if facts is not None:
                 names.update(facts.members)
             elif name.rpartition(".")[2] not in _OPAQUE_FREE_BASES:
                 return None
-        return frozenset(names)
+        return None if not names.isdisjoint(DYNAMIC_ATTRIBUTES) else frozenset(names)
 
     def metadata_pairing(self, cls: ClassFacts) -> tuple[str | None, str | None]:
         """(type argument of the generic backend base, `Metadata = X`), inherited when not own."""

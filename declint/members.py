@@ -19,6 +19,10 @@ METADATA_PARAMETERS = frozenset({"metadata", "attn_metadata"})
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
+# A class defining one of these may have any attribute: what it provides cannot be listed.
+DYNAMIC_ATTRIBUTES = frozenset({"__getattr__", "__getattribute__"})
+
+
 def provided_members(node: ast.ClassDef) -> tuple[str, ...]:
     names: set[str] = set()
     for statement in node.body:

@@ -51,7 +51,8 @@ class MetadataContract(FactRule):
     Nor is a read after `assert hasattr(metadata, "X")`: the class still lacks X, and the first
     forward fails on the assert instead (an `AssertionError`, or under `python -O` the read's own
     `AttributeError`). The two pairings disagreeing is itself a finding. When a base class is outside the project,
-    nothing is reported for that class.
+    nothing is reported for that class, nor for a metadata class that defines `__getattr__` or
+    `__getattribute__` (its own or a base's): it may answer any attribute.
     """
 
     CODE = "DL105"

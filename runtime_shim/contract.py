@@ -23,7 +23,7 @@ import inspect
 import textwrap
 from collections.abc import Iterator
 
-from declint.members import METADATA_PARAMETERS, metadata_reads
+from declint.members import DYNAMIC_ATTRIBUTES, METADATA_PARAMETERS, metadata_reads
 
 _NO_CONTRACT_MODULES = ("builtins", "typing", "abc")  # bases that read and assign no metadata
 
@@ -40,7 +40,7 @@ def provided(metadata_cls: type) -> frozenset[str] | None:
         if assigned is None:
             return None
         names.update(assigned)
-    return frozenset(names)
+    return None if not names.isdisjoint(DYNAMIC_ATTRIBUTES) else frozenset(names)
 
 
 @functools.lru_cache(maxsize=256)

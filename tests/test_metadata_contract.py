@@ -208,3 +208,35 @@ def test_an_early_exit_guards_only_what_follows_and_only_its_attribute(make_tree
         assert _probe(make_tree, body) == [f"{where}:{lines[case]}:16: {KV_LAYOUT_MISSING}"], case
     before = "        layout = metadata.kv_layout\n" + GUARDED_BODIES["early return on hasattr"]
     assert _probe(make_tree, before) == [f"{where}:8:18: {KV_LAYOUT_MISSING}"]
+
+
+# A metadata class with `__getattr__` (its own or a base's) may answer any attribute: nothing it
+# is read for can be called missing. One without it, beside, is still checked.
+DYNAMIC = (
+    "from .interface import AttentionBackend, AttentionMetadata\n\n"
+    "class LazyMetadata(AttentionMetadata):\n"
+    "    def {method}(self, name):\n"
+    "        return self.__dict__.get(name)\n\n"
+    "class LazierMetadata(LazyMetadata):\n"
+    "    pass\n\n"
+    "class PlainMetadata(AttentionMetadata):\n"
+    "    pass\n\n"
+    "class LazyAttention(AttentionBackend[LazierMetadata]):\n"
+    "    Metadata = LazierMetadata\n\n"
+    "    def forward(self, q, metadata):\n"
+    "        return metadata.cu_seqlens_q\n\n"
+    "class PlainAttention(AttentionBackend[PlainMetadata]):\n"
+    "    Metadata = PlainMetadata\n\n"
+    "    def forward(self, q, metadata):\n"
+    "        return metadata.cu_seqlens_q\n"
+)
+
+
+def test_a_metadata_class_with_getattr_provides_any_attribute(make_tree: MakeTree) -> None:
+    for method in ("__getattr__", "__getattribute__"):
+        found = _dl105(make_tree, {PKG + "lazy.py": DYNAMIC.format(method=method)}, "lazy.py")
+        assert found == [
+            "tensorrt_llm/_torch/attention_backend/lazy.py:23:16: DL105 PlainAttention.forward reads "
+            "metadata.cu_seqlens_q, which its metadata class PlainMetadata does not provide (AttributeError at "
+            "the first forward); no metadata class provides cu_seqlens_q"
+        ]

@@ -527,6 +527,20 @@ def test_the_runtime_contract_reads_what_the_static_rule_reads(tmp_path: Path, m
     assert reads == ["md.kv_layout", "metadata.workspace"]
 
 
+def test_the_runtime_contract_takes_getattr_as_providing_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A metadata class whose base defines `__getattr__` may answer any read, as the static DL105
+    says: nothing is missing (the same class without that base misses two, in the test above)."""
+    from declint.runtime_shim import contract
+
+    probe = CONTRACT_PROBE.replace("class ProbeMetadata:", "class ProbeMetadata(LazyBase):")
+    lazy = "class LazyBase:\n    def __getattr__(self, name):\n        return None\n\n\n"
+    (tmp_path / "declint_lazy_probe.py").write_text(lazy + probe, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("declint_lazy_probe")
+    assert contract.provided(module.ProbeMetadata) is None
+    assert contract.missing(module.Backend, module.ProbeMetadata) == ()
+
+
 def test_a_declaration_no_entry_of_which_can_be_read_is_not_an_encoder_free_one() -> None:
     """`{"visoin": ...}` on an image model misses "vision" (as DL102 says statically), and neither
     it nor a list is `{}`: an override was refused as "declares no attention encoder ({})"."""
