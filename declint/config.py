@@ -111,8 +111,12 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(
         "encoder-name-hints",
         "dict[str,list[str]]",
-        {"audio": ["audio", "whisper", "speech", "conformer", "sound"]},
-        "Substrings of class names that tell which encoder a class belongs to (default: vision).",
+        {
+            "audio": ["audio", "whisper", "speech", "conformer", "sound"],
+            "vision": ["vision", "visual", "image", "video", "siglip"],
+        },
+        "Substrings of class names that tell which encoder a class belongs to, in a model with several "
+        "(the nearest class that hints at exactly one decides; default: vision).",
     ),
     OptionSpec(
         "metadata-base",

@@ -265,15 +265,28 @@ class ProjectIndex:
         return graph
 
     def _encoder_of(self, model: ClassFacts, path: tuple[str, ...]) -> str:
+        """The encoder a class reached through `path` belongs to: the model's only encoder, else
+        the one the nearest class on the path (from the class up) names by its hints. A class whose
+        name hints at two encoders (`ImageAudioEmbedding`, holding both towers) tells nothing."""
+        encoders = self._encoders(model)
+        if len(encoders) == 1:
+            return next(iter(encoders))
         for qualname in reversed(path[1:]):
             short = qualname.rpartition(".")[2].lower()
-            for encoder, hints in sorted(self.encoder_hints.items()):
-                if any(hint.lower() in short for hint in hints):
-                    return encoder
-        declared = self.effective_declaration(model)
-        if declared is not None and len(declared[0].encoders) == 1:
-            return next(iter(declared[0].encoders))
+            hinted = {
+                encoder
+                for encoder, hints in self.encoder_hints.items()
+                if (not encoders or encoder in encoders) and any(hint.lower() in short for hint in hints)
+            }
+            if len(hinted) == 1:
+                return hinted.pop()
         return "vision"
+
+    def _encoders(self, model: ClassFacts) -> set[str]:
+        """The encoders the model declares or its registered modalities require."""
+        declared = self.effective_declaration(model)
+        required = self.required_encoders(model)
+        return {*(declared[0].encoders if declared else ()), *(required[0] if required else ())}
 
     # ---- serialisation (declint index show) --------------------------------------------
     def to_json(self) -> dict[str, Any]:

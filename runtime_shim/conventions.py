@@ -22,6 +22,7 @@ class Conventions:
     modality_encoders: tuple[tuple[str, str], ...] = (("image", "vision"), ("video", "vision"), ("audio", "audio"))
     encoder_name_hints: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("audio", ("audio", "whisper", "speech", "conformer", "sound")),
+        ("vision", ("vision", "visual", "image", "video", "siglip")),
     )
     # Files where a direct SDPA call is the backend itself (fnmatch on the POSIX path).
     sdpa_allowed_paths: tuple[str, ...] = ("*/_torch/attention_backend/*", "*/_torch/attention/backends/*")
@@ -42,9 +43,8 @@ class Conventions:
         return dict(self.modality_encoders).get(modality)
 
     def encoder_from_name(self, class_name: str) -> str:
-        """Which encoder a class belongs to, from its name (declint's encoder-name-hints)."""
+        """Which encoder a class belongs to, from its name (declint's encoder-name-hints): the one
+        encoder it hints at; a name hinting at two, or at none, is the vision encoder's."""
         lowered = class_name.lower()
-        for encoder, hints in self.encoder_name_hints:
-            if any(hint in lowered for hint in hints):
-                return encoder
-        return "vision"
+        hinted = {encoder for encoder, hints in self.encoder_name_hints if any(hint in lowered for hint in hints)}
+        return hinted.pop() if len(hinted) == 1 else "vision"

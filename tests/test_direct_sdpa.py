@@ -343,3 +343,47 @@ def test_an_encoder_free_subclass_of_a_configurable_model_changes_nothing(make_t
 def test_a_tower_owned_only_by_an_encoder_free_model_is_undeclared(make_tree: MakeTree) -> None:
     source = FIXED_BASE.replace("{'vision': FixedEncoderAttention('eager SDPA tower')}", "{}")
     assert dl101(make_tree, {MODEL: source}) == [f"8:16: {_undeclared('VisionAttention.forward')}"]
+
+
+# ---- which encoder a tower belongs to -----------------------------------------------------------
+
+# A model with a configurable vision encoder and a fixed audio one; the SigLIP tower is reached
+# through a class holding both towers (as Phi-4-MM's `ImageAudioEmbedding` does).
+TWO_ENCODERS = HEADER + (
+    "\nclass PeSiglipAttention(nn.Module):\n"  # 6
+    "    def forward(self, q, k, v):\n"
+    "        return F.scaled_dot_product_attention(q, k, v)\n"  # 8
+    "\nclass PeImageEmbedding(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        self.attn = PeSiglipAttention()\n"
+    "\nclass PeImageAudioEmbedding(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        self.image_embed = PeImageEmbedding()\n"
+    "\n@register_input_processor(object, model_type='probe', placeholder_metadata="
+    "MultimodalPlaceholderMetadata(placeholder_map={'image': '<i>', 'audio': '<a>'}))\n"
+    "class ProbeVLModel(MultimodalModelMixin, nn.Module):\n"
+    "    encoder_attention_backends = {'vision': ('VANILLA', 'TRTLLM', 'FLASHINFER'), "
+    "'audio': FixedEncoderAttention('relative-position bias')}\n\n"
+    "    def __init__(self):\n"
+    "        self.embed = PeImageAudioEmbedding()\n"
+)
+
+
+def test_the_nearest_class_hinting_at_one_encoder_decides(make_tree: MakeTree) -> None:
+    """The holder's name hints at both encoders: the tower's own name (SigLIP, vision) decides.
+    The audio hint of the holder had credited the call to the fixed audio encoder: no finding."""
+    assert dl101(make_tree, {MODEL: TWO_ENCODERS}) == [f"8:16: {_bypass('PeSiglipAttention.forward')}"]
+    # Named after neither encoder, the tower goes by the next class up that names one.
+    plain = TWO_ENCODERS.replace("PeSiglipAttention", "PeAttention")
+    assert dl101(make_tree, {MODEL: plain}) == [f"8:16: {_bypass('PeAttention.forward')}"]
+    # A tower whose own name says audio is the fixed audio encoder's: nothing to report.
+    audio = TWO_ENCODERS.replace("PeSiglipAttention", "PeConformerAttention")
+    assert dl101(make_tree, {MODEL: audio}) == []
+
+
+def test_a_model_with_one_encoder_owns_every_tower_whatever_its_name(make_tree: MakeTree) -> None:
+    """An image-only model's tower named like audio is still its vision encoder's."""
+    source = FIXED_BASE.replace("VisionAttention", "SpeechLikeAttention").replace(
+        "FixedEncoderAttention('eager SDPA tower')", '("VANILLA", "TRTLLM", "FLASHINFER")'
+    )
+    assert dl101(make_tree, {MODEL: source}) == [f"8:16: {_bypass('SpeechLikeAttention.forward')}"]
