@@ -264,7 +264,7 @@ def echo_out(text: str | bytes, *, nl: bool = True) -> None:
     if sys.stdout is None:  # Python's stdout when the process started with descriptor 1 closed
         raise OutputError("cannot write to stdout: it is closed")
     try:
-        click.echo(text, nl=nl)
+        click.echo(text, nl=nl, color=True)  # not stripped when piped: a file name or reason may hold ESC
     except OSError as error:
         _discard_stdout()
         raise OutputError(f"cannot write to stdout: {error.strerror or error}") from None

@@ -10,6 +10,7 @@ from declint.config import Config
 from declint.facts import ClassFacts, DeclEntry
 from declint.index import ProjectIndex
 from declint.source import split_lines
+from declint.types import escape_controls
 
 HEADER = ("model", "encoder", "backends", "reason", "default")
 NOT_CONFIGURABLE = "not configurable"
@@ -65,8 +66,14 @@ def render(rows: list[Row], output_format: str) -> str:
     if output_format == "json":
         return json.dumps([asdict(row) for row in rows], indent=2) + "\n"
     lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
-    lines += ["| " + " | ".join(_escape(getattr(row, c)) for c in HEADER) + " |" for row in rows]
+    lines += ["| " + " | ".join(_escape(_cell(getattr(row, c))) for c in HEADER) + " |" for row in rows]
     return "\n".join(lines) + "\n"
+
+
+def _cell(value: str) -> str:
+    """A value as a table cell holds it, and as `parse_docs_table` reads it back: on one line
+    (control characters escaped: a reason's newline would end the table), no edge spaces."""
+    return escape_controls(value).strip()
 
 
 def _escape(cell: str) -> str:
@@ -127,9 +134,9 @@ def compare(code_rows: list[Row], docs: DocsTable) -> list[Drift]:
             continue
         line, written = documented[key]
         differences = [
-            f"{c} is {getattr(written, c)!r} in the docs but {getattr(row, c)!r} in the code"
+            f"{c} is {getattr(written, c)!r} in the docs but {_cell(getattr(row, c))!r} in the code"
             for c in HEADER[2:]
-            if getattr(written, c) != getattr(row, c)
+            if getattr(written, c) != _cell(getattr(row, c))
         ]
         if differences:
             drifts.append(Drift(line, f"{row.model} / {row.encoder}: " + "; ".join(differences)))

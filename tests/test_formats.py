@@ -284,6 +284,24 @@ def test_github_escapes_file_property(make_tree: MakeTree, monkeypatch: pytest.M
     assert lines[0].startswith(f"::error file={MODEL}modeling_odd%2Cname%3Ax.py,line=2,col=35,endColumn=43,")
 
 
+def test_a_report_on_stdout_is_the_report_written_to_a_file(
+    make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """stdout is not a terminal in CI, and click strips ANSI sequences from what it echoes there:
+    the github annotation of `esc\\x1b[31m.py` named `esc.py`, another file, and stdout differed
+    from the same report written to a file."""
+    monkeypatch.chdir(make_tree({MODEL + "esc\x1b[31m.py": CONFIG}))
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    for output_format in ("github", "text", "json"):
+        code, output = check("--no-cache", "--format", output_format, "tensorrt_llm")
+        written = tmp_path / f"report.{output_format}"
+        assert check("--no-cache", "--output-format", f"{output_format}:{written}", "tensorrt_llm") == (code, "")
+        assert code == 1
+        assert output == written.read_text(encoding="utf-8")
+    code, output = check("--no-cache", "--format", "github", "tensorrt_llm")
+    assert output.startswith(f"::error file={MODEL}esc\x1b[31m.py,line=2,col=35,")
+
+
 def test_paths_are_relative_to_the_working_directory_for_annotations(
     tree: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -8,7 +8,7 @@ import os
 from click.testing import CliRunner
 
 from declint.cli import cli
-from tests.conftest import DEMO, REPO
+from tests.conftest import DEMO, REPO, MakeTree
 
 GOLDEN = REPO / "tests" / "fixtures" / "table_demo.md"
 DOCS = DEMO / "docs" / "encoder_attention_backends.md"
@@ -69,3 +69,38 @@ def test_page_without_a_table() -> None:
     code, output = invoke("--check", str(REPO / "README.md"), str(DEMO))
     assert code == 1
     assert "DL107 no encoder support table found" in output
+
+
+ODD_REASONS = """\
+from .modeling_multimodal_mixin import FixedEncoderAttention, MultimodalModelMixin
+
+
+class ZzModel(MultimodalModelMixin):
+    encoder_attention_backends = {
+        "vision": FixedEncoderAttention("uses a | pipe"),
+        "audio": FixedEncoderAttention(" line one\\nline two\\x1b[31m "),
+    }
+"""
+
+
+def test_a_reason_with_control_characters_stays_on_its_row_and_checks_against_itself(make_tree: MakeTree) -> None:
+    """A reason's newline ended the table in the middle of a row (and hid the rows after it from
+    `table --check`), and its ESC reached the terminal: cells escape them, and the page declint
+    writes checks clean against the code it came from."""
+    root = make_tree({"tensorrt_llm/_torch/models/modeling_zz.py": ODD_REASONS})
+    code, output = invoke(str(root))
+    assert code == 0
+    assert output.splitlines()[2:] == [
+        "| ZzModel | audio | not configurable | line one\\nline two\\x1b[31m | - |",
+        "| ZzModel | vision | not configurable | uses a \\| pipe | - |",
+    ]
+    page = root / "docs.md"
+    page.write_text(output, encoding="utf-8")
+    assert invoke("--check", str(page), str(root)) == (0, "All clear: 1 file checked.\n")
+    page.write_text(output.replace("line two", "line 2"), encoding="utf-8")
+    code, output = invoke("--check", str(page), str(root))
+    assert code == 1
+    assert output == (
+        "docs.md:3:1: DL107 ZzModel / audio: reason is 'line one\\\\nline 2\\\\x1b[31m' in the docs but "
+        "'line one\\\\nline two\\\\x1b[31m' in the code\nFound 1 finding in 1 file.\n"
+    )
