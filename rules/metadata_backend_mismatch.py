@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -55,7 +56,7 @@ class _Direct:
 @dataclass(frozen=True)
 class _MetadataSource:
     node: cst.BaseExpression
-    config: str | None  # root name of the config whose backend picks the metadata class
+    config: str | None  # root name of the config whose backend picks the metadata class (see `_retire`)
     fixed: str | None  # a metadata class or backend name written in the code
     argument: cst.BaseExpression | None = None  # get_attention_backend's argument as written
     resolved: cst.BaseExpression | None = None  # the same, its local names replaced by their values then
@@ -80,7 +81,13 @@ class MetadataBackendMismatch(Rule):
     `Attention(..., attn_backend=encoder_backend)`, also bound with `functools.partial` or
     unpacked from `**{"attn_backend": ...}` or `**dict(...)`, or set by a config derived in the
     layer's own arguments: `Attention(config=dataclasses.replace(c, attn_backend=...))`) other
-    than the one the metadata class comes from. One backend written two ways is one: a name through what it was given
+    than the one the metadata class comes from. A config name rebound to its override (`model_config =
+    dataclasses.replace(model_config, attn_backend=...)`, or a copy under the same name given the
+    backend) is the overridden config from there on and the original before: a metadata class
+    read from it after the rebinding follows the layers, one read before does not; likewise a copy
+    read before `attn_backend` is set on it. Not followed: a backend read by expression before a
+    rebinding (`backend = model_config.attn_backend`, then the rebinding) is judged as if read
+    after it. One backend written two ways is one: a name through what it was given
     (`self.backend = model_config.attn_backend`), `getattr(c, "attn_backend")` as
     `c.attn_backend`, an unchanged copy of a config as the config, the backend an override sets;
     a local name is what it holds where it is used (`backend = "VANILLA"` afterwards does not
@@ -116,6 +123,11 @@ class MetadataBackendMismatch(Rule):
             _HEAD + '        vision_config = dataclasses.replace(model_config, attn_backend="TRTLLM")\n'
             "        self.attn = Attention(config=vision_config)\n"
             "        self.metadata_cls = AttentionMetadata\n"
+        ),
+        Valid(
+            _HEAD + "        model_config = dataclasses.replace(model_config, attn_backend=encoder_backend)\n"
+            "        self.attn = Attention(config=model_config)\n"
+            "        self.metadata_cls = get_attention_backend(model_config.attn_backend).Metadata\n"
         ),
         Valid(
             _HEAD + "        self.attn = create_attention(model_config.attn_backend, layer_idx=0)\n"
@@ -210,6 +222,7 @@ class MetadataBackendMismatch(Rule):
         self._aliases: dict[str, str] = {}  # `self.model_config = model_config`: one config, two names
         self._values: dict[str, cst.BaseExpression] = {}  # what a name or `self.x` was last given
         self._config_args: set[str] = set()
+        self._retired: dict[str, cst.CSTNode] = {}  # a rebound name's earlier config -> the rebinding
         self._direct: list[_Direct] = []
         self._sources: list[_MetadataSource] = []
 
@@ -324,30 +337,61 @@ class MetadataBackendMismatch(Rule):
         if _is_metadata_cls(target):
             self._sources.append(self._metadata_source(value))
         elif name is not None:
-            # `self.x = backend`: x keeps what the local name held here, not its later values.
-            self._values[name] = self._locals_now(value) if name.startswith("self.") else value
-            source = _name_of(value)
-            if source is not None:
-                self._aliases[name] = source
-            else:
-                self._derivation(name, value, target)
+            self._bind(name, value, target)
         elif isinstance(target, cst.Attribute) and name_matches_any(target.attr.value, self._patterns):
-            copy = _name_of(target.value)
-            if copy is not None and copy in self._copies:
-                self._overrides[copy] = _Override(self._copies[copy], self._pinned(value), target, value)
+            self._set_in_place(target.value, value, target)
 
-    def _derivation(self, name: str, value: cst.BaseExpression, where: cst.CSTNode) -> None:
-        if not isinstance(value, cst.Call) or not value.args:
-            return
+    def _bind(self, name: str, value: cst.BaseExpression, target: cst.CSTNode) -> None:
+        source = _derived_from(value)
+        if source == name:  # `c = replace(c, ...)`: the new c is derived from the earlier one
+            source = self._retire(name, target)
+        # `self.x = backend`: x keeps what the local name held here, not its later values.
+        self._values[name] = self._locals_now(value) if name.startswith("self.") else value
+        alias = _name_of(value)
+        if alias is not None:
+            self._aliases[name] = alias
+        elif source is not None:
+            self._derivation(name, value, source, target)
+
+    def _set_in_place(self, config: cst.BaseExpression, value: cst.BaseExpression, where: cst.CSTNode) -> None:
+        """`c.attn_backend = b` on a copy c: from here c reads b, what was read from c before read
+        the copy's source (a config the layers or the metadata class read is read when built)."""
+        name = _name_of(config)
+        if name is not None and name in self._copies:
+            earlier = self._retire(name, where)
+            self._overrides[name] = _Override(earlier, self._pinned(value), where, value)
+
+    def _retire(self, name: str, where: cst.CSTNode) -> str:
+        """`name` now holds a config derived from its earlier one: what was read from it so far
+        (layers, the metadata class, copies, aliases) read that earlier config, which takes a name
+        of its own (`model_config@0`; `_shown` writes it as `model_config`). Returns that name."""
+        earlier = f"{name}@{len(self._retired)}"
+        self._retired[earlier] = where
+
+        def rename(each: str) -> str:
+            return earlier if each == name else each
+
+        self._overrides = {
+            rename(k): dataclasses.replace(o, source=rename(o.source)) for k, o in self._overrides.items()
+        }
+        self._copies = {rename(k): rename(v) for k, v in self._copies.items()}
+        self._aliases = {rename(k): rename(v) for k, v in self._aliases.items()}
+        self._values = {rename(k): v for k, v in self._values.items()}
+        self._config_args = {rename(each) for each in self._config_args}
+        self._sources = [
+            dataclasses.replace(s, config=rename(s.config)) if s.config is not None else s for s in self._sources
+        ]
+        return earlier
+
+    def _derivation(self, name: str, value: cst.BaseExpression, source: str, where: cst.CSTNode) -> None:
+        """`name = replace(source, attn_backend=...)` (an override) or a copy of `source`."""
+        assert isinstance(value, cst.Call)  # what `_derived_from` found a source in
         callee = _last_name(value.func)
-        source = _name_of(value.args[0].value)
-        if source is None:
-            return
         if callee == "replace":
             for argument in value.args[1:]:
                 if argument.keyword is not None and name_matches_any(argument.keyword.value, self._patterns):
                     self._overrides[name] = _Override(source, self._pinned(argument.value), where, argument.value)
-        elif callee in _DERIVATIONS:
+        else:
             self._copies[name] = source
 
     def _pinned(self, value: cst.BaseExpression) -> str | None:
@@ -360,11 +404,13 @@ class MetadataBackendMismatch(Rule):
         return own if own is not None else self.index.constant(f"={imported}") if imported else None
 
     def _canonical(self, name: str) -> str:
-        """The config a name refers to, through plain copies of the reference (`self.x = x`)."""
+        """The config a name reads the backend of, through plain copies of the reference (`self.x
+        = x`) and unchanged copies of the config (one overridden in place was retired, `_retire`)."""
         for _ in range(8):  # a chain this long is not real code; a cycle must not hang the rule
-            if name not in self._aliases:
+            following = self._aliases.get(name) or self._copies.get(name)
+            if following is None:
                 break
-            name = self._aliases[name]
+            name = following
         return name
 
     def _override_of(self, name: str) -> _Override | None:
@@ -398,24 +444,17 @@ class MetadataBackendMismatch(Rule):
     def _judge(self, encoder: str, source: _MetadataSource) -> None:
         if self._judge_direct(encoder, source):
             return
+        configs = sorted(self._config_args)
         if source.config is not None:
             config = self._canonical(source.config)
-            for name in sorted(self._config_args):
+            for name in configs:
                 override = self._override_of(name)
                 if override is not None and self._canonical(override.source) == config:
-                    self.report(
-                        source.node,
-                        (
-                            f"{encoder} takes its metadata class from {source.config}'s attn_backend, but builds its "
-                            f"attention layers from {name}, whose attn_backend is overridden (line {self._line(override.where)}): "
-                            "with a per-encoder override the layers get metadata of another backend (AttributeError "
-                            f"at the first forward); derive both from {name}"
-                        ),
-                    )
+                    self.report(source.node, self._overridden(encoder, source.config, name, override))
                     return
         elif source.fixed is not None:
-            following = sorted(n for n in self._config_args if self._override_of(n) is None or not self._pinned_to(n))
-            pinned = sorted(n for n in self._config_args if self._pinned_elsewhere(n, source.fixed))
+            following = [n for n in configs if self._override_of(n) is None or not self._pinned_to(n)]
+            pinned = [n for n in configs if self._pinned_elsewhere(n, source.fixed)]
             if pinned:
                 override = self._override_of(pinned[0])
                 assert override is not None and override.pinned is not None  # what _pinned_elsewhere checked
@@ -423,13 +462,13 @@ class MetadataBackendMismatch(Rule):
                     source.node,
                     (
                         f"{encoder} hard-codes its metadata class ({source.fixed}) while its attention layers are "
-                        f'pinned to "{override.pinned}" ({pinned[0]}, line {self._line(override.where)}): the layers get metadata '
+                        f'pinned to "{override.pinned}" ({_shown(pinned[0])}, line {self._line(override.where)}): the layers get metadata '
                         f"of another backend (AttributeError at the first forward); use get_attention_backend"
                         f'("{override.pinned}").Metadata'
                     ),
                 )
             elif following:
-                config = following[0]
+                config = _shown(following[0])
                 self.report(
                     source.node,
                     (
@@ -438,6 +477,22 @@ class MetadataBackendMismatch(Rule):
                         f"get_attention_backend({config}.attn_backend).Metadata"
                     ),
                 )
+
+    def _overridden(self, encoder: str, config: str, layers: str, override: _Override) -> str:
+        """The message for layers built from config `layers`, overridden, and a metadata class
+        from `config`'s backend (the same name as it was before a rebinding, say)."""
+        line = self._line(override.where)
+        read = f"{_shown(config)}'s attn_backend"
+        advice = f"derive both from {_shown(layers)}"
+        if config in self._retired:
+            read += f" read before line {self._line(self._retired[config])}"
+            if _shown(config) == _shown(layers):  # the name rebound to the override: read it afterwards
+                advice = f"derive the metadata class from {_shown(layers)} after line {line}"
+        return (
+            f"{encoder} takes its metadata class from {read}, but builds its attention layers from {_shown(layers)}, "
+            f"whose attn_backend is overridden (line {line}): with a per-encoder override the layers get metadata of "
+            f"another backend (AttributeError at the first forward); {advice}"
+        )
 
     def _judge_direct(self, encoder: str, source: _MetadataSource) -> bool:
         """Layers given a backend by name against the metadata class's source; True if reported."""
@@ -531,6 +586,18 @@ class MetadataBackendMismatch(Rule):
             and fixed.startswith("get_attention_backend(")
             and fixed != f'get_attention_backend("{pinned}")'
         )
+
+
+def _derived_from(value: cst.BaseExpression) -> str | None:
+    """c in `replace(c, ...)`, `copy.deepcopy(c)`: the config a new one is derived from."""
+    if isinstance(value, cst.Call) and value.args and _last_name(value.func) in _DERIVATIONS:
+        return _name_of(value.args[0].value)
+    return None
+
+
+def _shown(name: str) -> str:
+    """A name as written: `model_config` for the config it held before a rebinding (`_retire`)."""
+    return name.partition("@")[0]
 
 
 def _unpartial(call: cst.Call, callee: str | None) -> cst.Call:

@@ -375,6 +375,59 @@ def test_dl106_follows_partial_factories_unpacked_keywords_and_configs_derived_i
     )
 
 
+def test_dl106_a_config_name_rebound_to_its_override_is_one_config_from_there(make_tree: MakeTree) -> None:
+    """`model_config = replace(model_config, attn_backend=b)` (or a copy given the backend under
+    the same name): layers and metadata class read from the name afterwards read one object. What
+    was read from it before the rebinding read the original (2026-12-03: the override was matched
+    against itself, "derive both from model_config")."""
+    head = ENCODER_HEAD.replace("import dataclasses\n", "import copy\nimport dataclasses\n")
+    metadata = "self.metadata_cls = get_attention_backend(model_config.attn_backend).Metadata"
+    source = head + "".join(
+        [
+            encoder("Rebind", "if encoder_backend is not None:",
+                    "    model_config = dataclasses.replace(model_config, attn_backend=encoder_backend)",
+                    "self.attn = Attention(config=model_config)", metadata),
+            encoder("CopyRebind", "model_config = copy.deepcopy(model_config)",
+                    "model_config.attn_backend = encoder_backend", "self.attn = Attention(config=model_config)",
+                    metadata),
+            encoder("OnSelf", "self.model_config = dataclasses.replace(model_config, attn_backend=encoder_backend)",
+                    "self.attn = Attention(config=self.model_config)",
+                    "self.metadata_cls = get_attention_backend(self.model_config.attn_backend).Metadata"),
+            encoder("KeptAfter",  # self.model_config is the overridden config
+                    "model_config = dataclasses.replace(model_config, attn_backend=encoder_backend)",
+                    "self.model_config = model_config", "self.attn = Attention(config=model_config)",
+                    "self.metadata_cls = get_attention_backend(self.model_config.attn_backend).Metadata"),
+            encoder("ReadBefore", metadata,  # the metadata class read the original
+                    "model_config = dataclasses.replace(model_config, attn_backend=encoder_backend)",
+                    "self.attn = Attention(config=model_config)"),
+            encoder("KeptBefore", "self.model_config = model_config",  # self.model_config is the original
+                    "model_config = dataclasses.replace(model_config, attn_backend=encoder_backend)",
+                    "self.attn = Attention(config=model_config)",
+                    "self.metadata_cls = get_attention_backend(self.model_config.attn_backend).Metadata"),
+            encoder("CopyReadBefore", "model_config = copy.deepcopy(model_config)", metadata,
+                    "model_config.attn_backend = encoder_backend", "self.attn = Attention(config=model_config)"),
+        ]
+    )  # fmt: skip
+    root = make_tree({"tensorrt_llm/_torch/models/encoders.py": source})
+    code, lines = check("--select", "DL106", str(root))
+    assert code == 1
+    assert lines == [
+        "tensorrt_llm/_torch/models/encoders.py:43:29: DL106 ReadBefore takes its metadata class from "
+        "model_config's attn_backend read before line 44, but builds its attention layers from model_config, whose "
+        "attn_backend is overridden (line 44): with a per-encoder override the layers get metadata of another "
+        "backend (AttributeError at the first forward); derive the metadata class from model_config after line 44",
+        "tensorrt_llm/_torch/models/encoders.py:53:29: DL106 KeptBefore takes its metadata class from "
+        "self.model_config's attn_backend, but builds its attention layers from model_config, whose attn_backend "
+        "is overridden (line 51): with a per-encoder override the layers get metadata of another backend "
+        "(AttributeError at the first forward); derive both from model_config",
+        "tensorrt_llm/_torch/models/encoders.py:59:29: DL106 CopyReadBefore takes its metadata class from "
+        "model_config's attn_backend read before line 60, but builds its attention layers from model_config, whose "
+        "attn_backend is overridden (line 60): with a per-encoder override the layers get metadata of another "
+        "backend (AttributeError at the first forward); derive the metadata class from model_config after line 60",
+        "Found 3 findings in 15 files.",
+    ]
+
+
 def test_a_shared_literal_module_that_does_not_parse_is_named_as_such(make_tree: MakeTree) -> None:
     """Not "no module ... under the indexed roots": the module is there (a `type` statement, say,
     under an interpreter older than 3.12), and DL100 points at it."""
