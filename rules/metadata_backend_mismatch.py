@@ -81,7 +81,9 @@ class MetadataBackendMismatch(Rule):
     `Attention(..., attn_backend=encoder_backend)`, also bound with `functools.partial` or
     unpacked from `**{"attn_backend": ...}` or `**dict(...)`, or set by a config derived in the
     layer's own arguments: `Attention(config=dataclasses.replace(c, attn_backend=...))`) other
-    than the one the metadata class comes from. A config name rebound to its override (`model_config =
+    than the one the metadata class comes from. A config is a name used as one (derived, copied,
+    its `attn_backend` read), however it is spelled (`vision_cfg`); `setattr(c, "attn_backend",
+    b)` is `c.attn_backend = b`. A config name rebound to its override (`model_config =
     dataclasses.replace(model_config, attn_backend=...)`, or a copy under the same name given the
     backend) is the overridden config from there on and the original before: a metadata class
     read from it after the rebinding follows the layers, one read before does not; likewise a copy
@@ -221,7 +223,8 @@ class MetadataBackendMismatch(Rule):
         self._copies: dict[str, str] = {}
         self._aliases: dict[str, str] = {}  # `self.model_config = model_config`: one config, two names
         self._values: dict[str, cst.BaseExpression] = {}  # what a name or `self.x` was last given
-        self._config_args: set[str] = set()
+        self._passed: set[str] = set()  # names passed to calls: the configs among them build layers
+        self._known: set[str] = set()  # names used as a config, whatever they are called
         self._retired: dict[str, cst.CSTNode] = {}  # a rebound name's earlier config -> the rebinding
         self._direct: list[_Direct] = []
         self._sources: list[_MetadataSource] = []
@@ -277,8 +280,12 @@ class MetadataBackendMismatch(Rule):
             positional = [a.value for a in node.args if a.keyword is None and not a.star]
             backend = positional[:1] or keywords[:1]
             self._direct += [d for d in (self._direct_backend(value) for value in backend) if d is not None]
-        if callee in (*_DERIVATIONS, *self._functions) or (callee is not None and "config" in callee.lower()):
-            return  # deriving or building a config (`ModelConfig(...)`), or picking a backend, builds no layer
+        if callee == "setattr":
+            self._setattr(node)
+        if callee in (*_DERIVATIONS, *self._functions, "getattr", "setattr") or (
+            callee is not None and "config" in callee.lower()
+        ):
+            return  # deriving, reading or building a config (`ModelConfig(...)`), or picking a backend, builds no layer
         if callee is not None and "attention" in callee.lower():
             # An attention layer's backend is the keyword's, whatever config it is also given, or
             # the one a config built in place sets: `Attention(config=replace(c, attn_backend=x))`.
@@ -286,10 +293,14 @@ class MetadataBackendMismatch(Rule):
             if keywords:
                 self._direct += [d for d in (self._direct_backend(value) for value in keywords) if d is not None]
                 return
-        for argument in node.args:
-            name = _name_of(argument.value)
-            if name is not None and "config" in name.rpartition(".")[2].lower():
-                self._config_args.add(name)
+        # Which of them are configs is asked at the class's end: a name may be known as one later.
+        self._passed.update(name for name in (_name_of(a.value) for a in node.args) if name is not None)
+
+    def _setattr(self, call: cst.Call) -> None:
+        """`setattr(c, "attn_backend", b)`: the override `c.attn_backend = b` is."""
+        if len(call.args) == 3 and (field := _string(call.args[1].value)) is not None:
+            if name_matches_any(field, self._patterns):
+                self._set_in_place(call.args[0].value, call.args[2].value, call.args[0].value)
 
     def _overridden_in_place(self, call: cst.Call) -> list[cst.BaseExpression]:
         """The backends that configs derived in the call's own arguments set."""
@@ -360,6 +371,7 @@ class MetadataBackendMismatch(Rule):
         if name is not None and name in self._copies:
             earlier = self._retire(name, where)
             self._overrides[name] = _Override(earlier, self._pinned(value), where, value)
+            self._known.add(name)
 
     def _retire(self, name: str, where: cst.CSTNode) -> str:
         """`name` now holds a config derived from its earlier one: what was read from it so far
@@ -377,7 +389,8 @@ class MetadataBackendMismatch(Rule):
         self._copies = {rename(k): rename(v) for k, v in self._copies.items()}
         self._aliases = {rename(k): rename(v) for k, v in self._aliases.items()}
         self._values = {rename(k): v for k, v in self._values.items()}
-        self._config_args = {rename(each) for each in self._config_args}
+        self._passed = {rename(each) for each in self._passed}
+        self._known = {rename(each) for each in self._known}
         self._sources = [
             dataclasses.replace(s, config=rename(s.config)) if s.config is not None else s for s in self._sources
         ]
@@ -387,6 +400,7 @@ class MetadataBackendMismatch(Rule):
         """`name = replace(source, attn_backend=...)` (an override) or a copy of `source`."""
         assert isinstance(value, cst.Call)  # what `_derived_from` found a source in
         callee = _last_name(value.func)
+        self._known.update((name, source))
         if callee == "replace":
             for argument in value.args[1:]:
                 if argument.keyword is not None and name_matches_any(argument.keyword.value, self._patterns):
@@ -413,6 +427,11 @@ class MetadataBackendMismatch(Rule):
             name = following
         return name
 
+    def _is_config(self, name: str) -> bool:
+        """Named like a config, or used as one (derived, copied, its attn_backend read)."""
+        named = "config" in _shown(name).rpartition(".")[2].lower()
+        return named or name in self._known or self._canonical(name) in self._known
+
     def _override_of(self, name: str) -> _Override | None:
         return self._overrides.get(name) or self._overrides.get(self._canonical(name))
 
@@ -427,6 +446,9 @@ class MetadataBackendMismatch(Rule):
                 literal = _string(argument)
                 if literal is not None:
                     return _MetadataSource(value, None, f'get_attention_backend("{literal}")')
+                config = _backend_read(argument)
+                if config is not None and (read := _name_of(config)) is not None:
+                    self._known.add(read)
                 return _MetadataSource(value, _config_of(argument), None, argument, self._locals_now(argument))
         if isinstance(value, cst.Name | cst.Attribute) and self._is_metadata_class(value):
             return _MetadataSource(value, None, _last_name(value))
@@ -444,7 +466,7 @@ class MetadataBackendMismatch(Rule):
     def _judge(self, encoder: str, source: _MetadataSource) -> None:
         if self._judge_direct(encoder, source):
             return
-        configs = sorted(self._config_args)
+        configs = sorted(name for name in self._passed if self._is_config(name))
         if source.config is not None:
             config = self._canonical(source.config)
             for name in configs:

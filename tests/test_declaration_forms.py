@@ -428,6 +428,52 @@ def test_dl106_a_config_name_rebound_to_its_override_is_one_config_from_there(ma
     ]
 
 
+def test_dl106_a_config_passed_to_layers_counts_however_it_is_named(make_tree: MakeTree) -> None:
+    """A name the rule knows as a config (an override, a copy, what one is derived from, a
+    config whose attn_backend is read) counts as the layers' config without "config" in its name
+    (2026-12-03: `vision_cfg` was missed); other arguments of a call still do not."""
+    head = ENCODER_HEAD.replace("import dataclasses\n", "import copy\nimport dataclasses\n")
+    metadata = "self.metadata_cls = get_attention_backend(model_config.attn_backend).Metadata"
+    source = head + "".join(
+        [
+            encoder("ShortName", "vision_cfg = dataclasses.replace(model_config, attn_backend=encoder_backend)",
+                    "self.blocks = [VisionBlock(vision_cfg) for _ in range(2)]", metadata),
+            encoder("KeptOnSelf", "vcfg = copy.deepcopy(model_config)", "vcfg.attn_backend = encoder_backend",
+                    "self.cfg = vcfg", "self.blocks = [VisionBlock(self.cfg, 64) for _ in range(2)]", metadata),
+            encoder("SetAttr", "cfg = copy.deepcopy(model_config)", 'setattr(cfg, "attn_backend", encoder_backend)',
+                    "self.attn = Attention(config=cfg)", metadata),
+            encoder("HardCodedShort", "cfg = copy.deepcopy(model_config)", "self.attn = Attention(cfg, hidden)",
+                    "self.metadata_cls = AttentionMetadata"),
+            encoder("SameShortName", "cfg = dataclasses.replace(model_config, attn_backend=encoder_backend)",
+                    "self.attn = Attention(cfg, encoder_backend)",
+                    "self.metadata_cls = get_attention_backend(cfg.attn_backend).Metadata"),
+            encoder("OtherArguments", "dim = model_config.hidden_size", "self.proj = Linear(dim, encoder_backend)",
+                    "self.metadata_cls = AttentionMetadata"),
+        ]
+    )  # fmt: skip
+    root = make_tree({"tensorrt_llm/_torch/models/encoders.py": source})
+    code, lines = check("--select", "DL106", str(root))
+    assert code == 1
+    assert lines == [
+        "tensorrt_llm/_torch/models/encoders.py:14:29: DL106 ShortName takes its metadata class from "
+        "model_config's attn_backend, but builds its attention layers from vision_cfg, whose attn_backend is "
+        "overridden (line 12): with a per-encoder override the layers get metadata of another backend "
+        "(AttributeError at the first forward); derive both from vision_cfg",
+        "tensorrt_llm/_torch/models/encoders.py:23:29: DL106 KeptOnSelf takes its metadata class from "
+        "model_config's attn_backend, but builds its attention layers from self.cfg, whose attn_backend is "
+        "overridden (line 20): with a per-encoder override the layers get metadata of another backend "
+        "(AttributeError at the first forward); derive both from self.cfg",
+        "tensorrt_llm/_torch/models/encoders.py:31:29: DL106 SetAttr takes its metadata class from "
+        "model_config's attn_backend, but builds its attention layers from cfg, whose attn_backend is "
+        "overridden (line 29): with a per-encoder override the layers get metadata of another backend "
+        "(AttributeError at the first forward); derive both from cfg",
+        "tensorrt_llm/_torch/models/encoders.py:38:29: DL106 HardCodedShort hard-codes its metadata class "
+        "(AttentionMetadata) while its attention layers follow cfg's attn_backend: any other backend gets "
+        "metadata it cannot read; derive it with get_attention_backend(cfg.attn_backend).Metadata",
+        "Found 4 findings in 15 files.",
+    ]
+
+
 def test_a_shared_literal_module_that_does_not_parse_is_named_as_such(make_tree: MakeTree) -> None:
     """Not "no module ... under the indexed roots": the module is there (a `type` statement, say,
     under an interpreter older than 3.12), and DL100 points at it."""
