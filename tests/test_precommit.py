@@ -111,6 +111,18 @@ def test_hook_fails_on_a_staged_violation_then_passes(tmp_path: Path, hook_repo:
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert "Passed" in passed.stdout
 
+    # A stub or a script the hook's `types: [python]` matches, but declint's `include` does not:
+    # not passed to declint at all (it said "no Python files found" of them).
+    git(project, "commit", "-q", "-m", "fixed")
+    (project / "stubs").mkdir()
+    (project / "stubs/x.pyi").write_text('attn_backend: str = "TRTLLM"\n')
+    (project / "run").write_text('#!/usr/bin/env python3\nattn_backend = "TRTLLM"\n')
+    (project / "run").chmod(0o755)
+    git(project, "add", "stubs/x.pyi", "run")
+    skipped = pre_commit(project, pre_commit_home, "try-repo", str(hook_repo), "declint")
+    assert skipped.returncode == 0, skipped.stdout + skipped.stderr
+    assert "(no files to check)Skipped" in skipped.stdout
+
 
 def test_ci_examples_use_real_options() -> None:
     """Every `declint ...` command in examples/ci parses with the real command line."""
