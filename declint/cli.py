@@ -13,7 +13,7 @@ import sys
 import time
 import traceback
 import urllib.parse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import IntEnum
 from pathlib import Path
 from typing import ParamSpec
@@ -88,14 +88,8 @@ def _directory(path: Path) -> Path:
 
 
 def build_selection(config: Config, select: str | None, ignore: str | None) -> Selection:
-    """The enabled rules. As ruff's: `--select` starts a new selection (the configuration's
-    `select` and `ignore` no longer apply); `--ignore` is added to whatever selection holds."""
-    cli_ignored = parse_code_list(ignore) or []
-    cli_selected = parse_code_list(select)
-    if cli_selected is not None:
-        chosen, ignored = cli_selected, cli_ignored
-    else:
-        chosen, ignored = list(config.str_list("select")), [*config.str_list("ignore"), *cli_ignored]
+    """The enabled rules (see `selected_codes`)."""
+    chosen, ignored = selected_codes(config, select, ignore)
     for code in [*chosen, *ignored]:
         if not any(known.startswith(code) for known in RULES_BY_CODE):
             raise UsageError(f'unknown rule code "{code}"{suggest(code, frozenset(RULES_BY_CODE))}')
@@ -104,6 +98,16 @@ def build_selection(config: Config, select: str | None, ignore: str | None) -> S
         # A run that checks nothing must not say "All clear".
         raise UsageError(f"no rule is enabled (select: {_codes(chosen)}; ignore: {_codes(ignored)})")
     return selection
+
+
+def selected_codes(config: Config, select: str | None, ignore: str | None) -> tuple[list[str], list[str]]:
+    """(select, ignore) in effect. As ruff's: `--select` starts a new selection (the
+    configuration's `select` and `ignore` no longer apply); `--ignore` adds to the selection's."""
+    cli_ignored = parse_code_list(ignore) or []
+    cli_selected = parse_code_list(select)
+    if cli_selected is not None:
+        return cli_selected, cli_ignored
+    return list(config.str_list("select")), [*config.str_list("ignore"), *cli_ignored]
 
 
 def _codes(codes: Sequence[str]) -> str:
@@ -198,20 +202,37 @@ def run_check(
     return Exit.CLEAN if exit_zero or not outcome.report.items else Exit.FINDINGS
 
 
-def _show(
-    paths: Sequence[Path], stdin_filename: Path | None, config_file: Path | None, *, settings: bool, files: bool
-) -> None:
+def _show(paths: Sequence[Path], options: Mapping[str, object], *, settings: bool, files: bool) -> None:
     """--show-settings / --show-files: of the check these arguments ask for (`--stdin-filename`'s
-    file counts even when it does not exist yet, as in the check)."""
+    file counts even when it does not exist yet, as in the check). The settings are those the
+    check would use: `--select`, `--ignore` and `--jobs` as given on the command line."""
+    stdin_filename, config_file = options.get("stdin_filename"), options.get("config_file")
+    stdin_filename = stdin_filename if isinstance(stdin_filename, Path) else None
     targets = [stdin_filename] if stdin_filename is not None else list(paths)
-    config = resolve_config(targets, config_file)
+    config = resolve_config(targets, config_file if isinstance(config_file, Path) else None)
     if settings:
-        echo_out(show.settings_text(config), nl=False)
+        echo_out(show.settings_text(config, _command_line_settings(config, options)), nl=False)
     if files:
         virtual = (os.path.abspath(stdin_filename),) if stdin_filename is not None else ()
         checked, skipped = show.files_text(targets, config, virtual)
         echo_out(checked, nl=False)
         click.echo(skipped, nl=False, err=True)
+
+
+def _command_line_settings(config: Config, options: Mapping[str, object]) -> dict[str, object]:
+    """The options the command line sets, with the values the check would use (refused as the
+    check refuses them: an unknown code, nothing enabled)."""
+    select, ignore = (value if isinstance(value, str) else None for value in map(options.get, ("select", "ignore")))
+    given: dict[str, object] = {}
+    if select is not None or ignore is not None:
+        build_selection(config, select, ignore)
+        chosen, given["ignore"] = selected_codes(config, select, ignore)
+        if select is not None:
+            given["select"] = chosen
+    jobs = options.get("jobs")
+    if isinstance(jobs, int):
+        given["jobs"] = jobs
+    return given
 
 
 def _stdin_request(paths: Sequence[Path], stdin_filename: Path, *, compares: bool) -> list[Path]:
@@ -358,7 +379,9 @@ def cli() -> None:
     help="Check the text on stdin as this file (editors); PATHS is then empty or '-'.",
 )
 @click.option(
-    "--show-settings", is_flag=True, help="Print the configuration a check of PATHS would use, as TOML, and exit."
+    "--show-settings",
+    is_flag=True,
+    help="Print the configuration a check of PATHS would use (--select, --ignore, --jobs included), as TOML, and exit.",
 )
 @click.option("--show-files", is_flag=True, help="Print the files a check of PATHS would check, and exit.")
 @error_boundary
@@ -367,10 +390,7 @@ def check(paths: tuple[Path, ...], show_settings: bool, show_files: bool, **opti
     if not paths and options.get("stdin_filename") is None:
         raise click.UsageError("Missing argument 'PATHS...'.")
     if show_settings or show_files:
-        stdin_filename, config_file = options.get("stdin_filename"), options.get("config_file")
-        stdin_path = stdin_filename if isinstance(stdin_filename, Path) else None
-        config_path = config_file if isinstance(config_file, Path) else None
-        _show(paths, stdin_path, config_path, settings=show_settings, files=show_files)
+        _show(paths, options, settings=show_settings, files=show_files)
         sys.exit(Exit.CLEAN)
     sys.exit(run_check(paths, **options))  # type: ignore[arg-type]
 

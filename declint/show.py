@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +12,9 @@ from declint.discovery import discover, printable
 from declint.types import escape_controls
 
 
-def settings_text(config: Config) -> str:
-    """The effective configuration as TOML a declint.toml could hold, defaults marked.
+def settings_text(config: Config, command_line: Mapping[str, Any] | None = None) -> str:
+    """The effective configuration as TOML a declint.toml could hold, defaults marked, and the
+    values `command_line` sets (`--select`, `--jobs`) in place of the configuration's, marked too.
 
     Written by hand: the standard library reads TOML but does not write it. These values are only
     strings, booleans, numbers, lists of strings and tables of those; each is written in TOML's
@@ -22,9 +23,10 @@ def settings_text(config: Config) -> str:
     """
     source = str(config.source) if config.source is not None else "none (defaults)"
     lines = [f"# configuration: {_comment(source)}", f"# project root: {_comment(str(config.root))}"]
+    given = command_line or {}
     for spec in OPTIONS:
-        value = config.get(spec.key)
-        note = "  # default" if spec.key not in config.values else ""
+        value = given[spec.key] if spec.key in given else config.get(spec.key)
+        note = "  # command line" if spec.key in given else "  # default" if spec.key not in config.values else ""
         lines.append(f"{spec.key} = {_toml_value(value)}{note}")
     return "\n".join(lines) + "\n"
 

@@ -41,6 +41,30 @@ def test_show_settings_prints_toml_that_reads_back_as_the_effective_configuratio
     assert parsed == expected
 
 
+def test_show_settings_shows_what_the_command_line_sets(make_tree: MakeTree) -> None:
+    """--select, --ignore and --jobs are the check's settings too: --select starts a selection of
+    its own, --ignore adds to the configuration's, and an unknown code is refused as the check
+    refuses it. They printed the configuration's values."""
+    root = make_tree({"pyproject.toml": PYPROJECT.replace("jobs = 3\n", 'select = ["DL1"]\nignore = ["DL103"]\n')})
+
+    def shown(*args: str) -> tuple[int, list[str]]:
+        result = CliRunner().invoke(cli, ["check", "--show-settings", *args, str(root / "tensorrt_llm")])
+        keys = ("select", "ignore", "jobs")
+        return result.exit_code, [line for line in result.output.splitlines() if line.split(" = ")[0] in keys]
+
+    assert shown() == (0, ['select = ["DL1"]', 'ignore = ["DL103"]', "jobs = 0  # default"])
+    assert shown("--select", "DL101,DL9", "-j", "2") == (
+        0,
+        ['select = ["DL101", "DL9"]  # command line', "ignore = []  # command line", "jobs = 2  # command line"],
+    )
+    assert shown("--ignore", "DL9") == (
+        0,
+        ['select = ["DL1"]', 'ignore = ["DL103", "DL9"]  # command line', "jobs = 0  # default"],
+    )
+    code, _ = shown("--select", "DL999")
+    assert code == 2
+
+
 def test_show_settings_without_a_configuration_says_so(make_tree: MakeTree) -> None:
     root = make_tree({})
     (root / "pyproject.toml").unlink()
