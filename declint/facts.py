@@ -78,6 +78,16 @@ class FunctionFacts:
 
 
 @dataclass(frozen=True)
+class ValueFacts:
+    """A module-level name bound to an expression (a registry `{"siglip": Tower}`, a list, `a if c
+    else b`): what it references, so that ownership passes through it to the classes it holds."""
+
+    name: str
+    qualname: str
+    references: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class LiteralDef:
     name: str
     qualname: str
@@ -100,6 +110,7 @@ class ModuleFacts:
     assignments: tuple[tuple[str, int], ...] = ()
     constants: tuple[tuple[str, str], ...] = ()
     star_imports: tuple[str, ...] = ()  # the modules of its `from X import *`, in order
+    values: tuple[ValueFacts, ...] = ()  # module-level names bound to what references something
     error: str | None = None
     error_line: int = 1
     error_column: int = 0
@@ -146,10 +157,12 @@ class _Extractor:
         self.names: dict[str, str] = {}
         self.stars: list[str] = []  # modules this one imports `*` from
         self.module_values: dict[str, ast.expr] = {}  # module-level NAME = value (the last one)
+        self.value_names: frozenset[str] = frozenset()  # module-level names `_references` records
 
     def run(self, tree: ast.Module) -> ModuleFacts:
         imports = self._collect_bindings(tree)
         self.module_values = {t: v for node in tree.body for t, v, _ in _module_assignments(node) if v is not None}
+        values = self._values(tree)
         classes, functions, assignments, constants = [], [], [], []
         for node in tree.body:
             if isinstance(node, ast.ClassDef):
@@ -176,6 +189,7 @@ class _Extractor:
             tuple(assignments),
             tuple(constants),
             tuple(self.stars),
+            values,
         )
 
     def _collect_bindings(self, tree: ast.Module) -> dict[str, str]:
@@ -366,11 +380,32 @@ class _Extractor:
                 attrs.append((target.id, self.resolve(value) or ""))
         return tuple(attrs)
 
+    def _values(self, tree: ast.Module) -> tuple[ValueFacts, ...]:
+        """Module-level names (not imports or defs) bound, anywhere at module level and however
+        often, to an expression that references something: each with the union of those references.
+        Names are collected first, so that a value naming another (`{**_BASE}`) leads to it."""
+        bindings: dict[str, list[ast.expr]] = {}
+        for node, _ in _module_level(tree.body, type_checking=False):
+            for name, value in _value_bindings(node):
+                if name not in self.names:
+                    bindings.setdefault(name, []).append(value)
+        self.value_names = frozenset(bindings)
+        found = []
+        for name, values in bindings.items():
+            references = tuple(sorted({ref for value in values for ref in self._references(value)}))
+            if references:
+                found.append(ValueFacts(name, f"{self.module}.{name}", references))
+        # Only names that lead somewhere are worth a reference (and a place in the cached facts).
+        self.value_names = frozenset(value.name for value in found)
+        return tuple(found)
+
     def _references(self, node: ast.AST) -> tuple[str, ...]:
         found = set()
         for inner in ast.walk(node):
             if isinstance(inner, ast.Name) and inner.id in self.names:
                 found.add(self.names[inner.id])
+            elif isinstance(inner, ast.Name) and inner.id in self.value_names:
+                found.add(f"{self.module}.{inner.id}")
             elif isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name):
                 head = self.names.get(inner.value.id)
                 if head is not None:
@@ -450,6 +485,17 @@ def _module_assignments(node: ast.stmt) -> list[tuple[str, ast.expr | None, int]
         return [(t.id, node.value, node.lineno) for t in node.targets if isinstance(t, ast.Name)]
     if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
         return [(node.target.id, node.value, node.lineno)]
+    return []
+
+
+def _value_bindings(node: ast.stmt) -> list[tuple[str, ast.expr]]:
+    """(name, value) a module-level statement binds or adds to: `NAME = v`, `NAME: T = v`,
+    `NAME += v` and `NAME[key] = v` (a registry filled entry by entry)."""
+    if isinstance(node, ast.Assign):
+        targets = [t.value if isinstance(t, ast.Subscript) else t for t in node.targets]
+        return [(t.id, node.value) for t in targets if isinstance(t, ast.Name)]
+    if isinstance(node, ast.AnnAssign | ast.AugAssign) and isinstance(node.target, ast.Name) and node.value:
+        return [(node.target.id, node.value)]
     return []
 
 

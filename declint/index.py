@@ -14,7 +14,16 @@ from operator import attrgetter
 from typing import Any
 
 from declint.config import Config
-from declint.facts import ClassFacts, Declaration, DeclEntry, FunctionFacts, LiteralDef, ModuleFacts, name_matches
+from declint.facts import (
+    ClassFacts,
+    Declaration,
+    DeclEntry,
+    FunctionFacts,
+    LiteralDef,
+    ModuleFacts,
+    ValueFacts,
+    name_matches,
+)
 from declint.members import DYNAMIC_ATTRIBUTES
 
 _MAX_REEXPORT_HOPS = 8
@@ -63,6 +72,7 @@ class ProjectIndex:
     def __post_init__(self) -> None:
         self.classes: dict[str, ClassFacts] = {c.qualname: c for m in self.modules.values() for c in m.classes}
         self.functions = {f.qualname for m in self.modules.values() for f in m.functions}
+        self.values: dict[str, ValueFacts] = {v.qualname: v for m in self.modules.values() for v in m.values}
         self.module_of_path = {m.path: m for m in self.modules.values()}
         # Every module that defines a Literal holds the word, so the prefilter indexes its Literals.
         self._literal_names = frozenset(lit.name for m in self.modules.values() for lit in m.literals)
@@ -258,11 +268,16 @@ class ProjectIndex:
     def _reference_graph(self) -> dict[str, tuple[str, ...]]:
         graph: dict[str, tuple[str, ...]] = {}
         for module in self.modules.values():
-            items: list[ClassFacts | FunctionFacts] = [*module.classes, *module.functions]
+            items: list[ClassFacts | FunctionFacts | ValueFacts] = [*module.classes, *module.functions, *module.values]
             for item in items:
                 targets = {self.resolve(ref) for ref in item.references}
-                graph[item.qualname] = tuple(sorted(t for t in targets if t in self.classes or t in self.functions))
+                graph[item.qualname] = tuple(sorted(t for t in targets if self.is_referable(t)))
         return graph
+
+    def is_referable(self, qualname: str) -> bool:
+        """A node of the reference graph: a class, a function, or a module-level value (a registry
+        of towers is a step from the model that indexes it to the towers it holds)."""
+        return qualname in self.classes or qualname in self.functions or qualname in self.values
 
     def _encoder_of(self, model: ClassFacts, path: tuple[str, ...]) -> str:
         """The encoder a class reached through `path` belongs to: the model's only encoder, else

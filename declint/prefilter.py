@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from declint.config import Config
-from declint.facts import ClassFacts, FunctionFacts, ModuleFacts, name_matches
+from declint.facts import ClassFacts, FunctionFacts, ModuleFacts, ValueFacts, name_matches
 from declint.index import ProjectIndex
 
 # ---- per-file byte facts ----------------------------------------------------------------------
@@ -463,6 +463,7 @@ def build_index(facts: Iterable[ModuleFacts], config: Config) -> ProjectIndex:
     index.modules = modules
     index.classes = _TrackedNames(index.classes, modules)
     index.functions = _TrackedSet(index.functions, modules)
+    index.values = _TrackedNames(index.values, modules)
     index.module_of_path = _TrackedModules(index.module_of_path)
     # The reference graph resolves every reference in the project, though only those reachable
     # from a model matter; `ownership_reads` follows (and tracks) exactly those.
@@ -594,12 +595,10 @@ def ownership_reads(index: ProjectIndex, depth: int = 10) -> set[str]:
     hops decide an owner; those are the ones followed here, with reads tracked.
     """
     TRACKER.take()
-    items: dict[str, ClassFacts | FunctionFacts] = {}
+    items: dict[str, ClassFacts | FunctionFacts | ValueFacts] = {}
     for module in dict.values(index.modules):
-        for cls in module.classes:
-            items[cls.qualname] = cls
-        for function in module.functions:
-            items[function.qualname] = function
+        found: list[ClassFacts | FunctionFacts | ValueFacts] = [*module.classes, *module.functions, *module.values]
+        items.update((item.qualname, item) for item in found)
     try:
         models = index.models()
     except Exception:  # rules report errors; a probe only looks for reads
@@ -617,7 +616,7 @@ def ownership_reads(index: ProjectIndex, depth: int = 10) -> set[str]:
                 target = index.resolve(reference)
             except Exception:  # as above
                 continue
-            if target in index.classes or target in index.functions:
+            if index.is_referable(target):
                 frontier.append((target, hops + 1))
     return TRACKER.take()
 

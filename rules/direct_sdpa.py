@@ -80,8 +80,10 @@ class DirectSdpa(TreeRule):
     backend *is* SDPA), and calls in an encoder every owning model declares fixed with
     `FixedEncoderAttention(reason)`. A model declaring `encoder_attention_backends = {}` has no
     attention encoder and owns none (an encoder-free subclass leaves its base's declaration in
-    charge). The message says whether the owning model declares the encoder configurable (the
-    override is bypassed) or nobody declares it.
+    charge). A model owns what it references, directly or through the classes, functions and
+    module-level values (a registry `{"siglip": Tower}`, a list, `a if c else b`, also imported
+    from another module) it references. The message says whether the owning model declares the
+    encoder configurable (the override is bypassed) or nobody declares it.
     """
 
     # Names are resolved by declint's light resolver (`declint.names`: Python's scoping rules

@@ -387,3 +387,77 @@ def test_a_model_with_one_encoder_owns_every_tower_whatever_its_name(make_tree: 
         "FixedEncoderAttention('eager SDPA tower')", '("VANILLA", "TRTLLM", "FLASHINFER")'
     )
     assert dl101(make_tree, {MODEL: source}) == [f"8:16: {_bypass('SpeechLikeAttention.forward')}"]
+
+
+# ---- owners through module-level values (a registry of towers) ----------------------------------
+
+REGISTRY_TOWER = HEADER + (
+    "\nclass PcSiglipTower(nn.Module):\n"  # 6
+    "    def forward(self, q, k, v):\n"
+    "        return F.scaled_dot_product_attention(q, k, v)\n"  # 8
+)
+
+
+def _registry_model(value: str, vision: str = "FixedEncoderAttention('HF SDPA towers')") -> str:
+    """A model that builds its tower through the module-level `_VISION_TOWERS = value`."""
+    return (
+        f"\n_VISION_TOWERS = {value}\n"
+        "\n@register_input_processor(object, model_type='probe', placeholder_metadata="
+        "MultimodalPlaceholderMetadata(placeholder_map={'image': '<i>'}))\n"
+        "class ProbeVLModel(MultimodalModelMixin, nn.Module):\n"
+        f"    encoder_attention_backends = {{'vision': {vision}}}\n\n"
+        "    def __init__(self, config):\n"
+        "        self.tower = _VISION_TOWERS[config.vision_tower_type](config)\n"
+    )
+
+
+CONFIGURABLE = '("VANILLA", "TRTLLM", "FLASHINFER")'
+
+
+def test_a_tower_in_a_module_level_registry_is_the_models(make_tree: MakeTree) -> None:
+    """The registry was a dead end of the reference graph: the fixed tower read 'no model declares'."""
+    registry = _registry_model("{'siglip': PcSiglipTower}")
+    assert dl101(make_tree, {MODEL: REGISTRY_TOWER + registry}) == []
+    configurable = _registry_model("{'siglip': PcSiglipTower}", vision=CONFIGURABLE)
+    assert dl101(make_tree, {MODEL: REGISTRY_TOWER + configurable}) == [f"8:16: {_bypass('PcSiglipTower.forward')}"]
+
+
+def test_lists_tuples_sets_conditionals_and_aliases_of_towers_are_followed(make_tree: MakeTree) -> None:
+    for value in (
+        "[PcSiglipTower]",
+        "(PcSiglipTower, None)",
+        "{PcSiglipTower}",
+        "PcSiglipTower if True else None",
+        "{**{'siglip': PcSiglipTower}}",
+    ):
+        source = REGISTRY_TOWER + _registry_model(value, vision=CONFIGURABLE)
+        assert dl101(make_tree, {MODEL: source}) == [f"8:16: {_bypass('PcSiglipTower.forward')}"], value
+
+
+def test_a_registry_built_from_another_module_level_value(make_tree: MakeTree) -> None:
+    """Values lead to values: a registry merged from others, filled by item, or bound twice."""
+    merged = REGISTRY_TOWER + "\n_BASE = {'siglip': PcSiglipTower}\n" + _registry_model("{**_BASE}")
+    assert dl101(make_tree, {MODEL: merged}) == []
+    filled = REGISTRY_TOWER + _registry_model("{}").replace(
+        "_VISION_TOWERS = {}\n", "_VISION_TOWERS = {}\n_VISION_TOWERS['siglip'] = PcSiglipTower\n"
+    )
+    assert dl101(make_tree, {MODEL: filled}) == []
+    twice = REGISTRY_TOWER + "\nif True:\n    _X = PcSiglipTower\nelse:\n    _X = None\n" + _registry_model("[_X]")
+    assert dl101(make_tree, {MODEL: twice}) == []
+
+
+def test_a_registry_imported_from_another_module(make_tree: MakeTree) -> None:
+    towers = "tensorrt_llm/_torch/models/probe_towers.py"
+    registry = "from .modeling_probe import PcSiglipTower\n\n_VISION_TOWERS = {'siglip': PcSiglipTower}\n"
+    model = REGISTRY_TOWER + _registry_model("None").replace(
+        "\n_VISION_TOWERS = None\n", "\nfrom .probe_towers import _VISION_TOWERS\n"
+    )
+    assert dl101(make_tree, {MODEL: model, towers: registry}) == []
+    configurable = model.replace("FixedEncoderAttention('HF SDPA towers')", CONFIGURABLE)
+    assert dl101(make_tree, {MODEL: configurable, towers: registry}) == [f"8:16: {_bypass('PcSiglipTower.forward')}"]
+
+
+def test_a_module_level_value_that_names_no_tower_owns_nothing(make_tree: MakeTree) -> None:
+    """A value that only names the model is no path from the model to the tower."""
+    source = REGISTRY_TOWER + _registry_model("{'x': 1}") + "\n_MODELS = [ProbeVLModel]\n"
+    assert dl101(make_tree, {MODEL: source}) == [f"8:16: {_undeclared('PcSiglipTower.forward')}"]
