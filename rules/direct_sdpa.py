@@ -42,9 +42,9 @@ def _tower(body: str) -> str:
     return f"\nclass VisionTower(nn.Module):\n    def forward(self, q, k, v):\n{body}"
 
 
-# Values an alias can be assigned from: a name chain, `a if c else b`, or a call (partial, getattr,
-# staticmethod); anything else (a constant, an operation) is never SDPA itself.
-_ALIAS_VALUES = (ast.Name, ast.Attribute, ast.IfExp, ast.Call)
+# Values an alias can be assigned from: a name chain, `a if c else b`, `(x := v)`, or a call
+# (partial, getattr, staticmethod); anything else (a constant, an operation) is never SDPA itself.
+_ALIAS_VALUES = (ast.Name, ast.Attribute, ast.IfExp, ast.NamedExpr, ast.Call)
 _COLLECTED = frozenset({ast.Call, ast.Attribute, ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.ClassDef})
 
 
@@ -65,16 +65,17 @@ class DirectSdpa(TreeRule):
 
     Every alias form within the file is resolved: `F.` / `nn.functional.` / the full path,
     from-imports with `as`, `from torch.nn.functional import *`, module aliases,
-    `functools.partial(...)`, `getattr(F, "scaled_dot_product_attention")`, and names and `self.`
-    attributes assigned from any of these: by a plain, annotated or walrus (`:=`) assignment, as a
-    class attribute, through `staticmethod(...)`, or as either branch of `a if c else b`. A
-    `self.` attribute counts in the class that assigns it and in its subclasses defined in the
-    same file. Names follow Python's scoping: an alias assigned in a function counts there and in
-    nested functions that do not rebind the name, a module-level alias everywhere a parameter or
-    a local assignment that is no alias does not shadow it; a subclass that assigns `self.x`
-    something else shadows its base's alias, and so does one that defines `x` otherwise when the
-    alias is a class attribute (an instance attribute hides class attributes). Not followed: an
-    alias imported from another module, and a base class defined in another module.
+    `functools.partial(...)`, `getattr(F, "scaled_dot_product_attention")`, and names and
+    `self.` attributes assigned from any of these: by a plain, annotated or walrus (`:=`)
+    assignment (also a walrus called in place), as a class attribute, through
+    `staticmethod(...)`, or as either branch of `a if c else b`. A `self.` attribute counts in
+    the class that assigns it and in its subclasses defined in the same file. Names follow
+    Python's scoping: an alias assigned in a function counts there and in nested functions that
+    do not rebind the name, a module-level alias everywhere a parameter or a local assignment
+    that is no alias does not shadow it; a subclass that assigns `self.x` something else shadows
+    its base's alias, and so does one that defines `x` otherwise when the alias is a class
+    attribute (an instance attribute hides class attributes). Not followed: an alias imported
+    from another module, and a base class defined in another module.
 
     Not reported: calls inside the attention-backend packages (`sdpa-allowed-paths`: the VANILLA
     backend *is* SDPA), and calls in an encoder every owning model declares fixed with
@@ -384,15 +385,17 @@ class DirectSdpa(TreeRule):
     def _produces_sdpa(self, node: ast.expr) -> bool:
         """May `node` evaluate to the SDPA function itself (not to the result of calling it)?
 
-        Either branch of `a if c else b` counts, and `staticmethod(f)` is `f` (callable since 3.10).
+        Either branch of `a if c else b` counts, `(x := f)` is `f`, and `staticmethod(f)` is `f`
+        (callable since 3.10).
         """
-        if not isinstance(node, ast.IfExp | ast.Call):
+        if not isinstance(node, ast.IfExp | ast.Call | ast.NamedExpr):
             return self._is_sdpa(node)  # the common case, without building a list
         return any(self._is_sdpa(part) for part in self._alternatives(node))
 
     def _alternatives(self, node: ast.expr) -> list[ast.expr]:
-        """`node` and what it may evaluate to: the branches of `a if c else b`, the argument of
-        `staticmethod(f)`; flattened without recursion (a long `if`-`else` chain stays cheap)."""
+        """`node` and what it may evaluate to: the branches of `a if c else b`, the value of
+        `(x := v)` (called in place, it is no name to look up), the argument of `staticmethod(f)`;
+        flattened without recursion (a long `if`-`else` chain stays cheap)."""
         found: list[ast.expr] = []
         stack = [node]
         while stack:
@@ -400,6 +403,8 @@ class DirectSdpa(TreeRule):
             found.append(current)
             if isinstance(current, ast.IfExp):
                 stack += (current.orelse, current.body)
+            elif isinstance(current, ast.NamedExpr):
+                stack.append(current.value)
             elif _may_be_staticmethod(current) and "builtins.staticmethod" in self._names.qualified(current.func):
                 stack.append(current.args[0])
         return found

@@ -461,3 +461,21 @@ def test_a_module_level_value_that_names_no_tower_owns_nothing(make_tree: MakeTr
     """A value that only names the model is no path from the model to the tower."""
     source = REGISTRY_TOWER + _registry_model("{'x': 1}") + "\n_MODELS = [ProbeVLModel]\n"
     assert dl101(make_tree, {MODEL: source}) == [f"8:16: {_undeclared('PcSiglipTower.forward')}"]
+
+
+def test_a_walrus_expression_called_in_place_is_reported(make_tree: MakeTree) -> None:
+    source = HEADER + (
+        "\nclass VisionTower(nn.Module):\n"  # 6
+        "    def forward(self, q, k, v):\n"
+        "        return (fn := F.scaled_dot_product_attention)(q, k, v)\n"  # 8
+        "\ndef encode(q, k, v):\n"
+        "    return (fn := (F.scaled_dot_product_attention if q else None))(q, k, v)\n"  # 11
+        "\ndef chained(q, k, v):\n"
+        "    attn = (fn := F.scaled_dot_product_attention)\n"  # the walrus's value is the alias's
+        "    return attn(q, k, v)\n"  # 15
+    )
+    assert dl101(make_tree, {MODEL: source + _model("VisionTower")}) == [
+        f"8:16: {_bypass('VisionTower.forward')}",
+        f"11:12: {_undeclared('encode')}",
+        f"15:12: {_undeclared('chained')}",
+    ]
