@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
 from declint.config import Config
@@ -15,8 +16,11 @@ from declint.types import escape_controls
 HEADER = ("model", "encoder", "backends", "reason", "default")
 NOT_CONFIGURABLE = "not configurable"
 NO_ENCODER = "(none)"
-_HEADER_LINE = re.compile(r"^\s*\|" + r"\|".join(rf"\s*{c}\s*" for c in HEADER) + r"\|\s*$", re.IGNORECASE)
-_SEPARATOR = re.compile(r"^\s*\|(\s*:?-+:?\s*\|)+\s*$")
+# GitHub-flavoured Markdown: the outer pipes of a table's lines are optional.
+_HEADER_LINE = re.compile(r"^\s*\|?" + r"\|".join(rf"\s*{c}\s*" for c in HEADER) + r"\|?\s*$", re.IGNORECASE)
+_SEPARATOR = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_PIPE = re.compile(r"(?<!\\)\|")
 
 
 @dataclass(frozen=True, order=True)
@@ -87,9 +91,10 @@ class DocsTable:
 
 
 def parse_docs_table(text: str) -> DocsTable | None:
-    """The first Markdown table whose header is exactly HEADER (any case and spacing)."""
-    lines = split_lines(text)
-    for number, line in enumerate(lines, 1):
+    """The first Markdown table whose header is exactly HEADER (any case and spacing), outside
+    fenced code blocks and HTML comments (a page showing how to write a row is no table)."""
+    lines = split_lines(text.removeprefix("\ufeff"))
+    for number, line in _prose(lines):
         if not _HEADER_LINE.match(line):
             continue
         rows: list[tuple[int, Row]] = []
@@ -104,18 +109,40 @@ def parse_docs_table(text: str) -> DocsTable | None:
     return None
 
 
+def _prose(lines: list[str]) -> Iterator[tuple[int, str]]:
+    """(number, line) of the lines outside fenced code blocks and HTML comments."""
+    fence, comment = "", False
+    for number, line in enumerate(lines, 1):
+        opening = _FENCE.match(line)
+        if fence:
+            if opening is not None and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
+                fence = ""
+        elif comment:
+            comment = "-->" not in line
+        elif opening is not None:
+            fence = opening.group(1)
+        elif "<!--" in line and "-->" not in line.partition("<!--")[2]:
+            comment = True
+        else:
+            yield number, line
+
+
 def _cells(line: str) -> list[str] | None:
+    """A row's cells; None for a line that is no row (no unescaped pipe: the table ends there)."""
     stripped = line.strip()
-    if not (stripped.startswith("|") and stripped.endswith("|")):
+    if _PIPE.search(stripped) is None:
         return None
-    parts = re.split(r"(?<!\\)\|", stripped[1:-1])
-    return [part.strip().replace("\\|", "|") for part in parts]
+    stripped = stripped.removeprefix("|")
+    if stripped.endswith("|") and not stripped.endswith("\\|"):
+        stripped = stripped[:-1]
+    return [part.strip().replace("\\|", "|") for part in _PIPE.split(stripped)]
 
 
 @dataclass(frozen=True)
 class Drift:
     line: int
     message: str
+    row: str  # "model / encoder": what the drift is about (missing rows share the header's line)
 
 
 def compare(code_rows: list[Row], docs: DocsTable) -> list[Drift]:
@@ -128,7 +155,8 @@ def compare(code_rows: list[Row], docs: DocsTable) -> list[Drift]:
             drifts.append(
                 Drift(
                     docs.header_line,
-                    (f"{row.model} / {row.encoder} is declared ({row.backends}) but missing from the docs table"),
+                    f"{row.model} / {row.encoder} is declared ({row.backends}) but missing from the docs table",
+                    _row_name(row),
                 )
             )
             continue
@@ -139,10 +167,14 @@ def compare(code_rows: list[Row], docs: DocsTable) -> list[Drift]:
             if getattr(written, c) != _cell(getattr(row, c))
         ]
         if differences:
-            drifts.append(Drift(line, f"{row.model} / {row.encoder}: " + "; ".join(differences)))
+            drifts.append(Drift(line, f"{_row_name(row)}: " + "; ".join(differences), _row_name(row)))
     for key, (line, written) in sorted(documented.items()):
         if key not in declared:
             drifts.append(
-                Drift(line, f"{written.model} / {written.encoder} is in the docs table but no model declares it")
+                Drift(line, f"{_row_name(written)} is in the docs table but no model declares it", _row_name(written))
             )
     return sorted(drifts, key=lambda d: (d.line, d.message))
+
+
+def _row_name(row: Row) -> str:
+    return f"{row.model} / {row.encoder}"

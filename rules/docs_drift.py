@@ -35,8 +35,10 @@ class DocsDrift(ProjectRule):
     `encoder_attention_backend` override. When a declaration changes and the table does not, the
     docs promise a backend the model now rejects (or hide one it accepts). `declint table`
     renders the declared matrix; this rule compares it with the Markdown table in `docs-table`
-    (the first table whose header is `| model | encoder | backends | reason | default |`) and
-    reports each missing, extra or different row at its docs line (missing rows at the header).
+    (the first table whose header is `| model | encoder | backends | reason | default |`, outer
+    pipes optional, outside fenced code blocks and HTML comments) and reports each missing, extra
+    or different row at its docs line (missing rows at the header); each finding's context is its
+    row (`Model / encoder`), which tells a baseline's entries apart.
     Fix by pasting the output of `declint table` into the page. A table file that cannot be read
     (missing, not a regular file, larger than `max-file-size`, not UTF-8) is one finding at its
     first line (at the bad byte's when not UTF-8).
@@ -83,9 +85,12 @@ def docs_drift(index: ProjectIndex, config: Config, path: Path) -> list[Finding]
     if table is None:
         header = "| " + " | ".join(HEADER) + " |"
         return [_finding(rel, 1, f"no encoder support table found (expected a table headed {header})")]
-    return [_finding(rel, drift.line, drift.message) for drift in compare(support_matrix(index, config), table)]
+    drifts = compare(support_matrix(index, config), table)
+    return [_finding(rel, drift.line, drift.message, drift.row) for drift in drifts]
 
 
-def _finding(rel: str, line: int, message: str) -> Finding:
+def _finding(rel: str, line: int, message: str, row: str = "") -> Finding:
+    """A finding about `row` ("model / encoder") as its context: the rows missing from the table
+    all sit on its header line, and a baseline tells them apart by it (see declint.fingerprint)."""
     position = Position(line, 0)
-    return Finding(DocsDrift.CODE, DocsDrift.NAME, rel, Span(position, position), message)
+    return Finding(DocsDrift.CODE, DocsDrift.NAME, rel, Span(position, position), message, context=row)

@@ -253,3 +253,41 @@ def test_baseline_write_keeps_the_files_mode(project: Path) -> None:
     )
     assert stat.S_IMODE(baseline.stat().st_mode) == 0o600
     assert [p.name for p in project.iterdir() if p.name.endswith(".declint")] == []
+
+
+def _declaring(name: str) -> str:
+    return (
+        "from .modeling_multimodal_mixin import FixedEncoderAttention, MultimodalModelMixin\n\n\n"
+        f"class {name}(MultimodalModelMixin):\n"
+        '    encoder_attention_backends = {"vision": FixedEncoderAttention("HF tower")}\n'
+    )
+
+
+def test_rows_missing_from_the_docs_table_are_told_apart_by_their_row(
+    make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every row missing from the docs table is reported at its header line, with the same text
+    there: the fingerprint tells them apart by the row (the finding's context). By position alone,
+    a model added ahead of a baselined one took the baselined fingerprint, and the check reported
+    the baselined model as the new drift."""
+    header = "| model | encoder | backends | reason | default |\n|---|---|---|---|---|\n"
+    root = make_tree(
+        {
+            "pyproject.toml": '[tool.declint]\nroots = ["tensorrt_llm"]\ndocs-table = "docs.md"\n',
+            "docs.md": header,
+            MODEL + "modeling_m.py": _declaring("MModel"),
+        }
+    )
+    monkeypatch.chdir(root)
+    assert invoke("baseline", "write", "b.json").exit_code == 0
+    (root / MODEL / "modeling_a.py").write_text(_declaring("AModel"))
+    result = invoke("check", "--baseline", "b.json", "--format", "json", "tensorrt_llm")
+    new = [(f["path"], f["line"], f["context"], f["message"]) for f in json.loads(result.stdout)["findings"]]
+    assert new == [
+        (
+            "docs.md",
+            1,
+            "AModel / vision",
+            "AModel / vision is declared (not configurable) but missing from the docs table",
+        )
+    ]

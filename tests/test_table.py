@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
 from click.testing import CliRunner
 
 from declint.cli import cli
@@ -103,4 +104,31 @@ def test_a_reason_with_control_characters_stays_on_its_row_and_checks_against_it
     assert output == (
         "docs.md:3:1: DL107 ZzModel / audio: reason is 'line one\\\\nline 2\\\\x1b[31m' in the docs but "
         "'line one\\\\nline two\\\\x1b[31m' in the code\nFound 1 finding in 1 file.\n"
+    )
+
+
+ROW = "| MModel | vision | not configurable | HF tower | - |"
+TABLE = "| model | encoder | backends | reason | default |\n|---|---|---|---|---|\n" + ROW + "\n"
+
+
+@pytest.mark.parametrize(
+    ("page", "header_line"),
+    [
+        # An example in a fenced code block (``` or ~~~) or an HTML comment is no table.
+        ("# Backends\n\n```markdown\n" + TABLE.replace("MModel", "Example") + "```\n\n" + TABLE, 9),
+        ("~~~~\n" + TABLE.replace("MModel", "Example") + "```\n~~~~\n" + TABLE, 7),
+        ("<!-- how a row looks:\n" + TABLE.replace("MModel", "Example") + "-->\n" + TABLE, 6),
+        # Outer pipes are optional in GitHub-flavoured Markdown; a BOM may precede the first line.
+        ("\n".join(line.strip("|").strip() for line in TABLE.splitlines()) + "\n", 1),
+        ("\ufeff" + TABLE, 1),
+    ],
+)
+def test_the_docs_table_is_read_as_markdown_renders_it(page: str, header_line: int) -> None:
+    from declint.table import Row, parse_docs_table
+
+    table = parse_docs_table(page)
+    assert table is not None
+    assert (table.header_line, table.rows) == (
+        header_line,
+        ((header_line + 2, Row("MModel", "vision", "not configurable", "HF tower", "-")),),
     )
