@@ -207,9 +207,17 @@ class ProjectIndex:
 
     # ---- the shared Literal -------------------------------------------------------------
     def literal_definitions(self) -> list[LiteralDef]:
-        module, _, name = self.literal_qualname.rpartition(".")
+        """The shared Literal's definitions, in its module or, when the configured name is a
+        re-export (`llm_args` importing it from `_backends`, a package's `__init__`), in the module
+        the re-exports lead to."""
+        module, _, name = self.literal_home.rpartition(".")
         facts = self.modules.get(module)
         return [lit for lit in facts.literals if lit.name == name and not lit.optional] if facts else []
+
+    @property
+    def literal_home(self) -> str:
+        """Where the configured shared Literal is defined, through re-exports."""
+        return self.resolve(self.literal_qualname)
 
     @property
     def literal(self) -> LiteralDef | None:
@@ -226,7 +234,7 @@ class ProjectIndex:
 
     def is_shared_literal(self, dotted: str) -> bool:
         """Does `dotted` (as a module imports it) name the shared Literal, through re-exports?"""
-        return bool(dotted) and self.resolve(dotted) == self.literal_qualname
+        return bool(dotted) and self.resolve(dotted) == self.literal_home
 
     def entry_backends(self, entry: DeclEntry) -> tuple[str, ...] | None:
         """The backends a configurable entry declares (none known while the shared Literal is

@@ -22,6 +22,8 @@ class MissingSharedLiteral(ProjectRule):
     at module level, in `if` and `try` blocks too (`if TYPE_CHECKING:`), and wrapped as
     `Optional[Literal[...]]`, `Union[Literal[...], None]` or `Literal[...] | None` (write
     `Optional[EncoderAttentionBackend]`). A wrapped Literal is never the shared one's definition.
+    A configured name that re-exports the Literal (`llm_args` importing it, a package's
+    `__init__`) is followed to the module that defines it.
 
     Reported at the second definition or the copy; when the module itself is missing, at the
     configuration's `shared-literal` key (when defaults are used: at the project's
@@ -87,7 +89,7 @@ class MissingSharedLiteral(ProjectRule):
     )
 
     def check_project(self, index: ProjectIndex, config: Config) -> list[Finding]:
-        module, _, name = index.literal_qualname.rpartition(".")
+        module = index.literal_qualname.rpartition(".")[0]
         facts = index.modules.get(module)
         if facts is None:
             missing = self._missing_module(index, config, module)
@@ -99,18 +101,21 @@ class MissingSharedLiteral(ProjectRule):
             )
             return [self._finding(facts.path, facts.error_line, message)]
         definitions = index.literal_definitions()
+        home_module, _, home_name = index.literal_home.rpartition(".")
+        home = index.modules.get(home_module, facts)
         if not definitions:
-            line = next((ln for target, ln in facts.assignments if target == name), 1)
+            line = next((ln for target, ln in home.assignments if target == home_name), 1)
+            where = module if home is facts else f"{home_module} (which {module} re-exports it from)"
             return [
                 self._finding(
-                    facts.path, line, f'shared Literal "{name}" is not defined as a typing.Literal in {module}'
+                    home.path, line, f'shared Literal "{home_name}" is not defined as a typing.Literal in {where}'
                 )
             ]
         findings = [
             self._finding(
-                facts.path,
+                home.path,
                 extra.line,
-                f'shared Literal "{name}" is defined twice in {module} '
+                f'shared Literal "{home_name}" is defined twice in {home_module} '
                 f"(first at line {definitions[0].line}); keep one definition",
             )
             for extra in definitions[1:]
@@ -122,11 +127,7 @@ class MissingSharedLiteral(ProjectRule):
         findings = []
         for module in index.modules.values():
             for literal in module.literals:
-                if (
-                    literal.qualname != index.literal_qualname
-                    and len(wanted) > 1
-                    and frozenset(literal.members) == wanted
-                ):
+                if literal.qualname != index.literal_home and len(wanted) > 1 and frozenset(literal.members) == wanted:
                     findings.append(
                         self._finding(
                             module.path,

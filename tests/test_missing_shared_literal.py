@@ -79,6 +79,60 @@ def test_the_shared_literal_defined_under_type_checking_is_the_definition(make_t
     ]
 
 
+BACKENDS = "tensorrt_llm/llmapi/_backends.py"
+RETYPED = 'def pick(config):\n    return config.attn_backend == "FLASHINFR"\n'
+RETYPED_FINDING = (
+    f'{TYPES}:2:35: DL103 "FLASHINFR" is not a member of EncoderAttentionBackend (did you mean "FLASHINFER"?)'
+)
+
+
+@pytest.mark.parametrize(
+    ("files", "config"),
+    [
+        # llm_args re-exports the Literal its private module defines.
+        (
+            {
+                LLM_ARGS: "from tensorrt_llm.llmapi._backends import EncoderAttentionBackend\n\n"
+                '__all__ = ["EncoderAttentionBackend"]\n',
+                BACKENDS: f"from typing import Literal\n\nEncoderAttentionBackend = Literal[{MEMBERS}]\n",
+            },
+            "",
+        ),
+        # The configuration names the package, whose __init__ re-exports it.
+        (
+            {
+                "tensorrt_llm/llmapi/__init__.py": "from .llm_args import EncoderAttentionBackend\n",
+                LLM_ARGS: f"from typing import Literal\n\nEncoderAttentionBackend = Literal[{MEMBERS}]\n",
+            },
+            'shared-literal = "tensorrt_llm.llmapi.EncoderAttentionBackend"\n',
+        ),
+    ],
+)
+def test_a_re_exported_shared_literal_is_found_where_it_is_defined(
+    make_tree: MakeTree, files: dict[str, str], config: str
+) -> None:
+    """DL100 said "not defined as a typing.Literal" of a re-export (DL104 already followed one),
+    and no backend name was checked against the members."""
+    pyproject = '[tool.declint]\nroots = ["tensorrt_llm"]\n' + config
+    found = _findings(make_tree, {**files, TYPES: RETYPED, "pyproject.toml": pyproject}, "DL100", "DL103")
+    assert found == [RETYPED_FINDING]
+
+
+def test_a_re_exported_shared_literal_defined_twice_is_reported_where_it_is_defined(make_tree: MakeTree) -> None:
+    files = {
+        LLM_ARGS: "from tensorrt_llm.llmapi._backends import EncoderAttentionBackend\n",
+        BACKENDS: f"from typing import Literal\n\nEncoderAttentionBackend = Literal[{MEMBERS}]\n"
+        f"EncoderAttentionBackend = Literal[{MEMBERS}]\n",
+    }
+    root = make_tree(files)
+    result = CliRunner().invoke(cli, ["check", "--no-cache", "--select", "DL100", str(root)])
+    assert result.output.splitlines()[0] == (
+        f'{BACKENDS}:4:1: DL100 shared Literal "EncoderAttentionBackend" is defined twice in '
+        "tensorrt_llm.llmapi._backends (first at line 3); keep one definition"
+    )
+    assert len(result.output.splitlines()) == 2  # and the summary: the definition is no copy of itself
+
+
 def test_an_optional_shared_literal_is_not_its_definition(make_tree: MakeTree) -> None:
     llm_args = f"from typing import Literal, Optional\n\nEncoderAttentionBackend = Optional[Literal[{MEMBERS}]]\n"
     assert _findings(make_tree, {LLM_ARGS: llm_args}) == [
