@@ -216,8 +216,10 @@ class ProjectIndex:
 
     @property
     def literal_home(self) -> str:
-        """Where the configured shared Literal is defined, through re-exports."""
-        return self.resolve(self.literal_qualname)
+        """Where the configured shared Literal is defined, through re-exports inside the project
+        (an alias of something outside it, `EncoderAttentionBackend = str`, is no re-export)."""
+        resolved = self.resolve(self.literal_qualname)
+        return resolved if resolved.rpartition(".")[0] in self.modules else self.literal_qualname
 
     @property
     def literal(self) -> LiteralDef | None:
