@@ -345,7 +345,7 @@ def load_config(path: Path | None, *, default_root: Path, known_codes: frozenset
     if not isinstance(table, dict):
         raise ConfigError("[tool.declint] must be a table", path=str(path))
     values = {key: _validate(key, value, path, text, known_codes) for key, value in table.items()}
-    lines = {key: line for key in values if (line := _key_line(text, key)) is not None}
+    lines = {key: line for key in values if (line := key_line(text, key)) is not None}
     config = Config(root=path.parent, source=path, values=values, lines=lines)
     check_cache_dir(config)
     return config
@@ -403,7 +403,7 @@ def _toml_error_line(error: tomllib.TOMLDecodeError) -> int | None:
 _DECLINT_TABLE = re.compile(r"""^[ \t]*\[[ \t]*tool[ \t]*\.[ \t]*["']?declint["']?[ \t]*[\].]""", re.MULTILINE)
 
 
-def _key_line(text: str, key: str) -> int | None:
+def key_line(text: str, key: str) -> int | None:
     """The line of `key`: `key = ...`, a dotted `key.x = ...`, or a table `[tool.declint.key]`."""
     name = re.escape(key)
     pattern = re.compile(
@@ -430,7 +430,7 @@ def did_you_mean(match: str | None) -> str:
 
 
 def _validate(key: str, value: Any, path: Path, text: str, known_codes: frozenset[str]) -> Any:
-    line = _key_line(text, key)
+    line = key_line(text, key)
     spec = _SPECS.get(key)
     if spec is None:
         raise ConfigError(f'unknown key "{key}"{suggest(key, OPTION_KEYS)}', path=str(path), line=line)

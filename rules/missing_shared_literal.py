@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from typing import ClassVar
 
-from declint.config import Config
+from declint.config import Config, key_line
 from declint.discovery import display_path
 from declint.index import ProjectIndex
 from declint.rule import Invalid, ProjectRule, Valid
@@ -148,8 +147,7 @@ class MissingSharedLiteral(ProjectRule):
             anchor = _default_anchor(index, config)
             return self._finding(anchor, 1, message + " (default configuration in use)") if anchor else None
         text = config.source.read_text(encoding="utf-8")
-        match = re.search(r"^\s*[\"']?shared-literal[\"']?\s*=", text, re.MULTILINE)
-        line = text.count("\n", 0, match.start()) + 1 if match else 1
+        line = key_line(text, "shared-literal") or 1
         return self._finding(display_path(config.source, config.root), line, message)
 
     def _finding(self, path: str, line: int, message: str) -> Finding:

@@ -365,17 +365,26 @@ def test_exit_zero_keeps_2_for_errors(make_tree: MakeTree) -> None:
     assert 'unknown key "root" (did you mean "roots"?)' in output
 
 
-def test_missing_literal_module_is_dl100_at_the_config_key(make_tree: MakeTree) -> None:
-    root = make_tree(
-        {
-            "pyproject.toml": '[tool.declint]\nroots = ["tensorrt_llm"]\n'
+@pytest.mark.parametrize(
+    ("pyproject", "line"),
+    [
+        ('[tool.declint]\nroots = ["tensorrt_llm"]\nshared-literal = "tensorrt_llm.nope.Backend"\n', 3),
+        # Blank lines above the key (the line of the first blank one was reported), and another
+        # tool's key of that name above the table.
+        ('[tool.declint]\nroots = ["tensorrt_llm"]\n\n\nshared-literal = "tensorrt_llm.nope.Backend"\n', 5),
+        (
+            '[tool.other]\nshared-literal = "x"\n\n[tool.declint]\nroots = ["tensorrt_llm"]\n'
             'shared-literal = "tensorrt_llm.nope.Backend"\n',
-        }
-    )
+            6,
+        ),
+    ],
+)
+def test_missing_literal_module_is_dl100_at_the_config_key(make_tree: MakeTree, pyproject: str, line: int) -> None:
+    root = make_tree({"pyproject.toml": pyproject})
     code, output = check(str(root / "tensorrt_llm/llmapi"))
     assert code == 1
     assert output.splitlines()[0] == (
-        "pyproject.toml:3:1: DL100 shared Literal tensorrt_llm.nope.Backend not found: no module "
+        f"pyproject.toml:{line}:1: DL100 shared Literal tensorrt_llm.nope.Backend not found: no module "
         "tensorrt_llm.nope under the indexed roots (tensorrt_llm); set shared-literal in [tool.declint]"
     )
 
