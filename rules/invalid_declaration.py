@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, ClassVar
 
 from declint.config import Config, closest, did_you_mean
@@ -53,7 +54,8 @@ class InvalidDeclaration(Rule):
     FIX = (
         'safe: a backend name in the wrong case becomes the member ("trtllm" -> "TRTLLM"). unsafe: a '
         'misspelt backend or encoder name becomes the name the message suggests ("FLASHINFR" -> '
-        '"FLASHINFER"); a name with no close match gets no fix.'
+        '"FLASHINFER"); a name with no close match gets no fix, nor one whose fix would list a name '
+        "or an encoder twice (a second wrong-case copy, a key the dict already has)."
     )
 
     VALID: ClassVar = (
@@ -165,15 +167,16 @@ class InvalidDeclaration(Rule):
             )
             return
         seen: set[str] = set()
+        keys = _strings(element.key for element in value.elements if isinstance(element, cst.DictElement))
         for element in value.elements:
             if not isinstance(element, cst.DictElement):
                 self.report(element, f"{self._attribute} must not unpack other mappings (`**`)")
                 continue
-            encoder = self._check_encoder(element.key, seen)
+            encoder = self._check_encoder(element.key, seen, keys)
             if encoder is not None:
                 self._check_entry(encoder, element.key, element.value)
 
-    def _check_encoder(self, key: cst.BaseExpression, seen: set[str]) -> str | None:
+    def _check_encoder(self, key: cst.BaseExpression, seen: set[str], keys: frozenset[str]) -> str | None:
         if not isinstance(key, cst.SimpleString) or not isinstance(key.evaluated_value, str):
             self.report(key, "encoder names must be string literals")
             return None
@@ -181,7 +184,8 @@ class InvalidDeclaration(Rule):
         if encoder not in self._encoders:
             known, guess = ", ".join(self._encoders), closest(encoder, self._encoders)
             self.report(key, f'unknown encoder "{encoder}"{did_you_mean(guess)}; known encoders: {known}')
-            self._attach_replacement(encoder, guess, Applicability.UNSAFE)
+            if not would_duplicate(guess, keys):
+                self._attach_replacement(encoder, guess, Applicability.UNSAFE)
             # Its entry is still checked: a problem found only once the key is fixed would leave
             # `--fix --unsafe-fixes` with a finding its own output introduced. The entry's findings
             # name the encoder the key's fix gives it, so that fix changes none of them (`--fix`
@@ -243,13 +247,15 @@ class InvalidDeclaration(Rule):
 
     def _check_backends(self, encoder: str, value: cst.Tuple | cst.List | cst.Set) -> None:
         seen: set[str] = set()
+        listed = _strings(element.value for element in value.elements)
         for element in value.elements:
             string = element.value
             if not isinstance(string, cst.SimpleString) or not isinstance(string.evaluated_value, str):
                 self.report(string, f'encoder "{encoder}": backend names must be string literals')
                 continue
             name = string.evaluated_value
-            if name in seen:
+            duplicate = name in seen
+            if duplicate:
                 self.report(string, f'encoder "{encoder}": backend "{name}" is listed twice')
             seen.add(name)
             if self._members is not None and name not in self._members:
@@ -258,8 +264,10 @@ class InvalidDeclaration(Rule):
                     string, f'encoder "{encoder}": "{name}" is not a member of {self._literal}{did_you_mean(member)}'
                 )
                 # A wrong case is fixed safely (the member is certain); a typo's nearest member is
-                # a guess, offered as an unsafe fix (`--unsafe-fixes`: the user reviews it).
-                self._attach_replacement(name, member, Applicability.SAFE if certain else Applicability.UNSAFE)
+                # a guess, offered as an unsafe fix (`--unsafe-fixes`: the user reviews it). A
+                # second copy of the name is left to the first one's fix.
+                if not duplicate and not would_duplicate(member, listed):
+                    self._attach_replacement(name, member, Applicability.SAFE if certain else Applicability.UNSAFE)
 
     def _attach_replacement(self, name: str, replacement: str | None, applicability: Applicability) -> None:
         """The last finding gets a fix that rewrites its string literal to `replacement`."""
@@ -347,3 +355,16 @@ def _likely_member(name: str, members: tuple[str, ...]) -> tuple[str | None, boo
     if exact_case is not None:
         return exact_case, True
     return closest(name.upper(), members), False
+
+
+def _strings(nodes: Iterable[cst.BaseExpression]) -> frozenset[str]:
+    """The values of the plain string literals among `nodes`."""
+    return frozenset(
+        n.evaluated_value for n in nodes if isinstance(n, cst.SimpleString) and isinstance(n.evaluated_value, str)
+    )
+
+
+def would_duplicate(replacement: str | None, listed: frozenset[str]) -> bool:
+    """Would rewriting a name to `replacement` list it twice? Then no fix is offered: the fixed
+    text would be refused (its re-lint reports the duplicate), though it was counted fixable."""
+    return replacement is not None and replacement in listed

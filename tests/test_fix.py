@@ -43,6 +43,13 @@ def run(*args: str) -> Result:
     return CliRunner().invoke(cli, ["check", *args])
 
 
+@pytest.fixture
+def duplicating_fixes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """DL104 offers its wrong-case fix even where it would list a backend twice (it offers none
+    there): a fix the re-lint refuses, for the tests of how refused fixes are handled."""
+    monkeypatch.setattr("declint.rules.invalid_declaration.would_duplicate", lambda *_: False)
+
+
 def test_safe_fixes_rewrite_exactly_what_they_claim(make_tree: MakeTree) -> None:
     source = (
         IMPORTS + "\n\nclass Tidy(MultimodalModelMixin, nn.Module):\n"
@@ -163,20 +170,45 @@ def test_unsafe_fix_on_a_subclass_copies_the_inherited_entries_and_imports_the_m
     assert (root / MODEL / "modeling_base.py").read_text() == base
 
 
-def test_a_fix_that_would_add_a_finding_is_not_written(make_tree: MakeTree) -> None:
+def test_a_wrong_case_of_a_listed_member_is_offered_no_fix(make_tree: MakeTree) -> None:
+    """Its fix would list the member twice: it was counted fixable, then refused by the re-lint
+    ("backend "TRTLLM" is listed twice"). The finding stays, with its did-you-mean, and no fix."""
     source = (
         IMPORTS
         + '\nclass Twice(MultimodalModelMixin):\n    encoder_attention_backends = {"vision": ("TRTLLM", "trtllm")}\n'
     )
     root = make_tree({MODEL + "modeling_twice.py": source})
-    result = run("--fix", str(root / "tensorrt_llm"))
+    result = run("--statistics", str(root / "tensorrt_llm"))
     assert result.exit_code == 1
-    assert result.stderr == (
-        "declint: fixed 0 findings in 0 files\n"
-        f"declint: not fixed: {MODEL}modeling_twice.py:6:56: DL104: re-linting the fixed text reports DL104 in "
-        f'{MODEL}modeling_twice.py: encoder "vision": backend "TRTLLM" is listed twice\n'
+    finding = (
+        f'{MODEL}modeling_twice.py:6:56: DL104 encoder "vision": "trtllm" is not a member of '
+        'EncoderAttentionBackend (did you mean "TRTLLM"?)'
     )
+    assert finding in result.stdout.splitlines()
+    assert "fixable" not in result.stdout
+    result = run("--fix", str(root / "tensorrt_llm"))
+    assert (result.exit_code, result.stderr) == (1, "declint: fixed 0 findings in 0 files\n")
     assert (root / MODEL / "modeling_twice.py").read_text() == source
+
+
+def test_no_fix_lists_a_name_or_an_encoder_twice(make_tree: MakeTree) -> None:
+    """Of two wrong-case copies only the first is rewritten (the second would then be listed
+    twice), and an unknown key is not renamed to a key the dict has."""
+    source = (
+        IMPORTS + "\nclass Twice(MultimodalModelMixin):\n"
+        '    encoder_attention_backends = {"vision": ("trtllm", "trtllm"), "Vision": ("VANILLA",)}\n'
+    )
+    root = make_tree({MODEL + "modeling_twice.py": source})
+    result = run("--fix", "--unsafe-fixes", str(root / "tensorrt_llm"))
+    assert (result.exit_code, result.stderr) == (1, "declint: fixed 1 finding in 1 file\n")
+    fixed = source.replace('("trtllm", "trtllm")', '("TRTLLM", "trtllm")')
+    assert (root / MODEL / "modeling_twice.py").read_text() == fixed
+    result = run("--fix", "--unsafe-fixes", str(root / "tensorrt_llm"))
+    assert (result.exit_code, result.stderr) == (1, "declint: fixed 0 findings in 0 files\n")
+    assert [line.split(": DL104 ")[1] for line in result.stdout.splitlines() if ": DL104 " in line] == [
+        'encoder "vision": "trtllm" is not a member of EncoderAttentionBackend (did you mean "TRTLLM"?)',
+        'unknown encoder "Vision" (did you mean "vision"?); known encoders: vision, audio',
+    ]
 
 
 @pytest.mark.parametrize(
@@ -399,7 +431,9 @@ def test_unsafe_fix_is_refused_when_it_would_add_another_finding(make_tree: Make
     assert (root / MODEL / "modeling_phi.py").read_text() == source
 
 
-def test_good_fixes_go_in_when_another_fix_in_the_same_run_is_refused(make_tree: MakeTree) -> None:
+def test_good_fixes_go_in_when_another_fix_in_the_same_run_is_refused(
+    make_tree: MakeTree, duplicating_fixes: None
+) -> None:
     twice = (
         IMPORTS + "\n\nclass Twice(MultimodalModelMixin):\n"
         "    # declint: ignore[DL103] stale note\n"
@@ -693,7 +727,9 @@ TWICE = (
 )
 
 
-def test_all_fixes_that_pass_go_in_in_one_round(make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_all_fixes_that_pass_go_in_in_one_round(
+    make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch, duplicating_fixes: None
+) -> None:
     """Twelve good case fixes and, last in the file, one that would list TRTLLM twice. Fix by
     fix, only the first fix that passed was kept in each round, so every round proposed the bad
     fix again with one good one: after 10 rounds two good fixes were silently left for a second
@@ -720,7 +756,9 @@ def test_all_fixes_that_pass_go_in_in_one_round(make_tree: MakeTree, monkeypatch
     assert (again.exit_code, again.stderr.splitlines()) == (1, ["declint: fixed 0 findings in 0 files", refused])
 
 
-def test_a_refused_fix_that_another_fix_moves_is_tried_and_listed_once(make_tree: MakeTree) -> None:
+def test_a_refused_fix_that_another_fix_moves_is_tried_and_listed_once(
+    make_tree: MakeTree, duplicating_fixes: None
+) -> None:
     """The DL104 fix is refused in the same round as the DL902 fix above it is accepted, which
     removes a line: remembered by place, the refused fix would be proposed again one line up in
     the next round and listed twice. It is listed once, where it is in the fixed file (as the
