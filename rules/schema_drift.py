@@ -29,13 +29,20 @@ _ESCAPE = re.compile(
 # Group syntax: inline flags `(?i:` / `(?i)`, named groups `(?<name>` / `(?P<name>`, `(?P=name)`.
 _GROUP_SYNTAX = re.compile(r"\(\?(?:[a-zA-Z]+[:)]|P?<[A-Za-z_]\w*>|P=\w+\))")
 _SCHEMA = "docs/trtllm-serve-config.schema.json"
+_DECODER = json.JSONDecoder()
+_SPACE = re.compile(r"[ \t\n\r]*")  # JSON's whitespace
+_COMBINATORS = ("anyOf", "oneOf", "allOf")
 
 
 @dataclass(frozen=True)
-class Constraint:
-    pointer: str
-    values: frozenset[str]  # as accepted (spelling kept)
-    kind: str  # "enum", "const" or "pattern"
+class Accepted:
+    """The strings a schema accepts, as far as DL108 reads them; names compared upper-cased."""
+
+    at: str  # where a member it rejects is reported: its one constraint, else the node combining several
+    names: dict[str, str]  # upper-cased name -> pointer of the (first) constraint that accepts it
+    spellings: frozenset[str] = frozenset()  # as an enum or a const lists them
+    caseless: frozenset[str] = frozenset()  # a pattern's words, accepted in any case
+    constrained: bool = True  # False: no string at all (`{"type": "null"}`), which no enum narrows
 
 
 class SchemaDrift(ProjectRule):
@@ -141,19 +148,18 @@ def schema_drift(path: Path, config: Config, members: frozenset[str], literal: s
 
 def _drift(rel: str, text: str, document: Any, config: Config, members: frozenset[str], literal: str) -> list[Finding]:
     findings = []
-    for constraint in _constraints(document, "", config.str_list("backend-context-names")):
-        line = _pointer_line(text, constraint.pointer)
-        for message in _compare(constraint, members, literal):
-            findings.append(_finding(rel, line, f"{constraint.pointer}: {message}"))
+    for group in _constraints(document, "", config.str_list("backend-context-names")):
+        for pointer, message in _compare(group, members, literal):
+            findings.append(_finding(rel, _pointer_line(text, pointer), f"{pointer}: {message}"))
     return findings
 
 
-def _constraints(node: Any, pointer: str, patterns: tuple[str, ...]) -> Iterator[Constraint]:
+def _constraints(node: Any, pointer: str, patterns: tuple[str, ...]) -> Iterator[Accepted]:
     if isinstance(node, dict):
         for name, schema in sorted((node.get("properties") or {}).items()):
             child = f"{pointer}/properties/{_escape(name)}"
             if name_matches_any(name, patterns):
-                yield from _allowed(schema, child)
+                yield from _groups(schema, child)
             yield from _constraints(schema, child, patterns)
         for key, value in sorted(node.items()):
             if key != "properties" and isinstance(value, dict | list):
@@ -163,20 +169,105 @@ def _constraints(node: Any, pointer: str, patterns: tuple[str, ...]) -> Iterator
             yield from _constraints(item, f"{pointer}/{position}", patterns)
 
 
-def _allowed(schema: Any, pointer: str) -> Iterator[Constraint]:
+def _groups(schema: Any, pointer: str) -> Iterator[Accepted]:
+    """What a backend-named property accepts, judged as one: the strings it takes (its branches'
+    union or intersection), then, each on its own, the values it holds (array items, map values)."""
+    own = _accepts(schema, pointer)
+    if own is not None and own.constrained:
+        yield own
+    yield from _held(schema, pointer)
+
+
+def _held(schema: Any, pointer: str) -> Iterator[Accepted]:
+    """The groups of the values `schema` holds, also through its anyOf / oneOf / allOf branches."""
     if not isinstance(schema, dict):
         return
-    if isinstance(schema.get("enum"), list):
-        yield Constraint(f"{pointer}/enum", frozenset(str(v) for v in schema["enum"] if isinstance(v, str)), "enum")
-    if isinstance(schema.get("const"), str):
-        yield Constraint(f"{pointer}/const", frozenset({schema["const"]}), "const")
-    if isinstance(schema.get("pattern"), str):
-        yield Constraint(f"{pointer}/pattern", _pattern_words(schema["pattern"]), "pattern")
-    for key in ("anyOf", "oneOf", "allOf"):
-        for position, option in enumerate(schema.get(key) or []):
-            yield from _allowed(option, f"{pointer}/{key}/{position}")
     for key in ("items", "additionalProperties"):
-        yield from _allowed(schema.get(key), f"{pointer}/{key}")
+        yield from _groups(schema.get(key), f"{pointer}/{key}")
+    held = schema.get("patternProperties")
+    for name, value in sorted(held.items() if isinstance(held, dict) else ()):
+        yield from _groups(value, f"{pointer}/patternProperties/{_escape(name)}")
+    for key in _COMBINATORS:
+        for position, option in enumerate(_branches(schema, key)):
+            yield from _held(option, f"{pointer}/{key}/{position}")
+
+
+def _branches(schema: dict[str, Any], key: str) -> list[Any]:
+    branches = schema.get(key)
+    return branches if isinstance(branches, list) else []
+
+
+def _accepts(schema: Any, pointer: str) -> Accepted | None:
+    """The strings `schema` accepts; None for any string (no keyword DL108 reads, or a `$ref`,
+    which it does not follow). Its keywords all apply, so they intersect, allOf's branches with them."""
+    if not isinstance(schema, dict):
+        return None
+    operands = [*_keywords(schema, pointer)]
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            operands.append(
+                _union(
+                    [_accepts(b, f"{pointer}/{key}/{i}") for i, b in enumerate(_branches(schema, key))],
+                    f"{pointer}/{key}",
+                )
+            )
+    if "allOf" in schema:
+        operands.append(
+            _intersection(
+                [_accepts(b, f"{pointer}/allOf/{i}") for i, b in enumerate(_branches(schema, "allOf"))],
+                f"{pointer}/allOf",
+            )
+        )
+    return _intersection(operands, pointer)
+
+
+def _keywords(schema: dict[str, Any], pointer: str) -> Iterator[Accepted]:
+    kinds = schema.get("type")
+    if isinstance(kinds, str | list) and "string" not in (kinds if isinstance(kinds, list) else [kinds]):
+        yield Accepted(f"{pointer}/type", {}, constrained=False)
+    if isinstance(schema.get("enum"), list):
+        yield _listed([v for v in schema["enum"] if isinstance(v, str)], f"{pointer}/enum")
+    if "const" in schema:
+        yield _listed([schema["const"]] if isinstance(schema["const"], str) else [], f"{pointer}/const")
+    if isinstance(schema.get("pattern"), str):
+        words = _pattern_words(schema["pattern"])
+        yield Accepted(f"{pointer}/pattern", dict.fromkeys(sorted(words), f"{pointer}/pattern"), caseless=words)
+
+
+def _listed(values: list[str], pointer: str) -> Accepted:
+    """An enum's or a const's strings; none (`"const": null`) narrows no string name."""
+    names = dict.fromkeys((value.upper() for value in values), pointer)
+    return Accepted(pointer, names, frozenset(values), constrained=bool(values))
+
+
+def _union(parts: list[Accepted | None], pointer: str) -> Accepted | None:
+    """anyOf / oneOf: a string passes when one branch takes it (oneOf's "only one" cannot split
+    names: a name two branches take is a schema bug of its own, not drift)."""
+    if not parts or None in parts:
+        return None  # a branch of any string (`{"type": "string"}`): the union takes every name
+    known = [part for part in parts if part is not None]
+    constrained = [part for part in known if part.constrained]
+    names: dict[str, str] = {}
+    for part in known:
+        for name, where in part.names.items():
+            names.setdefault(name, where)
+    at = constrained[0].at if len(constrained) == 1 else pointer
+    spellings = frozenset().union(*(part.spellings for part in known))
+    caseless = frozenset().union(*(part.caseless for part in known))
+    return Accepted(at, names, spellings, caseless, constrained=bool(constrained))
+
+
+def _intersection(parts: list[Accepted | None], pointer: str) -> Accepted | None:
+    """allOf, and a schema's own keywords: a string passes when every one takes it."""
+    known = [part for part in parts if part is not None]
+    if len(known) <= 1:
+        return known[0] if known else None
+    constrained = [part for part in known if part.constrained]
+    names = {name: where for name, where in known[0].names.items() if all(name in part.names for part in known)}
+    spellings = frozenset(s for part in known for s in part.spellings if s.upper() in names)
+    caseless = frozenset.intersection(*(part.caseless for part in known))
+    at = constrained[0].at if len(constrained) == 1 else pointer
+    return Accepted(at, names, spellings, caseless, constrained=bool(constrained))
 
 
 def _pattern_words(pattern: str) -> frozenset[str]:
@@ -197,23 +288,31 @@ def _unescaped(escape: re.Match[str]) -> str:
     return character if character is not None and not character.isalnum() and character != "\\" else " "
 
 
-def _compare(constraint: Constraint, members: frozenset[str], literal: str) -> list[str]:
-    accepted = {value.upper() for value in constraint.values}
-    messages = [f'"{name}" is a member of {literal} but the schema rejects it' for name in sorted(members - accepted)]
-    messages += [
-        f'the schema accepts "{name}", which is not a member of {literal}' for name in sorted(accepted - members)
+def _compare(group: Accepted, members: frozenset[str], literal: str) -> list[tuple[str, str]]:
+    """(pointer, message) of each disagreement: a member rejected is reported where the property's
+    accepted values are combined, a value it should not accept (or accepts in one case only) at the
+    constraint that accepts it."""
+    found = [
+        (group.at, f'"{name}" is a member of {literal} but the schema rejects it')
+        for name in sorted(members - group.names.keys())
     ]
-    if constraint.kind == "enum":
-        both = {
-            v.upper() for v in constraint.values if v.lower() in constraint.values and v.upper() in constraint.values
-        }
-        if both:
-            for name in sorted((accepted & members) - both):
-                messages.append(
-                    f'the schema accepts only one spelling of "{name}" while it accepts both cases of '
-                    "other names; the server upper-cases names, so accept both"
-                )
-    return messages
+    found += [
+        (group.names[name], f'the schema accepts "{name}", which is not a member of {literal}')
+        for name in sorted(group.names.keys() - members)
+    ]
+    exact = group.spellings
+    both = {value.upper() for value in exact if value.lower() in exact and value.upper() in exact}
+    if both:  # a pattern accepts either case, so its names are never one spelling
+        single = {value.upper() for value in exact} & members & group.names.keys()
+        found += [
+            (
+                group.names[name],
+                f'the schema accepts only one spelling of "{name}" while it accepts both cases of '
+                "other names; the server upper-cases names, so accept both",
+            )
+            for name in sorted(single - both - group.caseless)
+        ]
+    return found
 
 
 def _escape(segment: str) -> str:
@@ -221,7 +320,8 @@ def _escape(segment: str) -> str:
 
 
 def _pointer_line(text: str, pointer: str) -> int:
-    """Line of a JSON pointer's last key, found by searching each key in turn.
+    """Line of a JSON pointer's last key, found by searching each key in turn and stepping over
+    the elements before an array index (`anyOf/2` is the third branch, not the first).
 
     Hand-written because the standard json module keeps no positions; exact for the usual
     pretty-printed schemas, and at worst points at an earlier line of the same file.
@@ -229,6 +329,7 @@ def _pointer_line(text: str, pointer: str) -> int:
     offset = 0
     for segment in pointer.strip("/").split("/"):
         if segment.isdigit():
+            offset = _element(text, offset, int(segment))
             continue
         key = segment.replace("~1", "/").replace("~0", "~")
         found = text.find(json.dumps(key), offset)
@@ -236,6 +337,29 @@ def _pointer_line(text: str, pointer: str) -> int:
             break
         offset = found
     return text.count("\n", 0, offset) + 1
+
+
+def _element(text: str, key: int, index: int) -> int:
+    """Offset of element `index` of the array that is the value of the key at offset `key`; `key`
+    itself where the text is not shaped so (the search then goes on from the key)."""
+    try:
+        position = _skip_space(text, text.index(":", key) + 1)
+        if not text.startswith("[", position):
+            return key
+        position = _skip_space(text, position + 1)
+        for _ in range(index):
+            position = _skip_space(text, _DECODER.raw_decode(text, position)[1])
+            if not text.startswith(",", position):
+                return key
+            position = _skip_space(text, position + 1)
+    except (ValueError, RecursionError):  # a key found in a string, not where the pointer leads
+        return key
+    return position
+
+
+def _skip_space(text: str, position: int) -> int:
+    match = _SPACE.match(text, position)
+    return match.end() if match else position
 
 
 def _finding(rel: str, line: int, message: str) -> Finding:
