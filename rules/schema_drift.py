@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Iterator
@@ -32,6 +33,7 @@ _SCHEMA = "docs/trtllm-serve-config.schema.json"
 _DECODER = json.JSONDecoder()
 _SPACE = re.compile(r"[ \t\n\r]*")  # JSON's whitespace
 _COMBINATORS = ("anyOf", "oneOf", "allOf")
+_NEAR_MISS = 0.8  # as DL103: how close a name must come to a backend name to be taken for a typo of it
 
 
 @dataclass(frozen=True)
@@ -55,20 +57,34 @@ class SchemaDrift(ProjectRule):
     at the door; when it loses one, the schema still advertises it.
 
     For every property named like a backend (`backend-context-names`) in the schemas matched by
-    `serving-schemas`, the values its `enum` / `const` / `pattern` accepts (through `anyOf`,
-    `oneOf`, `allOf`, `items`, `additionalProperties`) are compared with the Literal's members,
+    `serving-schemas`, the values it accepts are compared with the Literal's members,
     case-insensitively; each missing or extra value is reported with the file and JSON pointer,
-    and so is an enum that lists only one spelling of a name while listing both for others. In a
-    pattern, the words of the alternation are the names: regex syntax such as `\\s*`, `\\b`,
-    `(?i:...)` or a group's name is not. A schema that cannot be read (not a regular file, larger
-    than `max-file-size`, not UTF-8, not JSON, or nested too deep) is one finding, at its first
-    line (at the bad byte's when not UTF-8), and the run goes on.
+    and so is an enum that lists only one spelling of a name while listing both for others. The
+    values are read from `enum`, `const` and `pattern`, combined as JSON Schema does: `anyOf` and
+    `oneOf` accept what any branch accepts (a branch of any string, such as `{"type": "string"}`,
+    accepts every name), `allOf` and a schema's own keywords what all of them accept; a branch that
+    takes no string (`{"type": "null"}`) adds nothing. A member rejected is reported at the one
+    constraint, or at the `anyOf` / `oneOf` / `allOf` that combines several; a value accepted, at
+    the constraint that accepts it. The values a property holds (`items`, `additionalProperties`,
+    `patternProperties`) are judged on their own; a `$ref` is not followed (its definition is
+    judged where it has a backend-named property). In a pattern, the words of the alternation
+    are the names: regex syntax such as `\\s*`, `\\b`, `(?i:...)` or a group's name is not.
+
+    A property of another namespace (a visual-generation config's `attention_backend` of
+    `TORCH_SDPA` and `FLASHINFER`) is not judged: one that accepts at least as many foreign names
+    (neither a member, an `extra-backend-names` entry, nor a near miss of one) as backend names.
+    As DL103 takes a Literal with a member that is no backend name for another namespace, but by
+    majority, since a stale schema of ours keeps most of its names beside the one that drifted.
+
+    A schema that cannot be read (not a regular file, larger than `max-file-size`, not UTF-8,
+    not JSON, or nested too deep) is one finding, at its first line (at the bad byte's when not
+    UTF-8), and the run goes on.
     """
 
     CODE = "DL108"
     NAME = "schema-drift"
     SUMMARY = "the serving JSON schemas' allowed backend values disagree with the Literal"
-    OPTIONS = ("serving-schemas", "backend-context-names", "max-file-size")
+    OPTIONS = ("serving-schemas", "backend-context-names", "extra-backend-names", "max-file-size")
 
     VALID: ClassVar = (
         Valid(
@@ -85,6 +101,17 @@ class SchemaDrift(ProjectRule):
         Valid(
             '{\n  "properties": {\n    "attn_backend": {\n      "type": "string",\n'
             '      "pattern": "^\\\\s*(?i:vanilla|trtllm|flashinfer)\\\\s*$"\n    }\n  }\n}\n',
+            path=_SCHEMA,
+        ),
+        Valid(
+            '{\n  "properties": {\n    "attn_backend": {\n      "anyOf": [\n        {"const": "VANILLA"},\n'
+            '        {"const": "TRTLLM"},\n        {"const": "FLASHINFER"},\n        {"type": "null"}\n      ]\n'
+            "    }\n  }\n}\n",
+            path=_SCHEMA,
+        ),
+        Valid(
+            '{\n  "properties": {\n    "visual_gen_config": {\n      "properties": {\n'
+            '        "attention_backend": {"enum": ["TORCH_SDPA", "FLASHINFER"]}\n      }\n    }\n  }\n}\n',
             path=_SCHEMA,
         ),
     )
@@ -148,10 +175,28 @@ def schema_drift(path: Path, config: Config, members: frozenset[str], literal: s
 
 def _drift(rel: str, text: str, document: Any, config: Config, members: frozenset[str], literal: str) -> list[Finding]:
     findings = []
+    backend_names = frozenset(name.upper() for name in (*members, *config.str_list("extra-backend-names")))
     for group in _constraints(document, "", config.str_list("backend-context-names")):
+        if _other_namespace(group, backend_names):
+            continue
         for pointer, message in _compare(group, members, literal):
             findings.append(_finding(rel, _pointer_line(text, pointer), f"{pointer}: {message}"))
     return findings
+
+
+def _other_namespace(group: Accepted, backend_names: frozenset[str]) -> bool:
+    """The property names backends of another namespace (a visual-generation config's
+    `attention_backend: TORCH_SDPA | FLASHINFER`): at least as many of its names are foreign (no
+    backend name, nor a near miss of one) as are backend names. As DL103 takes a Literal with a
+    member that is no backend name for another namespace, but by majority: a schema of ours that
+    drifted keeps most of its names (VANILLA, TRTLLM and a stale FLASHINFER_STAR_ATTENTION)."""
+    ours = [name for name in group.names if name in backend_names or _near_miss(name, backend_names)]
+    foreign = len(group.names) - len(ours)
+    return foreign > 0 and foreign >= len(ours)
+
+
+def _near_miss(name: str, backend_names: frozenset[str]) -> bool:
+    return bool(difflib.get_close_matches(name, sorted(backend_names), n=1, cutoff=_NEAR_MISS))
 
 
 def _constraints(node: Any, pointer: str, patterns: tuple[str, ...]) -> Iterator[Accepted]:

@@ -136,3 +136,30 @@ def test_the_values_of_a_map_under_pattern_properties_are_judged(make_tree: Make
         "docs/trtllm-serve-config.schema.json:5:1: DL108 /properties/attn_backend/patternProperties/^vision$/enum: "
         '"FLASHINFER" is a member of EncoderAttentionBackend but the schema rejects it'
     ]
+
+
+# ---- a property of another namespace (the visual-generation attention backends) ----------------
+
+VISUAL_GEN = """{
+  "properties": {"visual_gen_config": {"$ref": "#/$defs/VisualGenConfig"}},
+  "$defs": {
+    "VisualGenConfig": {
+      "properties": {
+        "attention_backend": {"enum": ["TORCH_SDPA", "FLASHINFER"]}
+      }
+    }
+  }
+}
+"""
+
+
+def test_a_property_whose_names_are_mostly_not_backend_names_is_another_namespace(make_tree: MakeTree) -> None:
+    assert _dl108_text(make_tree, VISUAL_GEN) == []
+
+
+def test_a_property_with_one_foreign_name_among_more_members_is_still_judged(make_tree: MakeTree) -> None:
+    schema = VISUAL_GEN.replace('["TORCH_SDPA", "FLASHINFER"]', '["VANILLA", "TRTLLM", "FLASHINFER", "TORCH_SDPA"]')
+    assert _dl108_text(make_tree, schema) == [
+        "docs/trtllm-serve-config.schema.json:6:1: DL108 /$defs/VisualGenConfig/properties/attention_backend/enum: "
+        'the schema accepts "TORCH_SDPA", which is not a member of EncoderAttentionBackend'
+    ]
