@@ -78,7 +78,7 @@ class SchemaDrift(ProjectRule):
 
     A schema that cannot be read (not a regular file, larger than `max-file-size`, not UTF-8,
     not JSON, or nested too deep) is one finding, at its first line (at the bad byte's when not
-    UTF-8), and the run goes on.
+    UTF-8), and the run goes on; a UTF-8 byte order mark is skipped, as RFC 8259 allows.
     """
 
     CODE = "DL108"
@@ -162,7 +162,8 @@ def _schema_files(config: Config) -> list[Path]:
 def schema_drift(path: Path, config: Config, members: frozenset[str], literal: str) -> list[Finding]:
     rel = display_path(path, config.root)
     try:
-        text = read_input_text(str(path), rel, int(config.get("max-file-size")))
+        # RFC 8259 lets a parser ignore a byte order mark; it holds no newline, so lines stay right.
+        text = read_input_text(str(path), rel, int(config.get("max-file-size"))).removeprefix("\ufeff")
         document = json.loads(text)
         return _drift(rel, text, document, config, members, literal)
     except SourceError as error:  # a FIFO, a device, too large, not UTF-8: read as a source file is

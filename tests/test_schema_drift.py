@@ -163,3 +163,14 @@ def test_a_property_with_one_foreign_name_among_more_members_is_still_judged(mak
         "docs/trtllm-serve-config.schema.json:6:1: DL108 /$defs/VisualGenConfig/properties/attention_backend/enum: "
         'the schema accepts "TORCH_SDPA", which is not a member of EncoderAttentionBackend'
     ]
+
+
+# ---- a UTF-8 byte order mark -------------------------------------------------------------------
+
+
+def test_a_schema_with_a_utf8_bom_is_read_and_its_lines_stay_right(make_tree: MakeTree) -> None:
+    schema = "\ufeff" + _property('"enum": ["VANILLA", "TRTLLM"]')
+    assert _dl108_text(make_tree, schema) == [
+        "docs/trtllm-serve-config.schema.json:4:1: DL108 /properties/attn_backend/enum: "
+        '"FLASHINFER" is a member of EncoderAttentionBackend but the schema rejects it'
+    ]
