@@ -248,22 +248,12 @@ def _accepts(schema: Any, pointer: str) -> Accepted | None:
     which it does not follow). Its keywords all apply, so they intersect, allOf's branches with them."""
     if not isinstance(schema, dict):
         return None
-    operands = [*_keywords(schema, pointer)]
-    for key in ("anyOf", "oneOf"):
+    operands: list[Accepted | None] = [*_keywords(schema, pointer)]
+    for key in _COMBINATORS:
         if key in schema:
-            operands.append(
-                _union(
-                    [_accepts(b, f"{pointer}/{key}/{i}") for i, b in enumerate(_branches(schema, key))],
-                    f"{pointer}/{key}",
-                )
-            )
-    if "allOf" in schema:
-        operands.append(
-            _intersection(
-                [_accepts(b, f"{pointer}/allOf/{i}") for i, b in enumerate(_branches(schema, "allOf"))],
-                f"{pointer}/allOf",
-            )
-        )
+            branches = [_accepts(b, f"{pointer}/{key}/{i}") for i, b in enumerate(_branches(schema, key))]
+            combine = _intersection if key == "allOf" else _union
+            operands.append(combine(branches, f"{pointer}/{key}"))
     return _intersection(operands, pointer)
 
 
