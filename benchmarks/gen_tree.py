@@ -7,8 +7,8 @@ Deterministic for a seed. The tree has the layout declint's defaults expect: the
 registry and mixin, and `--model-share` of the files (3% by default) as `modeling_*.py` model
 files, about a third of which carry a finding (direct SDPA in a configurable tower, a missing
 declaration, a retyped backend name, an invalid declaration; each kind in the same share in every
-tree, see `model_kinds`), plus another 1% of files that
-mention `attn_backend` without a finding. Every other file is filler code shaped like the rest
+tree, see `model_kinds`), plus another 1% of files that mention `attn_backend` without a finding
+(`--mention-files` caps their number). Every other file is filler code shaped like the rest
 of TensorRT-LLM (modules, executors, tests, examples, scripts): classes, methods, docstrings,
 imports of the shared modules, and none of declint's needles. Sizes vary around 6 KB.
 
@@ -393,8 +393,14 @@ HUBS = {
 }
 
 
-def generate(root: Path, files: int, seed: int = 0, model_share: float = 0.03) -> dict[str, object]:
+def generate(
+    root: Path, files: int, seed: int = 0, model_share: float = 0.03, mention_files: int | None = None
+) -> dict[str, object]:
+    """`mention_files`: at most that many filler files mention `attn_backend` (they can match a
+    rule, so a tree measuring files that cannot match holds as many as the tree it is compared
+    with); the random draws stay the same, so the tree is otherwise the one without the cap."""
     rng = random.Random(seed)
+    mentions = 0
     tree: dict[str, str] = {**CORE, **HUBS}
     expected: dict[str, list[str]] = {}
     models = max(1, int(files * model_share))
@@ -410,7 +416,9 @@ def generate(root: Path, files: int, seed: int = 0, model_share: float = 0.03) -
         package = rng.choice(PACKAGES)
         sub = f"{package}/{rng.choice(WORDS)}_{number % 37}" if rng.random() < 0.6 else package
         rel = f"{sub}/{rng.choice(WORDS)}_{rng.choice(WORDS)}_{number}.py"
-        tree[rel] = _filler(rng, rng.random() < 0.01)
+        mention = rng.random() < 0.01 and (mention_files is None or mentions < mention_files)
+        mentions += mention
+        tree[rel] = _filler(rng, mention)
         parts = Path(rel).parent.parts
         for depth in range(1, len(parts) + 1):
             package_inits.add("/".join(parts[:depth]) + "/__init__.py")
@@ -431,6 +439,7 @@ def generate(root: Path, files: int, seed: int = 0, model_share: float = 0.03) -
         "bytes": total,
         "model_files": models,
         "files_with_findings": len(expected),
+        "mention_files": mentions,
         "expected": expected,
         "seed": seed,
     }
@@ -444,8 +453,9 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--model-share", type=float, default=0.03)
+    parser.add_argument("--mention-files", type=int, default=None, help="at most this many files mention attn_backend")
     args = parser.parse_args()
-    manifest = generate(args.out, args.files, args.seed, args.model_share)
+    manifest = generate(args.out, args.files, args.seed, args.model_share, args.mention_files)
     summary = {k: v for k, v in manifest.items() if k != "expected"}
     print(json.dumps(summary))
 

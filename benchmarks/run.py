@@ -352,25 +352,29 @@ def _explain(corpus: Path, path: str, row: int, declint: set[tuple[str, int]]) -
 # ---- generated trees --------------------------------------------------------------------------------
 
 
-def tree(size: int, model_share: float = 0.03, suffix: str = "") -> Path:
+def tree(size: int, model_share: float = 0.03, suffix: str = "", mention_files: int | None = None) -> Path:
+    """The generated tree (made once, and again when asked with another `mention_files`)."""
     root = WORK / "trees" / f"{size}{suffix}"
-    if not (root / "manifest.json").exists():
+    manifest = root / "manifest.json"
+    made = json.loads(manifest.read_text(encoding="utf-8")) if manifest.exists() else None
+    if made is None or (mention_files is not None and made.get("mention_files") != mention_files):
         if root.exists():
             shutil.rmtree(root)
-        subprocess.run(
-            [
-                sys.executable,
-                str(HERE / "gen_tree.py"),
-                str(root),
-                "--files",
-                str(size),
-                "--model-share",
-                str(model_share),
-            ],
-            check=True,
-        )
+        command = [sys.executable, str(HERE / "gen_tree.py"), str(root), "--files", str(size)]
+        command += ["--model-share", str(model_share)]
+        command += ["--mention-files", str(mention_files)] if mention_files is not None else []
+        subprocess.run(command, check=True)
         _age(root)
     return root
+
+
+def mention_files(root: Path) -> int:
+    """How many filler files of a generated tree mention attn_backend (see gen_tree.py)."""
+    made = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+    if "mention_files" in made:
+        return int(made["mention_files"])
+    marker = b"def choose(config, fallback):"  # a tree generated before the manifest counted them
+    return sum(marker in path.read_bytes() for path in root.rglob("*.py"))
 
 
 def tree_cases(root: Path, label: str) -> list[Case]:
@@ -440,8 +444,11 @@ def peak_rss(root: Path, *args: str) -> dict[str, float]:
 def scaling(rounds: int) -> dict[str, Any]:
     results: dict[str, Any] = {"trees": {}}
     roots = {f"{size}": tree(size) for size in TREE_SIZES}
-    # Same 30 model files as the 1k tree, the rest filler: what files that cannot match cost.
-    roots["20000, 30 models"] = tree(20000, 30 / 20000, "-30models")
+    # Same 30 model files and as many files mentioning attn_backend as the 1k tree, the rest filler
+    # that no needle matches: what files that cannot match cost. (Until 2026-12-02 this tree had
+    # 1% of its filler mention attn_backend, as the others do: ~190 files that can match, counted
+    # as files that cannot.)
+    roots["20000, 30 models"] = tree(20000, 30 / 20000, "-30models", mention_files(roots["1000"]))
     cases_of: dict[str, list[Case]] = {}
     for label, root in roots.items():
         (root / "check-syntax.toml").write_text('roots = ["."]\ncheck-syntax = true\n', encoding="utf-8")
