@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import re
 import warnings
 from dataclasses import dataclass
@@ -97,6 +98,7 @@ class LiteralDef:
     # (get_args gives the Literal and NoneType), so never the shared Literal's definition.
     optional: bool = False
     type_checking: bool = False  # in the body of `if TYPE_CHECKING:`: absent at runtime
+    branch: tuple[tuple[int, int, int], ...] = ()  # the `if` arms it is in (see `exclusive`)
 
 
 @dataclass(frozen=True)
@@ -174,8 +176,8 @@ class _Extractor:
                 if isinstance(value, ast.Constant) and isinstance(value.value, str):
                     constants.append((target, value.value))
         literals = [
-            literal
-            for node, type_checking in _module_level(tree.body, type_checking=False)
+            dataclasses.replace(literal, branch=branch) if branch else literal
+            for node, type_checking, branch in _module_level(tree.body, type_checking=False)
             for target, value, line in _module_assignments(node)
             if (literal := self._literal(target, value, line, type_checking)) is not None
         ]
@@ -385,7 +387,7 @@ class _Extractor:
         often, to an expression that references something: each with the union of those references.
         Names are collected first, so that a value naming another (`{**_BASE}`) leads to it."""
         bindings: dict[str, list[ast.expr]] = {}
-        for node, _ in _module_level(tree.body, type_checking=False):
+        for node, _, _ in _module_level(tree.body, type_checking=False):
             for name, value in _value_bindings(node):
                 if name not in self.names:
                     bindings.setdefault(name, []).append(value)
@@ -444,19 +446,39 @@ def _other_than_none(elements: list[ast.expr]) -> ast.expr | None:
     return others[0] if len(elements) == 2 and len(others) == 1 else None
 
 
-def _module_level(statements: list[ast.stmt], type_checking: bool) -> list[tuple[ast.stmt, bool]]:
+# Where a statement sits among the module's `if` statements: (line, column, 0 for the body or 1
+# for the `else`) of each `if` it is in, outermost first. Two statements in different branches of
+# one `if` never both run.
+Branch = tuple[tuple[int, int, int], ...]
+
+
+def _module_level(
+    statements: list[ast.stmt], type_checking: bool, branch: Branch = ()
+) -> list[tuple[ast.stmt, bool, Branch]]:
     """The module's statements and those in its `if` / `try` blocks, which run at import too,
-    each with whether only a type checker sees it (the body of `if TYPE_CHECKING:`)."""
+    each with whether only a type checker sees it (the body of `if TYPE_CHECKING:`) and its branch."""
     found = []
     for statement in statements:
-        found.append((statement, type_checking))
+        found.append((statement, type_checking, branch))
         if isinstance(statement, ast.If):
-            found += _module_level(statement.body, type_checking or _is_type_checking(statement.test))
-            found += _module_level(statement.orelse, type_checking)
+            where = (statement.lineno, statement.col_offset)
+            checking = type_checking or _is_type_checking(statement.test)
+            found += _module_level(statement.body, checking, (*branch, (*where, 0)))
+            found += _module_level(statement.orelse, type_checking, (*branch, (*where, 1)))
         elif isinstance(statement, ast.Try | ast.TryStar):
             blocks = [statement.body, *(h.body for h in statement.handlers), statement.orelse, statement.finalbody]
-            found += [pair for block in blocks for pair in _module_level(block, type_checking)]
+            found += [item for block in blocks for item in _module_level(block, type_checking, branch)]
     return found
+
+
+def exclusive(one: Branch, other: Branch) -> bool:
+    """Do the two branches lie in different arms of one `if` (so that at most one of them runs)?"""
+    for (line, column, arm), (other_line, other_column, other_arm) in zip(one, other, strict=False):
+        if (line, column) != (other_line, other_column):
+            return False
+        if arm != other_arm:
+            return True
+    return False
 
 
 def _is_type_checking(test: ast.expr) -> bool:

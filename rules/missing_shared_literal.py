@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from declint.config import Config, key_line
 from declint.discovery import display_path
+from declint.facts import exclusive
 from declint.index import ProjectIndex
 from declint.rule import Invalid, ProjectRule, Valid
 from declint.types import Finding, Position, Span
@@ -22,7 +23,8 @@ class MissingSharedLiteral(ProjectRule):
     `Optional[Literal[...]]`, `Union[Literal[...], None]` or `Literal[...] | None` (write
     `Optional[EncoderAttentionBackend]`). A wrapped Literal is never the shared one's definition.
     A configured name that re-exports the Literal (`llm_args` importing it, a package's
-    `__init__`) is followed to the module that defines it.
+    `__init__`) is followed to the module that defines it. Definitions in different arms of one
+    `if` (`if sys.version_info >= ...:` / `else:`) are one definition: only one of them runs.
 
     Reported at the second definition or the copy; when the module itself is missing, at the
     configuration's `shared-literal` key (when defaults are used: at the project's
@@ -117,7 +119,9 @@ class MissingSharedLiteral(ProjectRule):
                 f'shared Literal "{home_name}" is defined twice in {home_module} '
                 f"(first at line {definitions[0].line}); keep one definition",
             )
-            for extra in definitions[1:]
+            for number, extra in enumerate(definitions[1:], 1)
+            # `if sys.version_info ...: X = Literal[...] else: X = Literal[...]`: one of them runs
+            if not all(exclusive(extra.branch, earlier.branch) for earlier in definitions[:number])
         ]
         return findings + self._copies(index, definitions[0].members)
 

@@ -159,3 +159,42 @@ def test_shim_targets_finds_only_a_literal_the_running_program_sees(
     result = CliRunner().invoke(cli, ["shim-targets", "--format", "json", str(root / "tensorrt_llm")])
     rows = {row["key"]: (row["state"], row["detail"]) for row in json.loads(result.output)["targets"]}
     assert rows["shared-literal"] == state
+
+
+VERSIONED = (
+    "import sys\n"
+    "if sys.version_info >= (3, 8):\n"
+    "    from typing import Literal\n"
+    f"    EncoderAttentionBackend = Literal[{MEMBERS}]\n"
+    "elif sys.version_info >= (3, 7):\n"
+    "    from typing_extensions import Literal\n"
+    f"    EncoderAttentionBackend = Literal[{MEMBERS}]\n"
+    "else:\n"
+    f"    EncoderAttentionBackend = Literal[{MEMBERS}]\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("llm_args", "reported"),
+    [
+        # One definition per arm of an if / elif / else: only one ever runs.
+        (VERSIONED, []),
+        # A definition after the if runs with either arm's; in the same arm twice, both run.
+        (VERSIONED + f"EncoderAttentionBackend = Literal[{MEMBERS}]\n", [(10, 4)]),
+        (VERSIONED.replace("else:\n", f"    EncoderAttentionBackend = Literal[{MEMBERS}]\nelse:\n"), [(8, 4)]),
+        # try / except: the try's definition may run before the except's.
+        (
+            f"from typing import Literal\ntry:\n    EncoderAttentionBackend = Literal[{MEMBERS}]\n"
+            f"except ImportError:\n    EncoderAttentionBackend = Literal[{MEMBERS}]\n",
+            [(5, 3)],
+        ),
+    ],
+)
+def test_definitions_in_exclusive_arms_of_an_if_are_one_definition(
+    make_tree: MakeTree, llm_args: str, reported: list[tuple[int, int]]
+) -> None:
+    assert _findings(make_tree, {LLM_ARGS: llm_args}) == [
+        f'{LLM_ARGS}:{line}:1: DL100 shared Literal "EncoderAttentionBackend" is defined twice in '
+        f"tensorrt_llm.llmapi.llm_args (first at line {first}); keep one definition"
+        for line, first in reported
+    ]
