@@ -8,7 +8,7 @@ class that calls SDPA? what are the members of the shared Literal?
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
@@ -24,6 +24,7 @@ from declint.facts import (
     ValueFacts,
     name_matches,
 )
+from declint.hints import hinted_encoder
 from declint.members import DYNAMIC_ATTRIBUTES
 
 _MAX_REEXPORT_HOPS = 8
@@ -270,8 +271,13 @@ class ProjectIndex:
     def _compute_owners(self) -> dict[str, list[Ownership]]:
         graph = self._reference_graph()
         owners: dict[str, list[Ownership]] = {}
-        for model in self.models():
-            for node, path in _reachable(model.qualname, graph):
+        models = self.models()
+        names = {model.qualname for model in models}
+        for model in models:
+            # Another model is not a part of this one (`isinstance(x, Other)`, a module-level list
+            # of models): its towers are its own. An ancestor model is, through inheritance.
+            others = names - {model.qualname} - {name for name, _ in self.ancestors(model)}
+            for node, path in _reachable(model.qualname, graph, others):
                 owners.setdefault(node, []).append(Ownership(model.qualname, self._encoder_of(model, path), path))
         return owners
 
@@ -291,20 +297,15 @@ class ProjectIndex:
 
     def _encoder_of(self, model: ClassFacts, path: tuple[str, ...]) -> str:
         """The encoder a class reached through `path` belongs to: the model's only encoder, else
-        the one the nearest class on the path (from the class up) names by its hints. A class whose
-        name hints at two encoders (`ImageAudioEmbedding`, holding both towers) tells nothing."""
+        the one the nearest class on the path (from the class up) names by its hints."""
         encoders = self._encoders(model)
         if len(encoders) == 1:
             return next(iter(encoders))
+        hints = {e: h for e, h in self.encoder_hints.items() if not encoders or e in encoders}
         for qualname in reversed(path[1:]):
-            short = qualname.rpartition(".")[2].lower()
-            hinted = {
-                encoder
-                for encoder, hints in self.encoder_hints.items()
-                if (not encoders or encoder in encoders) and any(hint.lower() in short for hint in hints)
-            }
-            if len(hinted) == 1:
-                return hinted.pop()
+            named = hinted_encoder(qualname.rpartition(".")[2], hints)
+            if named is not None:
+                return named
         return "vision"
 
     def _encoders(self, model: ClassFacts) -> set[str]:
@@ -345,8 +346,11 @@ class ProjectIndex:
         }
 
 
-def _reachable(start: str, graph: dict[str, tuple[str, ...]]) -> Iterator[tuple[str, tuple[str, ...]]]:
-    """Breadth-first: every node reachable from `start`, with the shortest path to it."""
+def _reachable(
+    start: str, graph: dict[str, tuple[str, ...]], avoid: Collection[str] = ()
+) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """Breadth-first: every node reachable from `start` without passing through `avoid`, with the
+    shortest path to it."""
     paths: dict[str, tuple[str, ...]] = {start: (start,)}
     queue = deque([start])
     while queue:
@@ -355,6 +359,6 @@ def _reachable(start: str, graph: dict[str, tuple[str, ...]]) -> Iterator[tuple[
         if len(paths[node]) > _MAX_OWNERSHIP_DEPTH:
             continue
         for target in graph.get(node, ()):
-            if target not in paths:
+            if target not in paths and target not in avoid:
                 paths[target] = (*paths[node], target)
                 queue.append(target)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from declint.hints import hinted_encoder
+
 MODELS_PACKAGE = "tensorrt_llm._torch.models"
 BACKEND_PACKAGES = ("tensorrt_llm._torch.attention_backend", "tensorrt_llm._torch.attention.backends")
 
@@ -43,8 +45,6 @@ class Conventions:
         return dict(self.modality_encoders).get(modality)
 
     def encoder_from_name(self, class_name: str) -> str:
-        """Which encoder a class belongs to, from its name (declint's encoder-name-hints): the one
-        encoder it hints at; a name hinting at two, or at none, is the vision encoder's."""
-        lowered = class_name.lower()
-        hinted = {encoder for encoder, hints in self.encoder_name_hints if any(hint in lowered for hint in hints)}
-        return hinted.pop() if len(hinted) == 1 else "vision"
+        """Which encoder a class belongs to, from its name, as declint's DL101 reads it
+        (`declint.hints`); a name with no hint is the vision encoder's."""
+        return hinted_encoder(class_name, dict(self.encoder_name_hints)) or "vision"

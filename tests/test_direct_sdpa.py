@@ -369,7 +369,7 @@ TWO_ENCODERS = HEADER + (
 )
 
 
-def test_the_nearest_class_hinting_at_one_encoder_decides(make_tree: MakeTree) -> None:
+def test_the_nearest_class_hinting_at_an_encoder_decides(make_tree: MakeTree) -> None:
     """The holder's name hints at both encoders: the tower's own name (SigLIP, vision) decides.
     The audio hint of the holder had credited the call to the fixed audio encoder: no finding."""
     assert dl101(make_tree, {MODEL: TWO_ENCODERS}) == [f"8:16: {_bypass('PeSiglipAttention.forward')}"]
@@ -478,4 +478,38 @@ def test_a_walrus_expression_called_in_place_is_reported(make_tree: MakeTree) ->
         f"8:16: {_bypass('VisionTower.forward')}",
         f"11:12: {_undeclared('encode')}",
         f"15:12: {_undeclared('chained')}",
+    ]
+
+
+def test_of_two_hints_in_one_name_the_last_decides(make_tree: MakeTree) -> None:
+    """`ImageBindAudioEncoder` is an audio encoder (its head noun), `AudioVisualEncoder` a vision
+    one; the first was credited to vision (a name hinting at two told nothing), a false DL101."""
+    audio = TWO_ENCODERS.replace("PeSiglipAttention", "ImageBindAudioEncoder").replace(
+        "self.image_embed = PeImageEmbedding()", "self.image_embed = ImageBindAudioEncoder()"
+    )
+    assert dl101(make_tree, {MODEL: audio}) == []
+    vision = audio.replace("ImageBindAudioEncoder", "AudioVisualEncoder")
+    assert dl101(make_tree, {MODEL: vision}) == [f"8:16: {_bypass('AudioVisualEncoder.forward')}"]
+
+
+def test_a_model_does_not_own_another_models_towers(make_tree: MakeTree) -> None:
+    """A model that names another (`isinstance(x, Other)`, a module-level list of models) does
+    not own the other's towers: a fixed model's SDPA tower was reported as bypassed through the
+    configurable model that lists it. A subclass still owns its base model's towers."""
+    source = FIXED_BASE + (
+        "\n@register_input_processor(object, model_type='other', placeholder_metadata="
+        "MultimodalPlaceholderMetadata(placeholder_map={'image': '<image>'}))\n"
+        "class OtherVLModel(MultimodalModelMixin, nn.Module):\n"
+        "    encoder_attention_backends = {'vision': ('VANILLA', 'TRTLLM', 'FLASHINFER')}\n\n"
+        "    def accepts(self, other):\n"
+        "        return isinstance(other, ProbeVLModel) or type(other) in SUPPORTED\n\n"
+        "SUPPORTED = [ProbeVLModel, OtherVLModel]\n"
+    )
+    assert dl101(make_tree, {MODEL: source}) == []
+    subclass = source + "\nclass ProbeChild(ProbeVLModel):\n    encoder_attention_backends = {'vision': ('TRTLLM',)}\n"
+    assert dl101(make_tree, {MODEL: subclass}) == [
+        "8:16: `VisionAttention.forward` calls torch.nn.functional.scaled_dot_product_attention directly, but "
+        "ProbeChild declares its vision encoder configurable (TRTLLM): an encoder_attention_backend override is "
+        "silently bypassed; route the call through the attention backend or declare the encoder "
+        "FixedEncoderAttention(reason)"
     ]

@@ -542,16 +542,16 @@ def test_the_runtime_contract_takes_getattr_as_providing_all(tmp_path: Path, mon
 
 
 def test_the_shim_tells_encoders_by_name_as_the_linter_does() -> None:
-    """Same hints as declint's encoder-name-hints default, and the same reading: the one encoder a
-    name hints at; a name hinting at two (a holder of both towers), or none, is vision's."""
+    """Same hints as declint's encoder-name-hints default, and the same reading (declint.hints):
+    of the hints in a name, the one that ends last, its head noun, decides; no hint is vision."""
     from declint.config import OPTIONS
     from declint.runtime_shim.conventions import Conventions
 
     conventions = Conventions()
     default = next(spec.default for spec in OPTIONS if spec.key == "encoder-name-hints")
     assert dict(conventions.encoder_name_hints) == {encoder: tuple(hints) for encoder, hints in default.items()}
-    named = ("WhisperEncoder", "SiglipVisionTower", "ImageAudioEmbedding", "PatchMerger")
-    assert [conventions.encoder_from_name(name) for name in named] == ["audio", "vision", "vision", "vision"]
+    named = ("WhisperEncoder", "SiglipVisionTower", "ImageBindAudioEncoder", "AudioVisualEncoder", "PatchMerger")
+    assert [conventions.encoder_from_name(name) for name in named] == ["audio", "vision", "audio", "vision", "vision"]
     # With only audio hints configured, a name holding one is audio's.
     assert Conventions(encoder_name_hints=(("audio", ("audio",)),)).encoder_from_name("ImageAudio") == "audio"
 
