@@ -182,7 +182,16 @@ class ProjectIndex:
                 names.update(facts.members)
             elif name.rpartition(".")[2] not in _OPAQUE_FREE_BASES:
                 return None
-        return None if not names.isdisjoint(DYNAMIC_ATTRIBUTES) else frozenset(names)
+        return None if self._answers_any(cls) else frozenset(names)
+
+    def _answers_any(self, cls: ClassFacts) -> bool:
+        """A class of `cls`'s own (not the metadata base every metadata class shares, nor what is
+        above it) defines `__getattr__`: a base's serves the aliases it knows and raises for the
+        rest, it does not make every metadata class provide everything."""
+        chain = [cls, *(facts for _, facts in self.ancestors(cls) if facts is not None)]
+        base = next((c for c in chain if name_matches(c.qualname, self.metadata_base)), None)
+        shared = {base.qualname, *(name for name, _ in self.ancestors(base))} if base is not None else set()
+        return any(c.qualname not in shared and not DYNAMIC_ATTRIBUTES.isdisjoint(c.members) for c in chain)
 
     def metadata_pairing(self, cls: ClassFacts) -> tuple[str | None, str | None]:
         """(type argument of the generic backend base, `Metadata = X`), inherited when not own."""

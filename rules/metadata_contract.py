@@ -52,7 +52,8 @@ class MetadataContract(FactRule):
     forward fails on the assert instead (an `AssertionError`, or under `python -O` the read's own
     `AttributeError`). The two pairings disagreeing is itself a finding. When a base class is outside the project,
     nothing is reported for that class, nor for a metadata class that defines `__getattr__` or
-    `__getattribute__` (its own or a base's): it may answer any attribute.
+    `__getattribute__` (its own or a base's): it may answer any attribute. One on the metadata
+    base itself (`metadata-base`, which every metadata class shares) does not count.
     """
 
     CODE = "DL105"

@@ -29,18 +29,25 @@ _NO_CONTRACT_MODULES = ("builtins", "typing", "abc")  # bases that read and assi
 
 
 @functools.lru_cache(maxsize=256)
-def provided(metadata_cls: type) -> frozenset[str] | None:
+def provided(metadata_cls: type, metadata_base: str = "AttentionMetadata") -> frozenset[str] | None:
+    """What an instance of `metadata_cls` has, over its bases; None when that cannot be known, as
+    the static DL105 reads it (`ProjectIndex.provided`): a class of its own (not the metadata base,
+    nor what is above it) defines `__getattr__`, or a class's source cannot be read."""
     names: set[str] = set()
+    base = next((klass for klass in metadata_cls.__mro__ if klass.__name__ == metadata_base), None)
+    shared = set(base.__mro__) if base is not None else {object}
     for klass in metadata_cls.__mro__:
         if klass is object:
             continue
+        if klass not in shared and not DYNAMIC_ATTRIBUTES.isdisjoint(vars(klass)):
+            return None
         names.update(vars(klass))
         names.update(getattr(klass, "__annotations__", {}))
         assigned = _self_assignments(klass)
         if assigned is None:
             return None
         names.update(assigned)
-    return None if not names.isdisjoint(DYNAMIC_ATTRIBUTES) else frozenset(names)
+    return frozenset(names)
 
 
 @functools.lru_cache(maxsize=256)

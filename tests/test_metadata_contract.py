@@ -240,3 +240,31 @@ def test_a_metadata_class_with_getattr_provides_any_attribute(make_tree: MakeTre
             "metadata.cu_seqlens_q, which its metadata class PlainMetadata does not provide (AttributeError at "
             "the first forward); no metadata class provides cu_seqlens_q"
         ]
+
+
+def test_getattr_in_the_metadata_base_itself_answers_nothing_new(make_tree: MakeTree) -> None:
+    """A `__getattr__` on the base every metadata class shares (a deprecated alias, else an
+    AttributeError) silenced DL105 for every metadata class of the project."""
+    interface = (
+        "class AttentionMetadata:\n"
+        "    def __getattr__(self, name):\n"
+        '        if name == "seq_lens_kv":\n'
+        "            return self.kv_lens\n"
+        "        raise AttributeError(name)\n\n\n"
+        "class AttentionBackend:\n"
+        "    pass\n"
+    )
+    plain = DYNAMIC.split("class PlainMetadata")[0].replace("    def {method}", "    def _unused")
+    plain += (
+        "class PlainMetadata(AttentionMetadata):\n    pass\n\n"
+        "class PlainAttention(AttentionBackend[PlainMetadata]):\n"
+        "    Metadata = PlainMetadata\n\n"
+        "    def forward(self, q, metadata):\n"
+        "        return metadata.cu_seqlens_q\n"
+    )
+    found = _dl105(make_tree, {PKG + "interface.py": interface, PKG + "lazy.py": plain}, "lazy.py")
+    assert found == [
+        "tensorrt_llm/_torch/attention_backend/lazy.py:17:16: DL105 PlainAttention.forward reads "
+        "metadata.cu_seqlens_q, which its metadata class PlainMetadata does not provide (AttributeError at "
+        "the first forward); no metadata class provides cu_seqlens_q"
+    ]

@@ -539,6 +539,12 @@ def test_the_runtime_contract_takes_getattr_as_providing_all(tmp_path: Path, mon
     module = importlib.import_module("declint_lazy_probe")
     assert contract.provided(module.ProbeMetadata) is None
     assert contract.missing(module.Backend, module.ProbeMetadata) == ()
+    # On the metadata base every metadata class shares, a __getattr__ answers nothing new.
+    shared = "class AttentionMetadata:\n    def __getattr__(self, name):\n        raise AttributeError(name)\n\n\n"
+    probe = CONTRACT_PROBE.replace("class ProbeMetadata:", "class ProbeMetadata(AttentionMetadata):")
+    (tmp_path / "declint_shared_probe.py").write_text(shared + probe, encoding="utf-8")
+    module = importlib.import_module("declint_shared_probe")
+    assert contract.missing(module.Backend, module.ProbeMetadata) == ("kv_layout", "workspace")
 
 
 def test_the_shim_tells_encoders_by_name_as_the_linter_does() -> None:
