@@ -247,7 +247,7 @@ class InvalidDeclaration(Rule):
 
     def _check_backends(self, encoder: str, value: cst.Tuple | cst.List | cst.Set) -> None:
         seen: set[str] = set()
-        listed = _strings(element.value for element in value.elements)
+        listed = set(_strings(element.value for element in value.elements))  # grows with each fix's name
         for element in value.elements:
             string = element.value
             if not isinstance(string, cst.SimpleString) or not isinstance(string.evaluated_value, str):
@@ -265,9 +265,10 @@ class InvalidDeclaration(Rule):
                 )
                 # A wrong case is fixed safely (the member is certain); a typo's nearest member is
                 # a guess, offered as an unsafe fix (`--unsafe-fixes`: the user reviews it). A
-                # second copy of the name is left to the first one's fix.
-                if not duplicate and not would_duplicate(member, listed):
+                # second copy of the name, or of the member another fix writes, gets none.
+                if not duplicate and not would_duplicate(member, frozenset(listed)):
                     self._attach_replacement(name, member, Applicability.SAFE if certain else Applicability.UNSAFE)
+                    listed.add(member or "")
 
     def _attach_replacement(self, name: str, replacement: str | None, applicability: Applicability) -> None:
         """The last finding gets a fix that rewrites its string literal to `replacement`."""
