@@ -81,7 +81,11 @@ class MetadataBackendMismatch(Rule):
     `Attention(..., attn_backend=encoder_backend)`, also bound with `functools.partial` or
     unpacked from `**{"attn_backend": ...}` or `**dict(...)`, or set by a config derived in the
     layer's own arguments: `Attention(config=dataclasses.replace(c, attn_backend=...))`) other
-    than the one the metadata class comes from. A config is a name used as one (derived, copied,
+    than the one the metadata class comes from. The reverse too: the metadata class derived
+    from an override (`vision_config.attn_backend`, or `model_config` rebound to its override)
+    while the layers get the config it overrides, unless some layers get the override (the rule
+    does not know which calls build attention layers: `PatchEmbed(model_config)` next to
+    `Attention(config=vision_config)` is taken for a layer without metadata). A config is a name used as one (derived, copied,
     its `attn_backend` read), however it is spelled (`vision_cfg`); `setattr(c, "attn_backend",
     b)` is `c.attn_backend = b`. A config name rebound to its override (`model_config =
     dataclasses.replace(model_config, attn_backend=...)`, or a copy under the same name given the
@@ -474,6 +478,7 @@ class MetadataBackendMismatch(Rule):
                 if override is not None and self._canonical(override.source) == config:
                     self.report(source.node, self._overridden(encoder, source.config, name, override))
                     return
+            self._judge_original_layers(encoder, source, source.config, configs)
         elif source.fixed is not None:
             following = [n for n in configs if self._override_of(n) is None or not self._pinned_to(n)]
             pinned = [n for n in configs if self._pinned_elsewhere(n, source.fixed)]
@@ -514,6 +519,38 @@ class MetadataBackendMismatch(Rule):
             f"{encoder} takes its metadata class from {read}, but builds its attention layers from {_shown(layers)}, "
             f"whose attn_backend is overridden (line {line}): with a per-encoder override the layers get metadata of "
             f"another backend (AttributeError at the first forward); {advice}"
+        )
+
+    def _judge_original_layers(self, encoder: str, source: _MetadataSource, metadata: str, configs: list[str]) -> None:
+        """The reverse of `_overridden`: the metadata class follows an override of config X, the
+        layers X itself. Reported only when no layers follow the override: the rule does not know
+        which calls build attention layers, so X passed to another call next to layers built from
+        the override (`PatchEmbed(model_config)`) is taken for a layer that needs no metadata;
+        layers given a backend by name are `_judge_direct`'s."""
+        override = self._override_of(metadata)
+        if override is None or self._direct:
+            return
+        followed, original = self._canonical(metadata), self._canonical(override.source)
+        if any(self._canonical(name) == followed for name in configs):
+            return
+        layers = [name for name in configs if self._canonical(name) == original]
+        if layers:
+            self.report(source.node, self._original_layers(encoder, metadata, layers[0], override))
+
+    def _original_layers(self, encoder: str, metadata: str, layers: str, override: _Override) -> str:
+        """The message for layers built from the config that `metadata`'s override was derived from
+        (the same name before a rebinding, say)."""
+        line = self._line(override.where)
+        built = _shown(layers)
+        advice = f"build the layers from {_shown(metadata)}"
+        if layers in self._retired:
+            built += f" read before line {self._line(self._retired[layers])}"
+            if _shown(layers) == _shown(metadata):  # the name rebound to the override: read it afterwards
+                advice += f" after line {line}"
+        return (
+            f"{encoder} takes its metadata class from {_shown(metadata)}'s attn_backend, which is overridden (line "
+            f"{line}), but builds its attention layers from {built}, whose attn_backend is not: with a per-encoder "
+            f"override the layers get metadata of another backend (AttributeError at the first forward); {advice}"
         )
 
     def _judge_direct(self, encoder: str, source: _MetadataSource) -> bool:

@@ -474,6 +474,62 @@ def test_dl106_a_config_passed_to_layers_counts_however_it_is_named(make_tree: M
     ]
 
 
+def test_dl106_layers_from_the_original_config_and_metadata_from_its_override(make_tree: MakeTree) -> None:
+    """The reverse of an override the layers read: the metadata class follows an override of the
+    config the layers are built from, under the rebound name or another (2026-12-04: silent since
+    the rebinding is one config; before, it was reported only by matching the override against
+    itself). Not reported when some layers follow the override: the rule does not know which calls
+    build attention layers (`PatchEmbed(model_config)`)."""
+    head = ENCODER_HEAD.replace("import dataclasses\n", "import copy\nimport dataclasses\n").replace(
+        "import get_attention_backend", "import create_attention, get_attention_backend"
+    )
+    override = "dataclasses.replace(model_config, attn_backend=encoder_backend)"
+    source = head + "".join(
+        [
+            encoder("LayersBefore", "self.attn = Attention(config=model_config)", f"model_config = {override}",
+                    "self.metadata_cls = get_attention_backend(model_config.attn_backend).Metadata"),
+            encoder("OtherName", f"vision_config = {override}", "self.attn = Attention(config=model_config)",
+                    "self.metadata_cls = get_attention_backend(vision_config.attn_backend).Metadata"),
+            encoder("CopyOverride", "vcfg = copy.deepcopy(model_config)", "vcfg.attn_backend = encoder_backend",
+                    "self.blocks = [VisionBlock(model_config) for _ in range(2)]",
+                    "self.metadata_cls = get_attention_backend(vcfg.attn_backend).Metadata"),
+            encoder("KeptOnSelf", f"self.vision_config = {override}", "self.attn = Attention(config=model_config)",
+                    "self.metadata_cls = get_attention_backend(self.vision_config.attn_backend).Metadata"),
+            encoder("AlsoFollows", f"vision_config = {override}", "self.patch_embed = PatchEmbed(model_config)",
+                    "self.attn = Attention(config=vision_config)",
+                    "self.metadata_cls = get_attention_backend(vision_config.attn_backend).Metadata"),
+            encoder("RebindBefore", "self.patch_embed = PatchEmbed(model_config)", f"model_config = {override}",
+                    "self.attn = Attention(config=model_config)",
+                    "self.metadata_cls = get_attention_backend(model_config.attn_backend).Metadata"),
+            encoder("ByName", f"vision_config = {override}", "self.patch_embed = PatchEmbed(model_config)",
+                    "self.attn = create_attention(encoder_backend, layer_idx=0)",
+                    "self.metadata_cls = get_attention_backend(vision_config.attn_backend).Metadata"),
+        ]
+    )  # fmt: skip
+    root = make_tree({"tensorrt_llm/_torch/models/encoders.py": source})
+    code, lines = check("--select", "DL106", str(root))
+    assert code == 1
+    tail = (
+        "whose attn_backend is not: with a per-encoder override the layers get metadata of another backend "
+        "(AttributeError at the first forward); build the layers from "
+    )
+    assert lines == [
+        "tensorrt_llm/_torch/models/encoders.py:14:29: DL106 LayersBefore takes its metadata class from "
+        "model_config's attn_backend, which is overridden (line 13), but builds its attention layers from "
+        "model_config read before line 13, " + tail + "model_config after line 13",
+        "tensorrt_llm/_torch/models/encoders.py:21:29: DL106 OtherName takes its metadata class from "
+        "vision_config's attn_backend, which is overridden (line 19), but builds its attention layers from "
+        "model_config, " + tail + "vision_config",
+        "tensorrt_llm/_torch/models/encoders.py:29:29: DL106 CopyOverride takes its metadata class from "
+        "vcfg's attn_backend, which is overridden (line 27), but builds its attention layers from "
+        "model_config, " + tail + "vcfg",
+        "tensorrt_llm/_torch/models/encoders.py:36:29: DL106 KeptOnSelf takes its metadata class from "
+        "self.vision_config's attn_backend, which is overridden (line 34), but builds its attention layers from "
+        "model_config, " + tail + "self.vision_config",
+        "Found 4 findings in 15 files.",
+    ]
+
+
 def test_a_shared_literal_module_that_does_not_parse_is_named_as_such(make_tree: MakeTree) -> None:
     """Not "no module ... under the indexed roots": the module is there (a `type` statement, say,
     under an interpreter older than 3.12), and DL100 points at it."""
