@@ -30,6 +30,11 @@ _DERIVATIONS = ("replace", "deepcopy", "copy")
 # Backend functions that build a layer (their first argument is the layer's backend); the others
 # in `backend-functions` (`get_attention_backend`) pick a class.
 _LAYER_FACTORIES = ("create_attention",)
+# Methods of a logger (`logger.info`, `logging.warning`, TensorRT-LLM's `logger.info_once`):
+# a config handed to them, or to `print`, is shown, not built into a layer.
+_LOG_METHODS = frozenset(
+    ("debug", "info", "warning", "warn", "error", "exception", "critical", "log", "info_once", "warning_once")
+)
 
 
 @dataclass(frozen=True)
@@ -85,9 +90,11 @@ class MetadataBackendMismatch(Rule):
     from an override (`vision_config.attn_backend`, or `model_config` rebound to its override)
     while the layers get the config it overrides, unless some layers get the override (the rule
     does not know which calls build attention layers: `PatchEmbed(model_config)` next to
-    `Attention(config=vision_config)` is taken for a layer without metadata). A config is a name used as one (derived, copied,
-    its `attn_backend` read), however it is spelled (`vision_cfg`); `setattr(c, "attn_backend",
-    b)` is `c.attn_backend = b`. A config name rebound to its override (`model_config =
+    `Attention(config=vision_config)` is taken for a layer without metadata). A config handed to
+    `print` or a logger's method (`logger.info("%s", vcfg)`) builds no layer; one handed to any
+    other call does (a validator, `check_backend(vcfg)`, is read as building layers). A config is
+    a name used as one (derived, copied, its `attn_backend` read), however it is spelled
+    (`vision_cfg`); `setattr(c, "attn_backend", b)` is `c.attn_backend = b`. A config name rebound to its override (`model_config =
     dataclasses.replace(model_config, attn_backend=...)`, or a copy under the same name given the
     backend) is the overridden config from there on and the original before: a metadata class
     read from it after the rebinding follows the layers, one read before does not; likewise a copy
@@ -290,6 +297,8 @@ class MetadataBackendMismatch(Rule):
             callee is not None and "config" in callee.lower()
         ):
             return  # deriving, reading or building a config (`ModelConfig(...)`), or picking a backend, builds no layer
+        if _is_logging(node):
+            return
         if callee is not None and "attention" in callee.lower():
             # An attention layer's backend is the keyword's, whatever config it is also given, or
             # the one a config built in place sets: `Attention(config=replace(c, attn_backend=x))`.
@@ -652,6 +661,17 @@ def _derived_from(value: cst.BaseExpression) -> str | None:
     if isinstance(value, cst.Call) and value.args and _last_name(value.func) in _DERIVATIONS:
         return _name_of(value.args[0].value)
     return None
+
+
+def _is_logging(call: cst.Call) -> bool:
+    """`print(...)` or a logger's method (`logger.info`, `self._log.debug`): a receiver named
+    like a logger, so that a layer's own `.log(...)` or `.info(...)` still counts."""
+    if isinstance(call.func, cst.Name):
+        return call.func.value == "print"
+    if not isinstance(call.func, cst.Attribute) or call.func.attr.value not in _LOG_METHODS:
+        return False
+    receiver = _last_name(call.func.value)
+    return receiver is not None and "log" in receiver.lower()
 
 
 def _shown(name: str) -> str:

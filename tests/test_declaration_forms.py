@@ -530,6 +530,37 @@ def test_dl106_layers_from_the_original_config_and_metadata_from_its_override(ma
     ]
 
 
+def test_dl106_a_config_only_logged_or_printed_builds_no_layer(make_tree: MakeTree) -> None:
+    """An override handed to a logger's method or `print` is shown, not built into a layer
+    (2026-12-04: `logger.info("%s", vcfg)` read as layers built from vcfg). A config passed to
+    any other call (a validator) still counts, since the rule does not know what the call builds."""
+    head = ENCODER_HEAD.replace("import dataclasses\n", "import dataclasses\nimport logging\n")
+    override = "dataclasses.replace(model_config, attn_backend=encoder_backend)"
+    metadata = "self.metadata_cls = get_attention_backend(model_config.attn_backend).Metadata"
+    source = head + "".join(
+        [
+            encoder("Logs", f"vcfg = {override}", 'logger.info("encoder config: %s", vcfg)',
+                    "self.attn = Attention(config=model_config)", metadata),
+            encoder("LogsOnSelf", f"vision_config = {override}", 'self._logger.warning_once("%s", vision_config)',
+                    "self.attn = Attention(config=model_config)", metadata),
+            encoder("Prints", f"cfg = {override}", "print(cfg)", 'logging.debug("%s", cfg)',
+                    "self.attn = Attention(config=model_config)", metadata),
+            encoder("LogsAndBuilds", f"vcfg = {override}", 'logger.info("%s", vcfg)',
+                    "self.attn = Attention(config=vcfg)", metadata),
+        ]
+    )  # fmt: skip
+    root = make_tree({"tensorrt_llm/_torch/models/encoders.py": source})
+    code, lines = check("--select", "DL106", str(root))
+    assert code == 1
+    assert lines == [
+        "tensorrt_llm/_torch/models/encoders.py:40:29: DL106 LogsAndBuilds takes its metadata class from "
+        "model_config's attn_backend, but builds its attention layers from vcfg, whose attn_backend is "
+        "overridden (line 37): with a per-encoder override the layers get metadata of another backend "
+        "(AttributeError at the first forward); derive both from vcfg",
+        "Found 1 finding in 15 files.",
+    ]
+
+
 def test_a_shared_literal_module_that_does_not_parse_is_named_as_such(make_tree: MakeTree) -> None:
     """Not "no module ... under the indexed roots": the module is there (a `type` statement, say,
     under an interpreter older than 3.12), and DL100 points at it."""
