@@ -74,7 +74,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "extra-backend-names",
         "list[str]",
         ["FLASHINFER_STAR_ATTENTION"],
-        "Backend names outside the Literal that DL103 still treats as backend names (and DL108 counts as ours).",
+        "Backend names outside the Literal that DL103 still treats as backend names.",
     ),
     OptionSpec(
         "fallback-backend-names",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections.abc import Iterator
@@ -33,7 +32,12 @@ _SCHEMA = "docs/trtllm-serve-config.schema.json"
 _DECODER = json.JSONDecoder()
 _SPACE = re.compile(r"[ \t\n\r]*")  # JSON's whitespace
 _COMBINATORS = ("anyOf", "oneOf", "allOf")
-_NEAR_MISS = 0.8  # as DL103: how close a name must come to a backend name to be taken for a typo of it
+# The example project's llm_args with the visual-generation Literal beside the shared one.
+_VISUAL_GEN_LITERALS = (
+    "from typing import Literal\n\n"
+    'EncoderAttentionBackend = Literal["VANILLA", "TRTLLM", "FLASHINFER"]\n'
+    'VisualGenAttentionBackend = Literal["TORCH_SDPA", "FLASHINFER"]\n'
+)
 
 
 @dataclass(frozen=True)
@@ -70,11 +74,12 @@ class SchemaDrift(ProjectRule):
     judged where it has a backend-named property). In a pattern, the words of the alternation
     are the names: regex syntax such as `\\s*`, `\\b`, `(?i:...)` or a group's name is not.
 
-    A property of another namespace (a visual-generation config's `attention_backend` of
-    `TORCH_SDPA` and `FLASHINFER`) is not judged: one that accepts at least as many foreign names
-    (neither a member, an `extra-backend-names` entry, nor a near miss of one) as backend names.
-    As DL103 takes a Literal with a member that is no backend name for another namespace, but by
-    majority, since a stale schema of ours keeps most of its names beside the one that drifted.
+    A property of another namespace is not judged: one whose accepted names are, case-insensitively,
+    exactly the members of another `typing.Literal` of the project (a visual-generation config's
+    `attention_backend` of `TORCH_SDPA` and `FLASHINFER`, generated from
+    `VisualGenAttentionBackend = Literal["TORCH_SDPA", "FLASHINFER"]`), as DL103 takes a value
+    typed by another Literal for another namespace. Any other set of names is judged, however
+    few of them are members: a stale schema of ours may have lost most of its names.
 
     A schema that cannot be read (not a regular file, larger than `max-file-size`, not UTF-8,
     not JSON, or nested too deep) is one finding, at its first line (at the bad byte's when not
@@ -84,7 +89,7 @@ class SchemaDrift(ProjectRule):
     CODE = "DL108"
     NAME = "schema-drift"
     SUMMARY = "the serving JSON schemas' allowed backend values disagree with the Literal"
-    OPTIONS = ("serving-schemas", "backend-context-names", "extra-backend-names", "max-file-size")
+    OPTIONS = ("serving-schemas", "backend-context-names", "max-file-size")
 
     VALID: ClassVar = (
         Valid(
@@ -113,6 +118,7 @@ class SchemaDrift(ProjectRule):
             '{\n  "properties": {\n    "visual_gen_config": {\n      "properties": {\n'
             '        "attention_backend": {"enum": ["TORCH_SDPA", "FLASHINFER"]}\n      }\n    }\n  }\n}\n',
             path=_SCHEMA,
+            files=(("tensorrt_llm/llmapi/llm_args.py", _VISUAL_GEN_LITERALS),),
         ),
     )
     INVALID: ClassVar = (
@@ -148,9 +154,24 @@ class SchemaDrift(ProjectRule):
         if not members:
             return []  # DL100 reports the missing Literal
         findings: list[Finding] = []
+        namespaces = other_namespaces(index)
         for path in _schema_files(config):
-            findings += schema_drift(path, config, frozenset(members), index.literal_name)
+            findings += schema_drift(path, config, frozenset(members), index.literal_name, namespaces)
         return findings
+
+
+def other_namespaces(index: ProjectIndex) -> frozenset[frozenset[str]]:
+    """The upper-cased member sets of the project's Literals other than the shared one: a schema
+    property accepting exactly one of them is generated from it (another namespace). A copy of the
+    shared Literal's members is no other namespace (DL100 reports it), nor is an empty Literal."""
+    shared = frozenset(name.upper() for name in index.literal_members or ())
+    found = set()
+    for module in index.modules.values():
+        for literal in module.literals:
+            names = frozenset(name.upper() for name in literal.members)
+            if literal.qualname != index.literal_home and names and names != shared:
+                found.add(names)
+    return frozenset(found)
 
 
 def _schema_files(config: Config) -> list[Path]:
@@ -159,13 +180,15 @@ def _schema_files(config: Config) -> list[Path]:
     return sorted(path for path in found if glob_match(display_path(path, config.root), patterns))
 
 
-def schema_drift(path: Path, config: Config, members: frozenset[str], literal: str) -> list[Finding]:
+def schema_drift(
+    path: Path, config: Config, members: frozenset[str], literal: str, namespaces: frozenset[frozenset[str]]
+) -> list[Finding]:
     rel = display_path(path, config.root)
     try:
         # RFC 8259 lets a parser ignore a byte order mark; it holds no newline, so lines stay right.
         text = read_input_text(str(path), rel, int(config.get("max-file-size"))).removeprefix("\ufeff")
         document = json.loads(text)
-        return _drift(rel, text, document, config, members, literal)
+        return _drift(rel, text, document, config, members, literal, namespaces)
     except SourceError as error:  # a FIFO, a device, too large, not UTF-8: read as a source file is
         return [_finding(rel, error.line or 1, f"cannot read the schema: {error.message}")]
     except json.JSONDecodeError as error:
@@ -174,30 +197,24 @@ def schema_drift(path: Path, config: Config, members: frozenset[str], literal: s
         return [_finding(rel, 1, "cannot read the schema: nesting too deep to read")]
 
 
-def _drift(rel: str, text: str, document: Any, config: Config, members: frozenset[str], literal: str) -> list[Finding]:
+def _drift(
+    rel: str,
+    text: str,
+    document: Any,
+    config: Config,
+    members: frozenset[str],
+    literal: str,
+    namespaces: frozenset[frozenset[str]],
+) -> list[Finding]:
     findings = []
-    backend_names = frozenset(name.upper() for name in (*members, *config.str_list("extra-backend-names")))
     for group in _constraints(document, "", config.str_list("backend-context-names")):
-        if _other_namespace(group, backend_names):
+        # Exactly another Literal's names: that Literal's schema, not ours drifted. A count of
+        # foreign names cannot tell (a schema of ours can drift to mostly foreign names).
+        if frozenset(group.names) in namespaces:
             continue
         for pointer, message in _compare(group, members, literal):
             findings.append(_finding(rel, _pointer_line(text, pointer), f"{pointer}: {message}"))
     return findings
-
-
-def _other_namespace(group: Accepted, backend_names: frozenset[str]) -> bool:
-    """The property names backends of another namespace (a visual-generation config's
-    `attention_backend: TORCH_SDPA | FLASHINFER`): at least as many of its names are foreign (no
-    backend name, nor a near miss of one) as are backend names. As DL103 takes a Literal with a
-    member that is no backend name for another namespace, but by majority: a schema of ours that
-    drifted keeps most of its names (VANILLA, TRTLLM and a stale FLASHINFER_STAR_ATTENTION)."""
-    ours = [name for name in group.names if name in backend_names or _near_miss(name, backend_names)]
-    foreign = len(group.names) - len(ours)
-    return foreign > 0 and foreign >= len(ours)
-
-
-def _near_miss(name: str, backend_names: frozenset[str]) -> bool:
-    return bool(difflib.get_close_matches(name, sorted(backend_names), n=1, cutoff=_NEAR_MISS))
 
 
 def _constraints(node: Any, pointer: str, patterns: tuple[str, ...]) -> Iterator[Accepted]:

@@ -153,13 +153,107 @@ VISUAL_GEN = """{
 """
 
 
-def test_a_property_whose_names_are_mostly_not_backend_names_is_another_namespace(make_tree: MakeTree) -> None:
-    assert _dl108_text(make_tree, VISUAL_GEN) == []
+LLM_ARGS = "tensorrt_llm/llmapi/llm_args.py"
+# The project's Literals: the shared one, the visual-generation one, and MoE's.
+LITERALS = (
+    "from typing import Literal\n\n"
+    'EncoderAttentionBackend = Literal["VANILLA", "TRTLLM", "FLASHINFER"]\n'
+    'VisualGenAttentionBackend = Literal["TORCH_SDPA", "FLASHINFER"]\n'
+    'MoeBackend = Literal["CUTLASS", "TRTLLM", "VANILLA", "DEEPGEMM"]\n'
+)
+
+
+def _dl108_with_literals(make_tree: MakeTree, schema: str) -> list[str]:
+    root = make_tree({SCHEMA: schema, LLM_ARGS: LITERALS})
+    result = CliRunner().invoke(cli, ["check", "--no-cache", "--select", "DL108", str(root)])
+    return [line for line in result.output.splitlines() if " DL108 " in line]
+
+
+def test_a_property_accepting_exactly_another_literals_members_is_another_namespace(make_tree: MakeTree) -> None:
+    assert _dl108_with_literals(make_tree, VISUAL_GEN) == []
+
+
+@pytest.mark.parametrize(
+    "accepted",
+    ['"enum": ["torch_sdpa", "FlashInfer"]', '"pattern": "^(?i:torch_sdpa|flashinfer)$"', '"const": "X"'],
+)
+def test_another_literals_members_in_any_case_or_spelling_are_another_namespace(
+    make_tree: MakeTree, accepted: str
+) -> None:
+    literals = LITERALS + 'OneName = Literal["X"]\n'
+    schema = VISUAL_GEN.replace('"enum": ["TORCH_SDPA", "FLASHINFER"]', accepted)
+    root = make_tree({SCHEMA: schema, LLM_ARGS: literals})
+    result = CliRunner().invoke(cli, ["check", "--no-cache", "--select", "DL108", str(root)])
+    assert [line for line in result.output.splitlines() if " DL108 " in line] == []
+
+
+def test_the_visual_gen_names_are_judged_where_no_literal_of_the_project_has_them(make_tree: MakeTree) -> None:
+    assert _dl108_text(make_tree, VISUAL_GEN) == [
+        "docs/trtllm-serve-config.schema.json:6:1: DL108 /$defs/VisualGenConfig/properties/attention_backend/enum: "
+        '"TRTLLM" is a member of EncoderAttentionBackend but the schema rejects it',
+        "docs/trtllm-serve-config.schema.json:6:1: DL108 /$defs/VisualGenConfig/properties/attention_backend/enum: "
+        '"VANILLA" is a member of EncoderAttentionBackend but the schema rejects it',
+        "docs/trtllm-serve-config.schema.json:6:1: DL108 /$defs/VisualGenConfig/properties/attention_backend/enum: "
+        'the schema accepts "TORCH_SDPA", which is not a member of EncoderAttentionBackend',
+    ]
+
+
+def _attn_backend(accepted: str) -> str:
+    """A schema whose attn_backend (line 3) accepts `accepted`."""
+    return '{\n  "properties": {\n    "attn_backend": {' + accepted + "}\n  }\n}\n"
+
+
+def _at_line_3(*messages: str) -> list[str]:
+    return [f"docs/trtllm-serve-config.schema.json:3:1: DL108 /properties/attn_backend/{m}" for m in messages]
+
+
+@pytest.mark.parametrize(
+    ("accepted", "expected"),
+    [
+        (
+            '"enum": ["TRTLLM", "trtllm", "TORCH", "torch"]',
+            _at_line_3(
+                'enum: "FLASHINFER" is a member of EncoderAttentionBackend but the schema rejects it',
+                'enum: "VANILLA" is a member of EncoderAttentionBackend but the schema rejects it',
+                'enum: the schema accepts "TORCH", which is not a member of EncoderAttentionBackend',
+            ),
+        ),
+        (
+            '"pattern": "^(?i:trtllm|sdpa)$"',
+            _at_line_3(
+                'pattern: "FLASHINFER" is a member of EncoderAttentionBackend but the schema rejects it',
+                'pattern: "VANILLA" is a member of EncoderAttentionBackend but the schema rejects it',
+                'pattern: the schema accepts "SDPA", which is not a member of EncoderAttentionBackend',
+            ),
+        ),
+        (
+            '"enum": ["TRTLLM", "FLASHINFER", "XFORMERS", "SDPA"]',
+            _at_line_3(
+                'enum: "VANILLA" is a member of EncoderAttentionBackend but the schema rejects it',
+                'enum: the schema accepts "SDPA", which is not a member of EncoderAttentionBackend',
+                'enum: the schema accepts "XFORMERS", which is not a member of EncoderAttentionBackend',
+            ),
+        ),
+        (  # a subset of another Literal's members is no other namespace: MoE has two more
+            '"enum": ["TRTLLM", "CUTLASS"]',
+            _at_line_3(
+                'enum: "FLASHINFER" is a member of EncoderAttentionBackend but the schema rejects it',
+                'enum: "VANILLA" is a member of EncoderAttentionBackend but the schema rejects it',
+                'enum: the schema accepts "CUTLASS", which is not a member of EncoderAttentionBackend',
+            ),
+        ),
+    ],
+)
+def test_our_property_with_as_many_foreign_names_as_members_is_judged(
+    make_tree: MakeTree, accepted: str, expected: list[str]
+) -> None:
+    # The other Literals are in the project: only exactly their members make another namespace.
+    assert _dl108_with_literals(make_tree, _attn_backend(accepted)) == expected
 
 
 def test_a_property_with_one_foreign_name_among_more_members_is_still_judged(make_tree: MakeTree) -> None:
     schema = VISUAL_GEN.replace('["TORCH_SDPA", "FLASHINFER"]', '["VANILLA", "TRTLLM", "FLASHINFER", "TORCH_SDPA"]')
-    assert _dl108_text(make_tree, schema) == [
+    assert _dl108_with_literals(make_tree, schema) == [
         "docs/trtllm-serve-config.schema.json:6:1: DL108 /$defs/VisualGenConfig/properties/attention_backend/enum: "
         'the schema accepts "TORCH_SDPA", which is not a member of EncoderAttentionBackend'
     ]
