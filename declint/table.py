@@ -21,6 +21,11 @@ _HEADER_LINE = re.compile(r"^\s*\|?" + r"\|".join(rf"\s*{c}\s*" for c in HEADER)
 _SEPARATOR = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _PIPE = re.compile(r"(?<!\\)\|")
+# GFM: a line that starts another block ends a table even when it holds a pipe: a list item
+# (`- `, `* `, `+ `, `1. `, `1) `), a blockquote, an ATX heading, a fence or an HTML block.
+_BLOCK_START = re.compile(
+    r" {0,3}(?:[-*+](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|>|#{1,6}(?:[ \t]|$)|`{3}|~{3}|<[A-Za-z/!?])"
+)
 
 
 @dataclass(frozen=True, order=True)
@@ -98,10 +103,11 @@ def parse_docs_table(text: str) -> DocsTable | None:
         if not _HEADER_LINE.match(line):
             continue
         rows: list[tuple[int, Row]] = []
+        piped = line.strip().startswith("|")
         for offset, body in enumerate(lines[number:], number + 1):
             if offset == number + 1 and _SEPARATOR.match(body):
                 continue
-            cells = _cells(body)
+            cells = _cells(body) if _is_row(body, piped) else None
             if cells is None:
                 break
             rows.append((offset, Row(*(cells + [""] * len(HEADER))[: len(HEADER)])))
@@ -125,6 +131,15 @@ def _prose(lines: list[str]) -> Iterator[tuple[int, str]]:
             comment = True
         else:
             yield number, line
+
+
+def _is_row(line: str, piped: bool) -> bool:
+    """Does `line` continue the table? Under a header with a leading pipe, only a line with one
+    does (a list item or a quote holding a pipe after the table is prose); under one without, a
+    line with an unescaped pipe that starts no other block (GitHub-flavoured Markdown)."""
+    if piped:
+        return line.strip().startswith("|")
+    return _PIPE.search(line) is not None and _BLOCK_START.match(line) is None
 
 
 def _cells(line: str) -> list[str] | None:

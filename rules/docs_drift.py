@@ -38,7 +38,10 @@ class DocsDrift(ProjectRule):
     (the first table whose header is `| model | encoder | backends | reason | default |`, outer
     pipes optional, outside fenced code blocks and HTML comments) and reports each missing, extra
     or different row at its docs line (missing rows at the header); each finding's context is its
-    row (`Model / encoder`), which tells a baseline's entries apart.
+    row (`Model / encoder`), which tells a baseline's entries apart. The table ends, as GitHub
+    renders it, at a line without a pipe or one that starts another block (a list item, a
+    blockquote, a heading, a fence, an HTML block), and, under a header with a leading pipe, at
+    a line without one.
     Fix by pasting the output of `declint table` into the page. A table file that cannot be read
     (missing, not a regular file, larger than `max-file-size`, not UTF-8) is one finding at its
     first line (at the bad byte's when not UTF-8).

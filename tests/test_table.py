@@ -132,3 +132,61 @@ def test_the_docs_table_is_read_as_markdown_renders_it(page: str, header_line: i
         header_line,
         ((header_line + 2, Row("MModel", "vision", "not configurable", "HF tower", "-")),),
     )
+
+
+PIPELESS = "\n".join(line.strip("|").strip() for line in TABLE.splitlines()) + "\n"
+# Lines after the table that hold a pipe but start another block (GFM): a list item, a quote,
+# a heading, a fence, an HTML block. Each ends the table.
+BLOCKS = [
+    "- the LLM's `attn_backend` is separate; pipe it through `declint table | tee x`",
+    "* a | b",
+    "+ a | b",
+    "1. a | b",
+    "2) a | b",
+    "> Note | quoted",
+    "## a | b",
+    "```sh | b",
+    "~~~ a | b",
+    "<div>a | b</div>",
+]
+
+
+@pytest.mark.parametrize("table", [TABLE, PIPELESS], ids=["outer pipes", "no outer pipes"])
+@pytest.mark.parametrize("block", BLOCKS)
+def test_a_block_with_a_pipe_right_after_the_table_is_no_row(table: str, block: str) -> None:
+    from declint.table import Row, parse_docs_table
+
+    parsed = parse_docs_table(table + block + "\n" + "  " + block + "\n")
+    assert parsed is not None
+    assert parsed.rows == ((3, Row("MModel", "vision", "not configurable", "HF tower", "-")),)
+
+
+def test_under_a_header_with_a_leading_pipe_a_row_needs_one_too() -> None:
+    from declint.table import Row, parse_docs_table
+
+    parsed = parse_docs_table(TABLE + "NModel | audio | not configurable | x | -\n")
+    assert parsed is not None
+    assert parsed.rows == ((3, Row("MModel", "vision", "not configurable", "HF tower", "-")),)
+
+
+def test_under_a_header_without_outer_pipes_any_line_with_a_pipe_is_a_row() -> None:
+    from declint.table import Row, parse_docs_table
+
+    parsed = parse_docs_table(PIPELESS + "| NModel | audio | not configurable | x | - |\nOModel | audio\n-1 | x\n")
+    assert parsed is not None
+    assert parsed.rows == (
+        (3, Row("MModel", "vision", "not configurable", "HF tower", "-")),
+        (4, Row("NModel", "audio", "not configurable", "x", "-")),
+        (5, Row("OModel", "audio", "", "", "")),
+        (6, Row("-1", "x", "", "", "")),
+    )
+
+
+def test_a_list_item_and_a_quote_after_the_table_are_not_reported(make_tree: MakeTree) -> None:
+    """They were read as rows, each reported as 'in the docs table but no model declares it'."""
+    root = make_tree({"tensorrt_llm/_torch/models/modeling_zz.py": ODD_REASONS})
+    code, output = invoke(str(root))
+    assert code == 0
+    page = root / "docs.md"
+    page.write_text(output + BLOCKS[0] + "\n" + "> Note | quoted\n", encoding="utf-8")
+    assert invoke("--check", str(page), str(root)) == (0, "All clear: 1 file checked.\n")
