@@ -473,12 +473,17 @@ def _module_level(
 
 def exclusive(one: Branch, other: Branch) -> bool:
     """Do the two branches lie in different arms of one `if` (so that at most one of them runs)?"""
+    return parting_if(one, other) is not None
+
+
+def parting_if(one: Branch, other: Branch) -> int | None:
+    """The line of the `if` whose different arms the two branches lie in; None if there is none."""
     for (line, column, arm), (other_line, other_column, other_arm) in zip(one, other, strict=False):
         if (line, column) != (other_line, other_column):
-            return False
+            return None
         if arm != other_arm:
-            return True
-    return False
+            return line
+    return None
 
 
 def _is_type_checking(test: ast.expr) -> bool:

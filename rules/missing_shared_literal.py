@@ -6,7 +6,7 @@ from typing import ClassVar
 
 from declint.config import Config, key_line
 from declint.discovery import display_path
-from declint.facts import exclusive
+from declint.facts import LiteralDef, exclusive, parting_if
 from declint.index import ProjectIndex
 from declint.rule import Invalid, ProjectRule, Valid
 from declint.types import Finding, Position, Span
@@ -24,7 +24,8 @@ class MissingSharedLiteral(ProjectRule):
     `Optional[EncoderAttentionBackend]`). A wrapped Literal is never the shared one's definition.
     A configured name that re-exports the Literal (`llm_args` importing it, a package's
     `__init__`) is followed to the module that defines it. Definitions in different arms of one
-    `if` (`if sys.version_info >= ...:` / `else:`) are one definition: only one of them runs.
+    `if` (`if sys.version_info >= ...:` / `else:`) are one definition, only one of them runs, when
+    their members agree; with other members, which names are valid depends on the arm: reported.
 
     Reported at the second definition or the copy; when the module itself is missing, at the
     configuration's `shared-literal` key (when defaults are used: at the project's
@@ -113,17 +114,32 @@ class MissingSharedLiteral(ProjectRule):
                 )
             ]
         findings = [
-            self._finding(
-                home.path,
-                extra.line,
-                f'shared Literal "{home_name}" is defined twice in {home_module} '
-                f"(first at line {definitions[0].line}); keep one definition",
-            )
+            self._finding(home.path, extra.line, self._second_definition(home_name, home_module, first, extra))
             for number, extra in enumerate(definitions[1:], 1)
-            # `if sys.version_info ...: X = Literal[...] else: X = Literal[...]`: one of them runs
-            if not all(exclusive(extra.branch, earlier.branch) for earlier in definitions[:number])
+            if (first := self._clash(extra, definitions[:number])) is not None
         ]
         return findings + self._copies(index, definitions[0].members)
+
+    @staticmethod
+    def _clash(extra: LiteralDef, earlier: list[LiteralDef]) -> LiteralDef | None:
+        """The earlier definition `extra` is a problem with: one that also runs, or one in another
+        arm of an `if` (only one runs) with other members, so that which names are valid depends
+        on which arm ran (`if sys.version_info ...: X = Literal[...] else: X = Literal[...]`)."""
+        for definition in earlier:
+            if not exclusive(extra.branch, definition.branch) or set(extra.members) != set(definition.members):
+                return definition
+        return None
+
+    @staticmethod
+    def _second_definition(name: str, module: str, first: LiteralDef, extra: LiteralDef) -> str:
+        parting = parting_if(extra.branch, first.branch)
+        if parting is None:
+            return f'shared Literal "{name}" is defined twice in {module} (first at line {first.line}); keep one definition'
+        return (
+            f'shared Literal "{name}" has other members in another branch of the if at line {parting} '
+            f"(line {first.line}: {', '.join(first.members)}): which names are valid depends on the branch that "
+            "ran; give both branches the same members"
+        )
 
     def _copies(self, index: ProjectIndex, members: tuple[str, ...]) -> list[Finding]:
         wanted = frozenset(members)

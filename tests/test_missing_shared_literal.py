@@ -181,7 +181,7 @@ VERSIONED = (
         (VERSIONED, []),
         # A definition after the if runs with either arm's; in the same arm twice, both run.
         (VERSIONED + f"EncoderAttentionBackend = Literal[{MEMBERS}]\n", [(10, 4)]),
-        (VERSIONED.replace("else:\n", f"    EncoderAttentionBackend = Literal[{MEMBERS}]\nelse:\n"), [(8, 4)]),
+        (VERSIONED.replace("else:\n", f"    EncoderAttentionBackend = Literal[{MEMBERS}]\nelse:\n"), [(8, 7)]),
         # try / except: the try's definition may run before the except's.
         (
             f"from typing import Literal\ntry:\n    EncoderAttentionBackend = Literal[{MEMBERS}]\n"
@@ -197,4 +197,18 @@ def test_definitions_in_exclusive_arms_of_an_if_are_one_definition(
         f'{LLM_ARGS}:{line}:1: DL100 shared Literal "EncoderAttentionBackend" is defined twice in '
         f"tensorrt_llm.llmapi.llm_args (first at line {first}); keep one definition"
         for line, first in reported
+    ]
+
+
+def test_arms_of_an_if_with_other_members_are_reported(make_tree: MakeTree) -> None:
+    """Only one arm runs, but which names are valid then depends on it: the first arm's members
+    were used silently (FLASHINFER passed DL104 though the else arm lacks it)."""
+    llm_args = VERSIONED.replace(
+        f"else:\n    EncoderAttentionBackend = Literal[{MEMBERS}]\n",
+        'else:\n    EncoderAttentionBackend = Literal["VANILLA", "TRTLLM"]\n',
+    )
+    assert _findings(make_tree, {LLM_ARGS: llm_args}) == [
+        f'{LLM_ARGS}:9:1: DL100 shared Literal "EncoderAttentionBackend" has other members in another branch of '
+        "the if at line 2 (line 4: VANILLA, TRTLLM, FLASHINFER): which names are valid depends on the branch "
+        "that ran; give both branches the same members"
     ]
