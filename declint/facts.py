@@ -13,6 +13,7 @@ import builtins
 import dataclasses
 import re
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from declint.members import MetadataRead, metadata_reads, method_names, model_default_backend, provided_members
@@ -403,7 +404,7 @@ class _Extractor:
 
     def _references(self, node: ast.AST) -> tuple[str, ...]:
         found = set()
-        for inner in ast.walk(node):
+        for inner in _walk_uses(node):
             if isinstance(inner, ast.Name) and inner.id in self.names:
                 found.add(self.names[inner.id])
             elif isinstance(inner, ast.Name) and inner.id in self.value_names:
@@ -569,3 +570,28 @@ def _first_string(call: ast.Call) -> str:
             return DYNAMIC_REASON
         return value if isinstance(value, str) and value.strip() else ""
     return ""
+
+
+# Comparisons that test what an object is, never build one: `type(x) in SUPPORTED_MODELS`,
+# `x.__class__ is Tower`.
+_TYPE_TESTS = (ast.In, ast.NotIn, ast.Is, ast.IsNot, ast.Eq, ast.NotEq)
+
+
+def _walk_uses(node: ast.AST) -> Iterator[ast.AST]:
+    """`ast.walk`, without the classes a type test names (`isinstance(x, (A, B))`, `issubclass`,
+    `type(x) in TOWERS`): ownership follows what a class builds or calls, and a model that checks
+    whether an object is another model's tower does not own that tower."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if isinstance(current, ast.Compare) and all(isinstance(op, _TYPE_TESTS) for op in current.ops):
+            continue
+        if (
+            isinstance(current, ast.Call)
+            and isinstance(current.func, ast.Name)
+            and current.func.id in ("isinstance", "issubclass")
+        ):
+            stack.extend(current.args[:1])
+            continue
+        stack.extend(ast.iter_child_nodes(current))

@@ -3,19 +3,34 @@ runtime shim, so that both read a name the same way."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
+
+# The words of a class name: CamelCase parts, runs of capitals (an acronym), digits; `_` splits.
+_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
 def hinted_encoder(name: str, hints: Mapping[str, Sequence[str]]) -> str | None:
-    """The encoder a class name hints at; of several, the one whose hint ends last in the name,
-    its head noun (`ImageBindAudioEncoder` is an audio encoder, `SiglipVisionTower` a vision one,
-    a holder of both towers, `ImageAudioEmbedding`, counts as audio: its towers' own names, nearer
-    on the path, decide first). None when no hint occurs."""
+    """The encoder a class name hints at: a hint that starts a word of the name (`SiglipVisionTower`,
+    `SigLIPEncoder`; not `ConformerSubdivision`, whose "vision" is inside a word); of several, the
+    one starting last, the name's head noun (`ImageBindAudioEncoder` is an audio encoder; a holder
+    of both towers, `ImageAudioEmbedding`, counts as audio: its towers' own names, nearer on the
+    path, decide first). None when no hint starts a word."""
     lowered = name.lower()
-    ends = [
-        (at + len(hint), encoder)
-        for encoder, words in sorted(hints.items())
-        for hint in words
-        if (at := lowered.rfind(hint.lower())) >= 0
+    starts = {match.start() for match in _WORDS.finditer(name)}
+    found = [
+        (start, encoder)
+        for encoder, listed in sorted(hints.items())
+        for hint in listed
+        for start in _occurrences(lowered, hint.lower())
+        if start in starts
     ]
-    return max(ends, key=lambda end: end[0])[1] if ends else None
+    return max(found, key=lambda item: item[0])[1] if found else None
+
+
+def _occurrences(text: str, word: str) -> list[int]:
+    found, at = [], text.find(word) if word else -1
+    while at >= 0:
+        found.append(at)
+        at = text.find(word, at + 1)
+    return found

@@ -8,7 +8,7 @@ class that calls SDPA? what are the members of the shared Literal?
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
@@ -280,13 +280,8 @@ class ProjectIndex:
     def _compute_owners(self) -> dict[str, list[Ownership]]:
         graph = self._reference_graph()
         owners: dict[str, list[Ownership]] = {}
-        models = self.models()
-        names = {model.qualname for model in models}
-        for model in models:
-            # Another model is not a part of this one (`isinstance(x, Other)`, a module-level list
-            # of models): its towers are its own. An ancestor model is, through inheritance.
-            others = names - {model.qualname} - {name for name, _ in self.ancestors(model)}
-            for node, path in _reachable(model.qualname, graph, others):
+        for model in self.models():
+            for node, path in _reachable(model.qualname, graph):
                 owners.setdefault(node, []).append(Ownership(model.qualname, self._encoder_of(model, path), path))
         return owners
 
@@ -355,11 +350,8 @@ class ProjectIndex:
         }
 
 
-def _reachable(
-    start: str, graph: dict[str, tuple[str, ...]], avoid: Collection[str] = ()
-) -> Iterator[tuple[str, tuple[str, ...]]]:
-    """Breadth-first: every node reachable from `start` without passing through `avoid`, with the
-    shortest path to it."""
+def _reachable(start: str, graph: dict[str, tuple[str, ...]]) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """Breadth-first: every node reachable from `start`, with the shortest path to it."""
     paths: dict[str, tuple[str, ...]] = {start: (start,)}
     queue = deque([start])
     while queue:
@@ -368,6 +360,6 @@ def _reachable(
         if len(paths[node]) > _MAX_OWNERSHIP_DEPTH:
             continue
         for target in graph.get(node, ()):
-            if target not in paths and target not in avoid:
+            if target not in paths:
                 paths[target] = (*paths[node], target)
                 queue.append(target)

@@ -490,26 +490,37 @@ def test_of_two_hints_in_one_name_the_last_decides(make_tree: MakeTree) -> None:
     assert dl101(make_tree, {MODEL: audio}) == []
     vision = audio.replace("ImageBindAudioEncoder", "AudioVisualEncoder")
     assert dl101(make_tree, {MODEL: vision}) == [f"8:16: {_bypass('AudioVisualEncoder.forward')}"]
+    # A hint inside a word is none: "Subdivision" holds "vision", the tower is the Conformer's.
+    inside = audio.replace("ImageBindAudioEncoder", "ConformerSubdivisionAttention")
+    assert dl101(make_tree, {MODEL: inside}) == []
 
 
-def test_a_model_does_not_own_another_models_towers(make_tree: MakeTree) -> None:
-    """A model that names another (`isinstance(x, Other)`, a module-level list of models) does
-    not own the other's towers: a fixed model's SDPA tower was reported as bypassed through the
-    configurable model that lists it. A subclass still owns its base model's towers."""
+def test_a_model_does_not_own_what_it_only_type_tests(make_tree: MakeTree) -> None:
+    """A model that tests whether an object is another model or tower (`isinstance(x, Other)`,
+    `isinstance(m, TOWERS)`, `type(x) in SUPPORTED`) does not own it: a fixed model's SDPA tower
+    was reported bypassed through the configurable model testing for it. A subclass still owns
+    its base model's towers, and a model that builds another model class owns that one's towers."""
     source = FIXED_BASE + (
         "\n@register_input_processor(object, model_type='other', placeholder_metadata="
         "MultimodalPlaceholderMetadata(placeholder_map={'image': '<image>'}))\n"
         "class OtherVLModel(MultimodalModelMixin, nn.Module):\n"
         "    encoder_attention_backends = {'vision': ('VANILLA', 'TRTLLM', 'FLASHINFER')}\n\n"
         "    def accepts(self, other):\n"
-        "        return isinstance(other, ProbeVLModel) or type(other) in SUPPORTED\n\n"
+        "        return isinstance(other, ProbeVLModel) or type(other) in SUPPORTED or isinstance(other, TOWERS)\n\n"
         "SUPPORTED = [ProbeVLModel, OtherVLModel]\n"
+        "TOWERS = (VisionAttention,)\n"
     )
     assert dl101(make_tree, {MODEL: source}) == []
     subclass = source + "\nclass ProbeChild(ProbeVLModel):\n    encoder_attention_backends = {'vision': ('TRTLLM',)}\n"
-    assert dl101(make_tree, {MODEL: subclass}) == [
+    composed = source.replace(
+        "    def accepts(self, other):",
+        "    def __init__(self):\n        self.inner = ProbeVLModel()\n\n    def accepts(self, other):",
+    )
+    bypassed = (
         "8:16: `VisionAttention.forward` calls torch.nn.functional.scaled_dot_product_attention directly, but "
-        "ProbeChild declares its vision encoder configurable (TRTLLM): an encoder_attention_backend override is "
+        "{} declares its vision encoder configurable ({}): an encoder_attention_backend override is "
         "silently bypassed; route the call through the attention backend or declare the encoder "
         "FixedEncoderAttention(reason)"
-    ]
+    )
+    assert dl101(make_tree, {MODEL: subclass}) == [bypassed.format("ProbeChild", "TRTLLM")]
+    assert dl101(make_tree, {MODEL: composed}) == [bypassed.format("OtherVLModel", "VANILLA, TRTLLM, FLASHINFER")]

@@ -556,8 +556,11 @@ def test_the_shim_tells_encoders_by_name_as_the_linter_does() -> None:
     conventions = Conventions()
     default = next(spec.default for spec in OPTIONS if spec.key == "encoder-name-hints")
     assert dict(conventions.encoder_name_hints) == {encoder: tuple(hints) for encoder, hints in default.items()}
-    named = ("WhisperEncoder", "SiglipVisionTower", "ImageBindAudioEncoder", "AudioVisualEncoder", "PatchMerger")
+    named = ("WhisperEncoder", "SigLIPEncoder", "ImageBindAudioEncoder", "AudioVisualEncoder", "PatchMerger")
     assert [conventions.encoder_from_name(name) for name in named] == ["audio", "vision", "audio", "vision", "vision"]
+    # A hint counts where it starts a word: "vision" inside "Subdivision" or "Televisionary" does not.
+    assert conventions.encoder_from_name("ConformerSubdivisionAttention") == "audio"
+    assert conventions.encoder_from_name("TelevisionaryAudio") == "audio"
     # With only audio hints configured, a name holding one is audio's.
     assert Conventions(encoder_name_hints=(("audio", ("audio",)),)).encoder_from_name("ImageAudio") == "audio"
 
