@@ -74,7 +74,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "extra-backend-names",
         "list[str]",
         ["FLASHINFER_STAR_ATTENTION"],
-        "Backend names outside the Literal that DL103 still treats as backend names.",
+        "Backend names outside the Literal that DL103 treats as backend names (and DL108, telling another "
+        "namespace's Literal).",
     ),
     OptionSpec(
         "fallback-backend-names",

@@ -78,8 +78,11 @@ class SchemaDrift(ProjectRule):
     exactly the members of another `typing.Literal` of the project (a visual-generation config's
     `attention_backend` of `TORCH_SDPA` and `FLASHINFER`, generated from
     `VisualGenAttentionBackend = Literal["TORCH_SDPA", "FLASHINFER"]`), as DL103 takes a value
-    typed by another Literal for another namespace. Any other set of names is judged, however
-    few of them are members: a stale schema of ours may have lost most of its names.
+    typed by another Literal for another namespace, when that Literal has a name that is no
+    backend name (a member or an `extra-backend-names` entry): a Literal of backend names only,
+    `Literal["VANILLA", "TRTLLM"]` of some other setting, is no other namespace. Any other set of
+    names is judged, however few of them are members: a stale schema of ours may have lost most
+    of its names.
 
     A schema that cannot be read (not a regular file, larger than `max-file-size`, not UTF-8,
     not JSON, or nested too deep) is one finding, at its first line (at the bad byte's when not
@@ -89,7 +92,7 @@ class SchemaDrift(ProjectRule):
     CODE = "DL108"
     NAME = "schema-drift"
     SUMMARY = "the serving JSON schemas' allowed backend values disagree with the Literal"
-    OPTIONS = ("serving-schemas", "backend-context-names", "max-file-size")
+    OPTIONS = ("serving-schemas", "backend-context-names", "extra-backend-names", "max-file-size")
 
     VALID: ClassVar = (
         Valid(
@@ -154,22 +157,24 @@ class SchemaDrift(ProjectRule):
         if not members:
             return []  # DL100 reports the missing Literal
         findings: list[Finding] = []
-        namespaces = other_namespaces(index)
+        namespaces = other_namespaces(index, config)
         for path in _schema_files(config):
             findings += schema_drift(path, config, frozenset(members), index.literal_name, namespaces)
         return findings
 
 
-def other_namespaces(index: ProjectIndex) -> frozenset[frozenset[str]]:
-    """The upper-cased member sets of the project's Literals other than the shared one: a schema
-    property accepting exactly one of them is generated from it (another namespace). A copy of the
-    shared Literal's members is no other namespace (DL100 reports it), nor is an empty Literal."""
-    shared = frozenset(name.upper() for name in index.literal_members or ())
+def other_namespaces(index: ProjectIndex, config: Config) -> frozenset[frozenset[str]]:
+    """The upper-cased member sets of the project's Literals of another namespace: a schema
+    property accepting exactly one of them is generated from it. A Literal is of another namespace
+    when it has a member that is no backend name (VisualGenAttentionBackend's TORCH_SDPA); one of
+    backend names only (a copy of the shared Literal, or a subset, `Literal["VANILLA", "TRTLLM"]`
+    of some other setting) would hide a schema of ours that lost members, as DL103 reads it too."""
+    ours = frozenset(name.upper() for name in (*(index.literal_members or ()), *config.str_list("extra-backend-names")))
     found = set()
     for module in index.modules.values():
         for literal in module.literals:
             names = frozenset(name.upper() for name in literal.members)
-            if literal.qualname != index.literal_home and names and names != shared:
+            if literal.qualname != index.literal_home and not names <= ours:
                 found.add(names)
     return frozenset(found)
 

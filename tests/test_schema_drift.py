@@ -268,3 +268,17 @@ def test_a_schema_with_a_utf8_bom_is_read_and_its_lines_stay_right(make_tree: Ma
         "docs/trtllm-serve-config.schema.json:4:1: DL108 /properties/attn_backend/enum: "
         '"FLASHINFER" is a member of EncoderAttentionBackend but the schema rejects it'
     ]
+
+
+def test_a_literal_of_backend_names_only_is_no_other_namespace(make_tree: MakeTree) -> None:
+    """A project Literal of some other setting that holds only backend names (a subset of ours)
+    hid a schema of ours that lost FLASHINFER: only a Literal with a name that is no backend name
+    (VisualGenAttentionBackend's TORCH_SDPA) makes another namespace."""
+    literals = LITERALS + 'KvCacheBackend = Literal["VANILLA", "TRTLLM"]\nSamplerKind = Literal["TRTLLM"]\n'
+    schema = _attn_backend('"enum": ["VANILLA", "TRTLLM"]')
+    root = make_tree({SCHEMA: schema, LLM_ARGS: literals})
+    result = CliRunner().invoke(cli, ["check", "--no-cache", "--select", "DL108", str(root)])
+    assert [line for line in result.output.splitlines() if " DL108 " in line] == [
+        "docs/trtllm-serve-config.schema.json:3:1: DL108 /properties/attn_backend/enum: "
+        '"FLASHINFER" is a member of EncoderAttentionBackend but the schema rejects it'
+    ]
