@@ -167,7 +167,8 @@ class InvalidDeclaration(Rule):
             )
             return
         seen: set[str] = set()
-        keys = _strings(element.key for element in value.elements if isinstance(element, cst.DictElement))
+        # The keys there are, and those a fix renames a key to: no second fix writes one again.
+        keys = set(_strings(element.key for element in value.elements if isinstance(element, cst.DictElement)))
         for element in value.elements:
             if not isinstance(element, cst.DictElement):
                 self.report(element, f"{self._attribute} must not unpack other mappings (`**`)")
@@ -176,7 +177,7 @@ class InvalidDeclaration(Rule):
             if encoder is not None:
                 self._check_entry(encoder, element.key, element.value)
 
-    def _check_encoder(self, key: cst.BaseExpression, seen: set[str], keys: frozenset[str]) -> str | None:
+    def _check_encoder(self, key: cst.BaseExpression, seen: set[str], keys: set[str]) -> str | None:
         if not isinstance(key, cst.SimpleString) or not isinstance(key.evaluated_value, str):
             self.report(key, "encoder names must be string literals")
             return None
@@ -184,8 +185,9 @@ class InvalidDeclaration(Rule):
         if encoder not in self._encoders:
             known, guess = ", ".join(self._encoders), closest(encoder, self._encoders)
             self.report(key, f'unknown encoder "{encoder}"{did_you_mean(guess)}; known encoders: {known}')
-            if not would_duplicate(guess, keys):
+            if not would_duplicate(guess, frozenset(keys)):
                 self._attach_replacement(encoder, guess, Applicability.UNSAFE)
+                keys.add(guess or "")
             # Its entry is still checked: a problem found only once the key is fixed would leave
             # `--fix --unsafe-fixes` with a finding its own output introduced. The entry's findings
             # name the encoder the key's fix gives it, so that fix changes none of them (`--fix`

@@ -196,12 +196,15 @@ def test_no_fix_lists_a_name_or_an_encoder_twice(make_tree: MakeTree) -> None:
     twice), and an unknown key is not renamed to a key the dict has."""
     source = (
         IMPORTS + "\nclass Twice(MultimodalModelMixin):\n"
-        '    encoder_attention_backends = {"vision": ("trtllm", "trtllm", "Trtllm"), "Vision": ("VANILLA",)}\n'
+        '    encoder_attention_backends = {"vision": ("trtllm", "trtllm", "Trtllm"), "Vision": ("VANILLA",),\n'
+        '        "audoi": ("TRTLLM",), "Audio": ("TRTLLM",)}\n'
     )
     root = make_tree({MODEL + "modeling_twice.py": source})
     result = run("--fix", "--unsafe-fixes", str(root / "tensorrt_llm"))
-    assert (result.exit_code, result.stderr) == (1, "declint: fixed 1 finding in 1 file\n")
-    fixed = source.replace('("trtllm", "trtllm", "Trtllm")', '("TRTLLM", "trtllm", "Trtllm")')
+    assert (result.exit_code, result.stderr) == (1, "declint: fixed 2 findings in 1 file\n")
+    fixed = source.replace('("trtllm", "trtllm", "Trtllm")', '("TRTLLM", "trtllm", "Trtllm")').replace(
+        '"audoi"', '"audio"'
+    )
     assert (root / MODEL / "modeling_twice.py").read_text() == fixed
     result = run("--fix", "--unsafe-fixes", str(root / "tensorrt_llm"))
     assert (result.exit_code, result.stderr) == (1, "declint: fixed 0 findings in 0 files\n")
@@ -209,6 +212,7 @@ def test_no_fix_lists_a_name_or_an_encoder_twice(make_tree: MakeTree) -> None:
         'encoder "vision": "trtllm" is not a member of EncoderAttentionBackend (did you mean "TRTLLM"?)',
         'encoder "vision": "Trtllm" is not a member of EncoderAttentionBackend (did you mean "TRTLLM"?)',
         'unknown encoder "Vision" (did you mean "vision"?); known encoders: vision, audio',
+        'unknown encoder "Audio" (did you mean "audio"?); known encoders: vision, audio',
     ]
 
 
