@@ -32,6 +32,10 @@ _DERIVATIONS = ("replace", "deepcopy", "copy")
 _LAYER_FACTORIES = ("create_attention",)
 # Methods of a logger (`logger.info`, `logging.warning`, TensorRT-LLM's `logger.info_once`):
 # a config handed to them, or to `print`, is shown, not built into a layer.
+# Builtins that read, show or test a value and never build a layer from it (`str(vcfg)`).
+_SHOWING = frozenset(
+    {"getattr", "setattr", "hasattr", "str", "repr", "format", "len", "id", "hash", "type", "isinstance", "vars", "dir"}
+)
 _LOG_METHODS = frozenset(
     ("debug", "info", "warning", "warn", "error", "exception", "critical", "log", "info_once", "warning_once")
 )
@@ -91,7 +95,8 @@ class MetadataBackendMismatch(Rule):
     while the layers get the config it overrides, unless some layers get the override (the rule
     does not know which calls build attention layers: `PatchEmbed(model_config)` next to
     `Attention(config=vision_config)` is taken for a layer without metadata). A config handed to
-    `print` or a logger's method (`logger.info("%s", vcfg)`) builds no layer; one handed to any
+    `print` or a logger's method (`logger.info("%s", str(vcfg))`, anything in its arguments) or a
+    builtin that shows it (`repr(vcfg)`) builds no layer; one handed to any
     other call does (a validator, `check_backend(vcfg)`, is read as building layers). A config is
     a name used as one (derived, copied, its `attn_backend` read), however it is spelled
     (`vision_cfg`); `setattr(c, "attn_backend", b)` is `c.attn_backend = b`. A config name rebound to its override (`model_config =
@@ -283,7 +288,9 @@ class MetadataBackendMismatch(Rule):
         if node.value is not None:
             self._assignment(node.target, node.value)
 
-    def visit_Call(self, node: cst.Call) -> None:
+    def visit_Call(self, node: cst.Call) -> bool | None:
+        if _is_logging(node):
+            return False  # nothing in a log message builds a layer: `logger.info("%s", str(vcfg))`
         node = _unpartial(node, self._callee(node))
         callee = self._callee(node)
         keywords = self._backend_keywords(node)
@@ -293,12 +300,10 @@ class MetadataBackendMismatch(Rule):
             self._direct += [d for d in (self._direct_backend(value) for value in backend) if d is not None]
         if callee == "setattr":
             self._setattr(node)
-        if callee in (*_DERIVATIONS, *self._functions, "getattr", "setattr") or (
+        if callee in (*_DERIVATIONS, *self._functions, *_SHOWING) or (
             callee is not None and "config" in callee.lower()
         ):
-            return  # deriving, reading or building a config (`ModelConfig(...)`), or picking a backend, builds no layer
-        if _is_logging(node):
-            return
+            return None  # deriving, reading, showing or building a config (`ModelConfig(...)`) builds no layer
         if callee is not None and "attention" in callee.lower():
             # An attention layer's backend is the keyword's, whatever config it is also given, or
             # the one a config built in place sets: `Attention(config=replace(c, attn_backend=x))`.
@@ -308,6 +313,7 @@ class MetadataBackendMismatch(Rule):
                 return
         # Which of them are configs is asked at the class's end: a name may be known as one later.
         self._passed.update(name for name in (_name_of(a.value) for a in node.args) if name is not None)
+        return None
 
     def _setattr(self, call: cst.Call) -> None:
         """`setattr(c, "attn_backend", b)`: the override `c.attn_backend = b` is."""

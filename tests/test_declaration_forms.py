@@ -532,8 +532,9 @@ def test_dl106_layers_from_the_original_config_and_metadata_from_its_override(ma
 
 def test_dl106_a_config_only_logged_or_printed_builds_no_layer(make_tree: MakeTree) -> None:
     """An override handed to a logger's method or `print` is shown, not built into a layer
-    (2026-12-04: `logger.info("%s", vcfg)` read as layers built from vcfg). A config passed to
-    any other call (a validator) still counts, since the rule does not know what the call builds."""
+    (2026-12-02: `logger.info("%s", vcfg)` read as layers built from vcfg), nor is one inside a log
+    call's arguments or shown by a builtin (`str(vcfg)`). A config passed to any other call (a
+    validator) still counts, since the rule does not know what the call builds."""
     head = ENCODER_HEAD.replace("import dataclasses\n", "import dataclasses\nimport logging\n")
     override = "dataclasses.replace(model_config, attn_backend=encoder_backend)"
     metadata = "self.metadata_cls = get_attention_backend(model_config.attn_backend).Metadata"
@@ -547,6 +548,8 @@ def test_dl106_a_config_only_logged_or_printed_builds_no_layer(make_tree: MakeTr
                     "self.attn = Attention(config=model_config)", metadata),
             encoder("LogsAndBuilds", f"vcfg = {override}", 'logger.info("%s", vcfg)',
                     "self.attn = Attention(config=vcfg)", metadata),
+            encoder("LogsShown", f"vcfg = {override}", 'logger.info("%s", str(vcfg))', "text = repr(vcfg)",
+                    "self.attn = Attention(config=model_config)", metadata),
         ]
     )  # fmt: skip
     root = make_tree({"tensorrt_llm/_torch/models/encoders.py": source})
