@@ -310,7 +310,7 @@ class MetadataBackendMismatch(Rule):
             keywords = keywords or self._overridden_in_place(node)
             if keywords:
                 self._direct += [d for d in (self._direct_backend(value) for value in keywords) if d is not None]
-                return
+                return None
         # Which of them are configs is asked at the class's end: a name may be known as one later.
         self._passed.update(name for name in (_name_of(a.value) for a in node.args) if name is not None)
         return None
