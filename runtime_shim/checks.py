@@ -520,7 +520,7 @@ def metadata(encoder: Any, metadata_cls: type, base: type, model: str, conventio
         wanted = getattr(backend, "Metadata", None)
         if isinstance(wanted, type) and not issubclass(metadata_cls, wanted):
             found.append(_mismatch(type(encoder).__name__, path, backend, wanted, metadata_cls, model, name))
-        absent = contract.missing(backend, metadata_cls)
+        absent = contract.missing(backend, metadata_cls, conventions.metadata_base)
         if absent:
             found.append(_contract(backend, metadata_cls, wanted, absent, model, name))
     return found

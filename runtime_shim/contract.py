@@ -82,9 +82,9 @@ def _judged_reads(backend_cls: type) -> Iterator[tuple[type, str, int]]:
                 yield klass, read.attribute, first_line + read.line - 1
 
 
-def missing(backend_cls: type, metadata_cls: type) -> tuple[str, ...]:
+def missing(backend_cls: type, metadata_cls: type, metadata_base: str = "AttentionMetadata") -> tuple[str, ...]:
     """Attributes `backend_cls` reads that `metadata_cls` does not provide."""
-    offered = provided(metadata_cls)
+    offered = provided(metadata_cls, metadata_base)
     if offered is None:
         return ()
     return tuple(name for name, _ in reads(backend_cls) if name not in offered)

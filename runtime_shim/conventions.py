@@ -40,6 +40,8 @@ class Conventions:
     disable_encoder_attribute: str = "disable_multimodal_encoder"
     override_attribute: str = "encoder_attention_backend"
     watched_prefix: str = "tensorrt_llm"
+    # The base every metadata class shares (declint's metadata-base): its __getattr__ answers nothing new.
+    metadata_base: str = "AttentionMetadata"
 
     def encoder_for_modality(self, modality: str) -> str | None:
         return dict(self.modality_encoders).get(modality)

@@ -545,6 +545,9 @@ def test_the_runtime_contract_takes_getattr_as_providing_all(tmp_path: Path, mon
     (tmp_path / "declint_shared_probe.py").write_text(shared + probe, encoding="utf-8")
     module = importlib.import_module("declint_shared_probe")
     assert contract.missing(module.Backend, module.ProbeMetadata) == ("kv_layout", "workspace")
+    # Under another metadata base name (Conventions.metadata_base, declint's metadata-base), that
+    # class is one of the metadata class's own: its __getattr__ may answer anything.
+    assert contract.missing(module.Backend, module.ProbeMetadata, "BaseMetadata") == ()
 
 
 def test_the_shim_tells_encoders_by_name_as_the_linter_does() -> None:
