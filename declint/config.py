@@ -117,8 +117,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
             "vision": ["vision", "visual", "image", "video", "siglip"],
         },
         "Substrings of class names that tell which encoder a class belongs to, in a model with several "
-        "(the nearest class on the path with a hint decides; a hint counts where it starts a word of the name, "
-        "and of two, the one starting last; default: vision).",
+        "(the nearest class on the path with a hint decides; a hint counts where it starts a word of the name "
+        "or in a run of capitals, and of two, the one starting last; default: vision).",
     ),
     OptionSpec(
         "metadata-base",

@@ -572,26 +572,36 @@ def _first_string(call: ast.Call) -> str:
     return ""
 
 
-# Comparisons that test what an object is, never build one: `type(x) in SUPPORTED_MODELS`,
-# `x.__class__ is Tower`.
+# Comparisons that test what an object is: `type(x) in SUPPORTED_MODELS`, `x.__class__ is Tower`.
 _TYPE_TESTS = (ast.In, ast.NotIn, ast.Is, ast.IsNot, ast.Eq, ast.NotEq)
 
 
 def _walk_uses(node: ast.AST) -> Iterator[ast.AST]:
     """`ast.walk`, without the classes a type test names (`isinstance(x, (A, B))`, `issubclass`,
-    `type(x) in TOWERS`): ownership follows what a class builds or calls, and a model that checks
-    whether an object is another model's tower does not own that tower."""
+    `type(x) in TOWERS`, `case Tower():`): ownership follows what a class builds or calls, and a
+    model that checks whether an object is another model's tower does not own that tower. What a
+    test builds is still followed (`(tower := Tower()) is not None`)."""
     stack = [node]
     while stack:
         current = stack.pop()
         yield current
-        if isinstance(current, ast.Compare) and all(isinstance(op, _TYPE_TESTS) for op in current.ops):
-            continue
-        if (
-            isinstance(current, ast.Call)
-            and isinstance(current.func, ast.Name)
-            and current.func.id in ("isinstance", "issubclass")
-        ):
-            stack.extend(current.args[:1])
-            continue
-        stack.extend(ast.iter_child_nodes(current))
+        stack.extend(child for child in ast.iter_child_nodes(current) if not _type_named(current, child))
+
+
+def _type_named(parent: ast.AST, child: ast.AST) -> bool:
+    """Is `child` the classes `parent` only tests against (names, or a tuple of them)?"""
+    if isinstance(parent, ast.Compare) and all(isinstance(op, _TYPE_TESTS) for op in parent.ops):
+        return _names_only(child)
+    if (
+        isinstance(parent, ast.Call)
+        and isinstance(parent.func, ast.Name)
+        and parent.func.id in ("isinstance", "issubclass")
+    ):
+        return len(parent.args) > 1 and child is parent.args[1] and _names_only(child)
+    return isinstance(parent, ast.MatchClass) and child is parent.cls
+
+
+def _names_only(node: ast.AST) -> bool:
+    if isinstance(node, ast.Name | ast.Attribute):
+        return True
+    return isinstance(node, ast.Tuple | ast.List | ast.Set) and all(_names_only(e) for e in node.elts)

@@ -34,7 +34,7 @@ def provided(metadata_cls: type, metadata_base: str = "AttentionMetadata") -> fr
     the static DL105 reads it (`ProjectIndex.provided`): a class of its own (not the metadata base,
     nor what is above it) defines `__getattr__`, or a class's source cannot be read."""
     names: set[str] = set()
-    base = next((klass for klass in metadata_cls.__mro__ if klass.__name__ == metadata_base), None)
+    base = next((klass for klass in metadata_cls.__mro__ if _named(klass, metadata_base)), None)
     shared = set(base.__mro__) if base is not None else {object}
     for klass in metadata_cls.__mro__:
         if klass is object:
@@ -48,6 +48,13 @@ def provided(metadata_cls: type, metadata_base: str = "AttentionMetadata") -> fr
             return None
         names.update(assigned)
     return frozenset(names)
+
+
+def _named(klass: type, name: str) -> bool:
+    """`klass` is the class `name` names: its own name, or a dotted path ending in it, as declint's
+    options name classes (`AttentionMetadata`, `tensorrt_llm._torch.attention_backend.interface.AttentionMetadata`)."""
+    dotted = f"{klass.__module__}.{klass.__qualname__}"
+    return name in (klass.__name__, dotted) or dotted.endswith("." + name)
 
 
 @functools.lru_cache(maxsize=256)

@@ -524,3 +524,25 @@ def test_a_model_does_not_own_what_it_only_type_tests(make_tree: MakeTree) -> No
     )
     assert dl101(make_tree, {MODEL: subclass}) == [bypassed.format("ProbeChild", "TRTLLM")]
     assert dl101(make_tree, {MODEL: composed}) == [bypassed.format("OtherVLModel", "VANILLA, TRTLLM, FLASHINFER")]
+
+
+def test_a_type_test_that_builds_a_tower_still_owns_it(make_tree: MakeTree) -> None:
+    """A walrus inside a comparison builds (`(tower := VisionAttention()) is not None`): its tower
+    is owned, while the classes a test only names are not (a `case Tower():` pattern is one)."""
+    built = FIXED_BASE.replace(
+        "        self.tower = VisionAttention()\n",
+        "        if (tower := VisionAttention()) is not None:\n            self.tower = tower\n",
+    )
+    assert dl101(make_tree, {MODEL: built}) == []
+    matched = FIXED_BASE + (
+        "\n@register_input_processor(object, model_type='other', placeholder_metadata="
+        "MultimodalPlaceholderMetadata(placeholder_map={'image': '<image>'}))\n"
+        "class OtherVLModel(MultimodalModelMixin, nn.Module):\n"
+        "    encoder_attention_backends = {'vision': ('VANILLA', 'TRTLLM', 'FLASHINFER')}\n\n"
+        "    def accepts(self, other):\n"
+        "        match other:\n"
+        "            case VisionAttention():\n"
+        "                return True\n"
+        "        return False\n"
+    )
+    assert dl101(make_tree, {MODEL: matched}) == []

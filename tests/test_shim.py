@@ -548,6 +548,9 @@ def test_the_runtime_contract_takes_getattr_as_providing_all(tmp_path: Path, mon
     # Under another metadata base name (Conventions.metadata_base, declint's metadata-base), that
     # class is one of the metadata class's own: its __getattr__ may answer anything.
     assert contract.missing(module.Backend, module.ProbeMetadata, "BaseMetadata") == ()
+    # Named by its dotted path, as declint's metadata-base may name it, it is the same base.
+    dotted = "declint_shared_probe.AttentionMetadata"
+    assert contract.missing(module.Backend, module.ProbeMetadata, dotted) == ("kv_layout", "workspace")
 
 
 def test_the_shim_tells_encoders_by_name_as_the_linter_does() -> None:
@@ -564,6 +567,8 @@ def test_the_shim_tells_encoders_by_name_as_the_linter_does() -> None:
     # A hint counts where it starts a word: "vision" inside "Subdivision" or "Televisionary" does not.
     assert conventions.encoder_from_name("ConformerSubdivisionAttention") == "audio"
     assert conventions.encoder_from_name("TelevisionaryAudio") == "audio"
+    # In a run of capitals the words are not told: a hint anywhere in it counts.
+    assert conventions.encoder_from_name("CLAPAUDIOEncoder") == "audio"
     # With only audio hints configured, a name holding one is audio's.
     assert Conventions(encoder_name_hints=(("audio", ("audio",)),)).encoder_from_name("ImageAudio") == "audio"
 
