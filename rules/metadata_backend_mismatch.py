@@ -677,7 +677,8 @@ def _is_logging(call: cst.Call) -> bool:
     if not isinstance(call.func, cst.Attribute) or call.func.attr.value not in _LOG_METHODS:
         return False
     receiver = _last_name(call.func.value)
-    return receiver is not None and "log" in receiver.lower()
+    # A word of the name (`logger`, `_log`, `vision_logger`, `logging`), not any "log" (`catalog`).
+    return receiver is not None and any(word.startswith("log") for word in receiver.lower().split("_"))
 
 
 def _shown(name: str) -> str:

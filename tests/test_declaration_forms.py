@@ -550,6 +550,8 @@ def test_dl106_a_config_only_logged_or_printed_builds_no_layer(make_tree: MakeTr
                     "self.attn = Attention(config=vcfg)", metadata),
             encoder("LogsShown", f"vcfg = {override}", 'logger.info("%s", str(vcfg))', "text = repr(vcfg)",
                     "self.attn = Attention(config=model_config)", metadata),
+            encoder("Catalogs", f"vcfg = {override}", "self.catalog.info(vcfg)",
+                    "self.attn = Attention(config=model_config)", metadata),
         ]
     )  # fmt: skip
     root = make_tree({"tensorrt_llm/_torch/models/encoders.py": source})
@@ -560,7 +562,12 @@ def test_dl106_a_config_only_logged_or_printed_builds_no_layer(make_tree: MakeTr
         "model_config's attn_backend, but builds its attention layers from vcfg, whose attn_backend is "
         "overridden (line 37): with a per-encoder override the layers get metadata of another backend "
         "(AttributeError at the first forward); derive both from vcfg",
-        "Found 1 finding in 15 files.",
+        # `catalog` holds "log" but names no logger: what it is handed may build layers.
+        "tensorrt_llm/_torch/models/encoders.py:57:29: DL106 Catalogs takes its metadata class from "
+        "model_config's attn_backend, but builds its attention layers from vcfg, whose attn_backend is "
+        "overridden (line 54): with a per-encoder override the layers get metadata of another backend "
+        "(AttributeError at the first forward); derive both from vcfg",
+        "Found 2 findings in 15 files.",
     ]
 
 
