@@ -378,7 +378,7 @@ def test_dl106_follows_partial_factories_unpacked_keywords_and_configs_derived_i
 def test_dl106_a_config_name_rebound_to_its_override_is_one_config_from_there(make_tree: MakeTree) -> None:
     """`model_config = replace(model_config, attn_backend=b)` (or a copy given the backend under
     the same name): layers and metadata class read from the name afterwards read one object. What
-    was read from it before the rebinding read the original (2026-12-03: the override was matched
+    was read from it before the rebinding read the original (2026-12-02: the override was matched
     against itself, "derive both from model_config")."""
     head = ENCODER_HEAD.replace("import dataclasses\n", "import copy\nimport dataclasses\n")
     metadata = "self.metadata_cls = get_attention_backend(model_config.attn_backend).Metadata"
@@ -431,7 +431,7 @@ def test_dl106_a_config_name_rebound_to_its_override_is_one_config_from_there(ma
 def test_dl106_a_config_passed_to_layers_counts_however_it_is_named(make_tree: MakeTree) -> None:
     """A name the rule knows as a config (an override, a copy, what one is derived from, a
     config whose attn_backend is read) counts as the layers' config without "config" in its name
-    (2026-12-03: `vision_cfg` was missed); other arguments of a call still do not."""
+    (2026-12-02: `vision_cfg` was missed); other arguments of a call still do not."""
     head = ENCODER_HEAD.replace("import dataclasses\n", "import copy\nimport dataclasses\n")
     metadata = "self.metadata_cls = get_attention_backend(model_config.attn_backend).Metadata"
     source = head + "".join(
@@ -476,7 +476,7 @@ def test_dl106_a_config_passed_to_layers_counts_however_it_is_named(make_tree: M
 
 def test_dl106_layers_from_the_original_config_and_metadata_from_its_override(make_tree: MakeTree) -> None:
     """The reverse of an override the layers read: the metadata class follows an override of the
-    config the layers are built from, under the rebound name or another (2026-12-04: silent since
+    config the layers are built from, under the rebound name or another (2026-12-02: silent since
     the rebinding is one config; before, it was reported only by matching the override against
     itself). Not reported when some layers follow the override: the rule does not know which calls
     build attention layers (`PatchEmbed(model_config)`)."""
