@@ -467,6 +467,13 @@ class BackendLiteral(TreeRule):
         literal = f"{self._literal} ({self.index.literal_qualname.rpartition('.')[0]})"
         spelled = {key: name.lower() if lowered else name for key, name in self._names.items()}
         if value in spelled.values() or value in self._names.values():
+            members = self.index.literal_members
+            if members is not None and value.upper() not in {member.upper() for member in members}:
+                # An extra backend name (FLASHINFER_STAR_ATTENTION): the Literal cannot supply it.
+                return (
+                    f'backend name "{value}" retyped as a string literal, and it is not a member of the shared '
+                    f"Literal {literal}: name it once, as a constant next to the Literal, so it cannot drift"
+                )
             return (
                 f'backend name "{value}" retyped as a string literal; read it from the shared Literal '
                 f"{literal} so it is type-checked and cannot drift"

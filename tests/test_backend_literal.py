@@ -530,3 +530,28 @@ def test_getattr_of_another_namespaces_field_and_aliased_backend_functions(make_
     root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, rel: READ_FIELDS_AND_ALIASES})
     found, _ = _dl103(root, rel)
     assert found == [(9, 91, "Moe.pick", RETYPED.format("TRTLLM")), (13, 15, "build", RETYPED.format("TRTLLM"))]
+
+
+def test_an_extra_backend_name_is_not_told_to_be_read_from_the_literal(make_tree: MakeTree) -> None:
+    """FLASHINFER_STAR_ATTENTION (extra-backend-names) is no member of the shared Literal: "read it
+    from the shared Literal" could not be followed. A member keeps that advice."""
+    rel = "tensorrt_llm/_torch/attention_backend/utils.py"
+    source = (
+        "def get_attention_backend(backend_name):\n"
+        '    if backend_name == "FLASHINFER_STAR_ATTENTION":\n'
+        "        return None\n"
+        '    return backend_name == "TRTLLM"\n'
+    )
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, rel: source})
+    found, _ = _dl103(root, rel)
+    assert found == [
+        (
+            2,
+            23,
+            "get_attention_backend",
+            'backend name "FLASHINFER_STAR_ATTENTION" retyped as a string literal, and it is not a member of the '
+            "shared Literal EncoderAttentionBackend (tensorrt_llm.llmapi.llm_args): name it once, as a constant "
+            "next to the Literal, so it cannot drift",
+        ),
+        (4, 27, "get_attention_backend", RETYPED.format("TRTLLM")),
+    ]
