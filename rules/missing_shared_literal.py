@@ -6,7 +6,7 @@ from typing import ClassVar
 
 from declint.config import Config, key_line
 from declint.discovery import display_path
-from declint.facts import LiteralDef, exclusive, parting_if
+from declint.facts import LiteralDef, ModuleFacts, exclusive, parting_if
 from declint.index import ProjectIndex
 from declint.rule import Invalid, ProjectRule, Valid
 from declint.types import Finding, Position, Span
@@ -29,7 +29,9 @@ class MissingSharedLiteral(ProjectRule):
 
     Reported at the second definition or the copy; when the module itself is missing, at the
     configuration's `shared-literal` key (when defaults are used: at the project's
-    pyproject.toml, or without one at the first indexed Python file, line 1).
+    pyproject.toml, or without one at the first indexed Python file, line 1). A file at the
+    module's path that is another module (a directory on the way without `__init__.py`: declint
+    does not read namespace packages) is named in the message.
     """
 
     CODE = "DL100"
@@ -163,6 +165,13 @@ class MissingSharedLiteral(ProjectRule):
             f"shared Literal {index.literal_qualname} not found: no module {module} under the "
             f"indexed roots ({roots}); set shared-literal in [tool.declint]"
         )
+        misnamed = _file_of(index, module)
+        if misnamed is not None:
+            message = (
+                f"shared Literal {index.literal_qualname} not found: {misnamed.path} is module {misnamed.module}, "
+                f"not {module}, because a directory above it has no __init__.py (declint names modules as regular "
+                "packages do, not namespace packages): add the __init__.py, or set shared-literal in [tool.declint]"
+            )
         if config.source is None:
             anchor = _default_anchor(index, config)
             return self._finding(anchor, 1, message + " (default configuration in use)") if anchor else None
@@ -172,6 +181,14 @@ class MissingSharedLiteral(ProjectRule):
 
     def _finding(self, path: str, line: int, message: str) -> Finding:
         return Finding(self.CODE, self.NAME, path, Span(Position(line, 0), Position(line, 0)), message)
+
+
+def _file_of(index: ProjectIndex, module: str) -> ModuleFacts | None:
+    """The indexed file whose path spells `module` (`tensorrt_llm/llmapi/llm_args.py`) under
+    another module name: a package directory on the way without `__init__.py`."""
+    wanted = module.replace(".", "/") + ".py"
+    found = (f for f in index.modules.values() if f.path == wanted or f.path.endswith("/" + wanted))
+    return next((facts for facts in found if facts.module != module), None)
 
 
 def _default_anchor(index: ProjectIndex, config: Config) -> str | None:

@@ -612,3 +612,19 @@ def test_paths_from_two_projects_are_a_usage_error(tmp_path: Path) -> None:
     assert (code, output.splitlines()[-1]) == (1, "Found 1 finding in 1 file.")
     code, output = check("--config", str(s1 / "pyproject.toml"), str(s1), str(s2))
     assert (code, output.splitlines()[-1]) == (1, "Found 1 finding in 2 files.")
+
+
+def test_a_literal_module_named_otherwise_for_a_missing_init_says_why(make_tree: MakeTree) -> None:
+    """tensorrt_llm/llmapi/llm_args.py exists, but without tensorrt_llm/llmapi/__init__.py it is
+    module llm_args: "no module ... under the indexed roots" sent the user looking for a file
+    that is there."""
+    root = make_tree({})
+    (root / "tensorrt_llm/llmapi/__init__.py").unlink()
+    code, output = check(str(root / "tensorrt_llm/llmapi"))
+    assert code == 1
+    assert output.splitlines()[0] == (
+        "pyproject.toml:1:1: DL100 shared Literal tensorrt_llm.llmapi.llm_args.EncoderAttentionBackend not found: "
+        "tensorrt_llm/llmapi/llm_args.py is module llm_args, not tensorrt_llm.llmapi.llm_args, because a directory "
+        "above it has no __init__.py (declint names modules as regular packages do, not namespace packages): add "
+        "the __init__.py, or set shared-literal in [tool.declint]"
+    )
