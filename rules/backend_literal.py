@@ -45,7 +45,9 @@ class BackendLiteral(TreeRule):
     may be the string itself, an element of a tuple, list or set, a key of a mapping
     (`_ATTN_BACKEND_CLASSES = {"VANILLA": ...}`), either branch of `a if c else b`, an operand of
     `or` / `and` (`config.attn_backend or "TRTLLM"`), or the default of a pydantic
-    `Field(default=...)` / dataclass `field(default=...)`.
+    `Field(default=...)` / dataclass `field(default=...)`. A local variable passed as such a
+    keyword is what its function assigned it before the call (`backend = "FLASHINFER" if text
+    else "TRTLLM"`, then `dataclasses.replace(c, attn_backend=backend)`).
 
     A context annotated with a Literal of its own, all of whose members are backend names
     (`attn_backend: Literal["TRTLLM", "VANILLA"]`, also nested, in a string annotation, or as the
@@ -190,6 +192,7 @@ class BackendLiteral(TreeRule):
         self._literal = self.index.literal_name
         self._declaration = str(self.config.get("declaration-attribute"))
         self._imports: dict[str, str] | None = None  # module-level imports, read when an annotation needs them
+        self._locals: dict[int, list[ast.expr]] | None = None  # see `_held`, computed when first asked
         # Findings whose context is a variable, held until the walk has seen every annotation:
         # (string, message, scope, the context nodes); reported unless all are typed by another
         # namespace's Literal, which can only be so when `_other_namespace_seen`.
@@ -291,12 +294,24 @@ class BackendLiteral(TreeRule):
         for keyword in node.keywords:
             if keyword.arg is not None and name_matches_any(keyword.arg, self._patterns):
                 self._check_strings(keyword.value)
+                for value in self._held(keyword.value):
+                    self._check_strings(value)
         callee = (
             self._aliases.get(node.func.id, node.func.id) if isinstance(node.func, ast.Name) else _last_name(node.func)
         )
         if callee in self._functions and node.args:
             first = node.args[0]
             self._check_strings(first.value if isinstance(first, ast.Starred) else first)
+
+    def _held(self, node: ast.expr) -> list[ast.expr]:
+        """What a local variable passed as a backend keyword was given in its function
+        (`backend = "FLASHINFER" if text else "TRTLLM"`, then `replace(c, attn_backend=backend)`).
+        A variable named like a context is checked where it is assigned already."""
+        if not isinstance(node, ast.Name) or name_matches_any(node.id, self._patterns):
+            return []
+        if self._locals is None:
+            self._locals = _local_values(self.tree)
+        return self._locals.get(id(node), [])
 
     def _dict(self, node: ast.Dict) -> None:
         for key, value in zip(node.keys, node.values, strict=True):
@@ -750,3 +765,34 @@ def _receiver(node: ast.AST) -> str | None:
         return None
     positional = [*node.args.posonlyargs, *node.args.args]
     return positional[0].arg if positional else None
+
+
+def _local_values(tree: ast.Module) -> dict[int, list[ast.expr]]:
+    """For each load of a name in a function, the values a plain assignment gave that name in the
+    same function before the load (by line), keyed by the load node's id."""
+    found: dict[int, list[ast.expr]] = {}
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        assigned: dict[str, list[tuple[int, ast.expr]]] = {}
+        loads: list[ast.Name] = []
+        for node in _own_nodes(function):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                assigned.setdefault(node.targets[0].id, []).append((node.lineno, node.value))
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                loads.append(node)
+        for load in loads:
+            values = [value for line, value in assigned.get(load.id, ()) if line < load.lineno]
+            if values:
+                found[id(load)] = values
+    return found
+
+
+def _own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
+    """The nodes of a function's body, not those of the functions and classes defined in it."""
+    stack: list[ast.AST] = list(function.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            stack.extend(ast.iter_child_nodes(node))

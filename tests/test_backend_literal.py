@@ -555,3 +555,26 @@ def test_an_extra_backend_name_is_not_told_to_be_read_from_the_literal(make_tree
         ),
         (4, 27, "get_attention_backend", RETYPED.format("TRTLLM")),
     ]
+
+
+def test_a_backend_keyword_given_a_local_variable_checks_what_it_holds(make_tree: MakeTree) -> None:
+    """Gemma3VL's sub-config helper picks a backend into a local variable, then passes it as
+    `attn_backend=`: the retyped names were missed (only `attn_backend="TRTLLM"` itself was seen).
+    A value assigned after the call, or in another function, is not what it passes."""
+    rel = "tensorrt_llm/_torch/models/modeling_sub.py"
+    source = (
+        "import dataclasses\n\n\n"
+        "def get_sub_model_config(model_config, name):\n"
+        '    preferred = "FLASHINFER" if name == "text_config" else "TRTLLM"\n'
+        "    config = dataclasses.replace(model_config, attn_backend=preferred)\n"
+        '    preferred = "VANILLA"\n'
+        "    return config\n\n\n"
+        "def other(model_config, preferred):\n"
+        "    return dataclasses.replace(model_config, attn_backend=preferred)\n"
+    )
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, rel: source})
+    found, _ = _dl103(root, rel)
+    assert found == [
+        (5, 16, "get_sub_model_config", RETYPED.format("FLASHINFER")),
+        (5, 59, "get_sub_model_config", RETYPED.format("TRTLLM")),
+    ]
