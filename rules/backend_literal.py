@@ -786,13 +786,3 @@ def _local_values(tree: ast.Module) -> dict[int, list[ast.expr]]:
             if values:
                 found[id(load)] = values
     return found
-
-
-def _own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
-    """The nodes of a function's body, not those of the functions and classes defined in it."""
-    stack: list[ast.AST] = list(function.body)
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            stack.extend(ast.iter_child_nodes(node))
