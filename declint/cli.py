@@ -487,14 +487,27 @@ def table(paths: tuple[Path, ...], output_format: str, check_file: Path | None, 
     sys.exit(run_table(paths, output_format=output_format, check_file=check_file, config_file=config_file))
 
 
+def _tell_left_out(models: Sequence[str]) -> None:
+    """On stderr: the models without a row (a tree that predates the declarations shows an empty
+    table, which said nothing of the models it left out)."""
+    if not models:
+        return
+    shown = ", ".join(models[:10]) + (f" and {len(models) - 10} more" if len(models) > 10 else "")
+    count = f"{len(models)} multimodal model{'s' if len(models) != 1 else ''}"
+    click.echo(
+        f"declint: {count} with no declaration declint can read, not in the table: {shown} (see DL102, DL104)", err=True
+    )
+
+
 def run_table(paths: Sequence[Path], *, output_format: str, check_file: Path | None, config_file: Path | None) -> Exit:
     config = resolve_config(paths, config_file)
     index = Engine(config, ALL_RULES, Selection(("DL",), ())).build_index(paths)
     if check_file is None:
+        from declint.table import left_out, support_matrix
         from declint.table import render as render_table
-        from declint.table import support_matrix
 
         echo_out(render_table(support_matrix(index, config), output_format), nl=False)
+        _tell_left_out(left_out(index))
         return Exit.CLEAN
     findings = tuple(sorted(docs_drift(index, config, check_file.resolve()), key=Finding.sort_key))
     echo_out(FORMATS["text"](RunResult(findings, files_checked=1, files_indexed=len(index.modules))), nl=False)

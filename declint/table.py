@@ -56,6 +56,16 @@ def support_matrix(index: ProjectIndex, config: Config) -> list[Row]:
     return sorted(rows)
 
 
+def left_out(index: ProjectIndex) -> list[str]:
+    """The models the table has no row for: no declaration (DL102), or one that cannot be read
+    without running the code (DL104)."""
+    return sorted(
+        model.name
+        for model in index.models()
+        if (declared := index.effective_declaration(model)) is None or not declared[0].is_literal
+    )
+
+
 def _row(model: ClassFacts, entry: DeclEntry, default: str, index: ProjectIndex) -> Row:
     if entry.kind == "fixed":
         return Row(model.name, entry.encoder, NOT_CONFIGURABLE, entry.reason, "-")

@@ -17,7 +17,7 @@ DOCS = DEMO / "docs" / "encoder_attention_backends.md"
 
 def invoke(*args: str) -> tuple[int, str]:
     result = CliRunner().invoke(cli, ["table", *args])
-    return result.exit_code, result.output
+    return result.exit_code, result.stdout
 
 
 def test_markdown_matches_the_golden_file() -> None:
@@ -190,3 +190,14 @@ def test_a_list_item_and_a_quote_after_the_table_are_not_reported(make_tree: Mak
     page = root / "docs.md"
     page.write_text(output + BLOCKS[0] + "\n" + "> Note | quoted\n", encoding="utf-8")
     assert invoke("--check", str(page), str(root)) == (0, "All clear: 1 file checked.\n")
+
+
+def test_the_models_left_out_of_the_table_are_named_on_stderr() -> None:
+    """A tree that predates the declarations printed an empty table and nothing else."""
+    result = CliRunner().invoke(cli, ["table", str(DEMO)])
+    assert result.exit_code == 0
+    assert result.stdout == GOLDEN.read_text(encoding="utf-8")
+    assert result.stderr == (
+        "declint: 2 multimodal models with no declaration declint can read, not in the table: HCXVisionModel, "
+        "LlavaNextModel (see DL102, DL104)\n"
+    )
