@@ -6,6 +6,7 @@ import ast
 import difflib
 import io
 import tokenize
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
@@ -47,7 +48,8 @@ class BackendLiteral(TreeRule):
     `or` / `and` (`config.attn_backend or "TRTLLM"`), or the default of a pydantic
     `Field(default=...)` / dataclass `field(default=...)`. A local variable passed as such a
     keyword is what its function assigned it before the call (`backend = "FLASHINFER" if text
-    else "TRTLLM"`, then `dataclasses.replace(c, attn_backend=backend)`).
+    else "TRTLLM"`, then `dataclasses.replace(c, attn_backend=backend)`), when that assignment is
+    the variable's only binding in the function (not a parameter, loop target or reassigned).
 
     A context annotated with a Literal of its own, all of whose members are backend names
     (`attn_backend: Literal["TRTLLM", "VANILLA"]`, also nested, in a string annotation, or as the
@@ -768,21 +770,41 @@ def _receiver(node: ast.AST) -> str | None:
 
 
 def _local_values(tree: ast.Module) -> dict[int, list[ast.expr]]:
-    """For each load of a name in a function, the values a plain assignment gave that name in the
-    same function before the load (by line), keyed by the load node's id."""
+    """For each load of a name in a function, the value a plain assignment gave that name before
+    the load, keyed by the load node's id: only for a name the function binds that once and in no
+    other way (not a parameter, loop or `with` target, import, walrus or second assignment), so
+    that the value read is certainly the one assigned."""
     found: dict[int, list[ast.expr]] = {}
     for function in ast.walk(tree):
         if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
-        assigned: dict[str, list[tuple[int, ast.expr]]] = {}
-        loads: list[ast.Name] = []
-        for node in _own_nodes(function):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                assigned.setdefault(node.targets[0].id, []).append((node.lineno, node.value))
-            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                loads.append(node)
-        for load in loads:
-            values = [value for line, value in assigned.get(load.id, ()) if line < load.lineno]
-            if values:
-                found[id(load)] = values
+        nodes = _own_nodes(function)
+        bindings = Counter(_bound_names(function, nodes))
+        assigned = {
+            node.targets[0].id: node
+            for node in nodes
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+        }
+        for load in nodes:
+            if isinstance(load, ast.Name) and isinstance(load.ctx, ast.Load) and bindings[load.id] == 1:
+                assignment = assigned.get(load.id)
+                if assignment is not None and assignment.lineno < load.lineno:
+                    found[id(load)] = [assignment.value]
     return found
+
+
+def _bound_names(function: ast.FunctionDef | ast.AsyncFunctionDef, nodes: list[ast.AST]) -> Iterator[str]:
+    """Every binding of a name in the function's own scope, once per binding."""
+    arguments = function.args
+    for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg):
+        if argument is not None:
+            yield argument.arg
+    for node in nodes:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            yield node.id
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            yield node.name
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            yield from ((alias.asname or alias.name).partition(".")[0] for alias in node.names)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            yield node.name

@@ -560,15 +560,22 @@ def test_an_extra_backend_name_is_not_told_to_be_read_from_the_literal(make_tree
 def test_a_backend_keyword_given_a_local_variable_checks_what_it_holds(make_tree: MakeTree) -> None:
     """Gemma3VL's sub-config helper picks a backend into a local variable, then passes it as
     `attn_backend=`: the retyped names were missed (only `attn_backend="TRTLLM"` itself was seen).
-    A value assigned after the call, or in another function, is not what it passes."""
+    Only a variable its function binds once, by that assignment, is followed: one rebound (another
+    assignment, a loop or comprehension target, a parameter) may pass something else."""
     rel = "tensorrt_llm/_torch/models/modeling_sub.py"
     source = (
         "import dataclasses\n\n\n"
         "def get_sub_model_config(model_config, name):\n"
         '    preferred = "FLASHINFER" if name == "text_config" else "TRTLLM"\n'
-        "    config = dataclasses.replace(model_config, attn_backend=preferred)\n"
-        '    preferred = "VANILLA"\n'
-        "    return config\n\n\n"
+        "    return dataclasses.replace(model_config, attn_backend=preferred)\n\n\n"
+        "def rebound(model_config, config):\n"
+        '    backend = "TRTLLM"\n'
+        "    moe = make_moe(moe_backend=backend)\n"
+        "    backend = config.attn_backend\n"
+        "    return dataclasses.replace(model_config, attn_backend=backend), moe\n\n\n"
+        "def looped(model_config, config):\n"
+        '    b = "TRTLLM"\n'
+        "    return [dataclasses.replace(model_config, attn_backend=b) for b in config.backends]\n\n\n"
         "def other(model_config, preferred):\n"
         "    return dataclasses.replace(model_config, attn_backend=preferred)\n"
     )
