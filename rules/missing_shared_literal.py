@@ -169,9 +169,19 @@ class MissingSharedLiteral(ProjectRule):
         if misnamed is not None:
             message = (
                 f"shared Literal {index.literal_qualname} not found: {misnamed.path} is module {misnamed.module}, "
-                f"not {module}, because a directory above it has no __init__.py (declint names modules as regular "
-                "packages do, not namespace packages): add the __init__.py, or set shared-literal in [tool.declint]"
             )
+            if module.endswith("." + misnamed.module):
+                message += (
+                    f"not {module}, because a directory above it has no __init__.py (declint names modules as "
+                    "regular packages do, not namespace packages): add the __init__.py, or set shared-literal in "
+                    "[tool.declint]"
+                )
+            else:
+                message += (
+                    f"not {module}: the __init__.py files around it make it part of a larger package; set "
+                    f"shared-literal to {misnamed.module}.{index.literal_name}, or remove the __init__.py above "
+                    "the package"
+                )
         if config.source is None:
             anchor = _default_anchor(index, config)
             return self._finding(anchor, 1, message + " (default configuration in use)") if anchor else None
@@ -187,8 +197,9 @@ def _file_of(index: ProjectIndex, module: str) -> ModuleFacts | None:
     """The indexed file whose path spells `module` (`tensorrt_llm/llmapi/llm_args.py`) under
     another module name: a package directory on the way without `__init__.py`."""
     wanted = module.replace(".", "/") + ".py"
-    found = (f for f in index.modules.values() if f.path == wanted or f.path.endswith("/" + wanted))
-    return next((facts for facts in found if facts.module != module), None)
+    found = [f for f in index.modules.values() if f.path == wanted or f.path.endswith("/" + wanted)]
+    # The shortest path first: the source tree's file, not a copy under build/lib/.
+    return min((f for f in found if f.module != module), key=lambda f: (len(f.path), f.path), default=None)
 
 
 def _default_anchor(index: ProjectIndex, config: Config) -> str | None:

@@ -628,3 +628,18 @@ def test_a_literal_module_named_otherwise_for_a_missing_init_says_why(make_tree:
         "above it has no __init__.py (declint names modules as regular packages do, not namespace packages): add "
         "the __init__.py, or set shared-literal in [tool.declint]"
     )
+
+
+def test_a_literal_module_inside_a_larger_package_names_the_module_it_is(make_tree: MakeTree) -> None:
+    """An __init__.py above the project's package makes its files part of a larger package: the
+    file is there under a longer name, which is no missing __init__.py."""
+    root = make_tree({"__init__.py": ""})
+    code, output = check(str(root / "tensorrt_llm/llmapi"))
+    assert code == 1
+    module = f"{root.name}.tensorrt_llm.llmapi.llm_args"
+    assert output.splitlines()[0] == (
+        "pyproject.toml:1:1: DL100 shared Literal tensorrt_llm.llmapi.llm_args.EncoderAttentionBackend not found: "
+        f"tensorrt_llm/llmapi/llm_args.py is module {module}, not tensorrt_llm.llmapi.llm_args: the __init__.py "
+        f"files around it make it part of a larger package; set shared-literal to {module}.EncoderAttentionBackend, "
+        "or remove the __init__.py above the package"
+    )
