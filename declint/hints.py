@@ -23,16 +23,8 @@ def hinted_encoder(name: str, hints: Mapping[str, Sequence[str]]) -> str | None:
         (start, encoder)
         for encoder, listed in sorted(hints.items())
         for hint in listed
-        for start in _occurrences(lowered, hint.lower())
+        for start in (match.start() for match in re.finditer(re.escape(hint.lower()), lowered))
         # at a word's start, or inside a run of capitals, whose words are not told (`HFAUDIOEncoder`)
         if start in starts or name[start : start + len(hint)].isupper()
     ]
     return max(found, key=lambda item: item[0])[1] if found else None
-
-
-def _occurrences(text: str, word: str) -> list[int]:
-    found, at = [], text.find(word) if word else -1
-    while at >= 0:
-        found.append(at)
-        at = text.find(word, at + 1)
-    return found

@@ -8,7 +8,7 @@ class that calls SDPA? what are the members of the shared Literal?
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
@@ -281,8 +281,10 @@ class ProjectIndex:
         graph = self._reference_graph()
         owners: dict[str, list[Ownership]] = {}
         for model in self.models():
+            encoders = self._encoders(model)
+            hints = {e: h for e, h in self.encoder_hints.items() if not encoders or e in encoders}
             for node, path in _reachable(model.qualname, graph):
-                owners.setdefault(node, []).append(Ownership(model.qualname, self._encoder_of(model, path), path))
+                owners.setdefault(node, []).append(Ownership(model.qualname, _encoder_of(path, encoders, hints), path))
         return owners
 
     def _reference_graph(self) -> dict[str, tuple[str, ...]]:
@@ -298,19 +300,6 @@ class ProjectIndex:
         """A node of the reference graph: a class, a function, or a module-level value (a registry
         of towers is a step from the model that indexes it to the towers it holds)."""
         return qualname in self.classes or qualname in self.functions or qualname in self.values
-
-    def _encoder_of(self, model: ClassFacts, path: tuple[str, ...]) -> str:
-        """The encoder a class reached through `path` belongs to: the model's only encoder, else
-        the one the nearest class on the path (from the class up) names by its hints."""
-        encoders = self._encoders(model)
-        if len(encoders) == 1:
-            return next(iter(encoders))
-        hints = {e: h for e, h in self.encoder_hints.items() if not encoders or e in encoders}
-        for qualname in reversed(path[1:]):
-            named = hinted_encoder(qualname.rpartition(".")[2], hints)
-            if named is not None:
-                return named
-        return "vision"
 
     def _encoders(self, model: ClassFacts) -> set[str]:
         """The encoders the model declares or its registered modalities require."""
@@ -363,3 +352,15 @@ def _reachable(start: str, graph: dict[str, tuple[str, ...]]) -> Iterator[tuple[
             if target not in paths:
                 paths[target] = (*paths[node], target)
                 queue.append(target)
+
+
+def _encoder_of(path: tuple[str, ...], encoders: set[str], hints: Mapping[str, Sequence[str]]) -> str:
+    """The encoder a class reached through `path` belongs to: the model's only encoder, else the
+    one the nearest class on the path (from the class up) names by its `hints`."""
+    if len(encoders) == 1:
+        return next(iter(encoders))
+    for qualname in reversed(path[1:]):
+        named = hinted_encoder(qualname.rpartition(".")[2], hints)
+        if named is not None:
+            return named
+    return "vision"

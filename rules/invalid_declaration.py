@@ -185,9 +185,7 @@ class InvalidDeclaration(Rule):
         if encoder not in self._encoders:
             known, guess = ", ".join(self._encoders), closest(encoder, self._encoders)
             self.report(key, f'unknown encoder "{encoder}"{did_you_mean(guess)}; known encoders: {known}')
-            if not would_duplicate(guess, frozenset(keys)):
-                self._attach_replacement(encoder, guess, Applicability.UNSAFE)
-                keys.add(guess or "")
+            self._attach_replacement(encoder, guess, Applicability.UNSAFE, keys)
             # Its entry is still checked: a problem found only once the key is fixed would leave
             # `--fix --unsafe-fixes` with a finding its own output introduced. The entry's findings
             # name the encoder the key's fix gives it, so that fix changes none of them (`--fix`
@@ -268,14 +266,21 @@ class InvalidDeclaration(Rule):
                 # A wrong case is fixed safely (the member is certain); a typo's nearest member is
                 # a guess, offered as an unsafe fix (`--unsafe-fixes`: the user reviews it). A
                 # second copy of the name, or of the member another fix writes, gets none.
-                if not duplicate and not would_duplicate(member, frozenset(listed)):
-                    self._attach_replacement(name, member, Applicability.SAFE if certain else Applicability.UNSAFE)
-                    listed.add(member or "")
+                if not duplicate:
+                    self._attach_replacement(
+                        name, member, Applicability.SAFE if certain else Applicability.UNSAFE, listed
+                    )
 
-    def _attach_replacement(self, name: str, replacement: str | None, applicability: Applicability) -> None:
-        """The last finding gets a fix that rewrites its string literal to `replacement`."""
+    def _attach_replacement(
+        self, name: str, replacement: str | None, applicability: Applicability, taken: set[str]
+    ) -> None:
+        """The last finding gets a fix that rewrites its string literal to `replacement`, unless
+        `taken` (the names there are, and those other fixes write) holds it; then `taken` does."""
         if replacement is None or not replacement.isidentifier():
             return  # the transform writes the body as it is: only names that need no escaping
+        if would_duplicate(replacement, frozenset(taken)):
+            return
+        taken.add(replacement)
         finding = self.findings[-1]
         description = f'Replace "{name}" with "{replacement}"'
         fix = Fix("replace-string", applicability, description, finding.span.start, (replacement,))

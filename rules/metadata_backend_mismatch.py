@@ -32,12 +32,12 @@ _DERIVATIONS = ("replace", "deepcopy", "copy")
 _LAYER_FACTORIES = ("create_attention",)
 # Methods of a logger (`logger.info`, `logging.warning`, TensorRT-LLM's `logger.info_once`):
 # a config handed to them, or to `print`, is shown, not built into a layer.
+_LOG_METHODS = frozenset(
+    ("debug", "info", "warning", "warn", "error", "exception", "critical", "log", "info_once", "warning_once")
+)
 # Builtins that read, show or test a value and never build a layer from it (`str(vcfg)`).
 _SHOWING = frozenset(
     {"getattr", "setattr", "hasattr", "str", "repr", "format", "len", "id", "hash", "type", "isinstance", "vars", "dir"}
-)
-_LOG_METHODS = frozenset(
-    ("debug", "info", "warning", "warn", "error", "exception", "critical", "log", "info_once", "warning_once")
 )
 
 

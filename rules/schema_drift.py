@@ -304,15 +304,13 @@ def _union(parts: list[Accepted | None], pointer: str) -> Accepted | None:
     if not parts or None in parts:
         return None  # a branch of any string (`{"type": "string"}`): the union takes every name
     known = [part for part in parts if part is not None]
-    constrained = [part for part in known if part.constrained]
     names: dict[str, str] = {}
     for part in known:
         for name, where in part.names.items():
             names.setdefault(name, where)
-    at = constrained[0].at if len(constrained) == 1 else pointer
     spellings = frozenset().union(*(part.spellings for part in known))
     caseless = frozenset().union(*(part.caseless for part in known))
-    return Accepted(at, names, spellings, caseless, constrained=bool(constrained))
+    return _combined(known, pointer, names, spellings, caseless)
 
 
 def _intersection(parts: list[Accepted | None], pointer: str) -> Accepted | None:
@@ -320,10 +318,18 @@ def _intersection(parts: list[Accepted | None], pointer: str) -> Accepted | None
     known = [part for part in parts if part is not None]
     if len(known) <= 1:
         return known[0] if known else None
-    constrained = [part for part in known if part.constrained]
     names = {name: where for name, where in known[0].names.items() if all(name in part.names for part in known)}
     spellings = frozenset(s for part in known for s in part.spellings if s.upper() in names)
     caseless = frozenset.intersection(*(part.caseless for part in known))
+    return _combined(known, pointer, names, spellings, caseless)
+
+
+def _combined(
+    parts: list[Accepted], pointer: str, names: dict[str, str], spellings: frozenset[str], caseless: frozenset[str]
+) -> Accepted:
+    """What `parts` accept together: a rejected member is reported at the one part that constrains
+    strings, or at the combining node (`pointer`) when several do."""
+    constrained = [part for part in parts if part.constrained]
     at = constrained[0].at if len(constrained) == 1 else pointer
     return Accepted(at, names, spellings, caseless, constrained=bool(constrained))
 
