@@ -601,7 +601,7 @@ class _Run:
             self._demand = Demand(
                 self.config,
                 {item.rel: self.modules[item.rel] for item in files},
-                {rel: record.bases for rel, record in self.records.items()},
+                {rel: record.bases for rel, record in self.records.items() if record.bases},  # others match none
                 frozenset(rel for rel, record in self.records.items() if record.seeds),
             )
             self.demanded = set(self._demand.initial)

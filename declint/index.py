@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter
 from typing import Any
 
 from declint.config import Config
@@ -56,11 +55,15 @@ class ProjectIndex:
 
     @classmethod
     def build(cls, facts: Iterable[ModuleFacts], config: Config) -> ProjectIndex:
-        modules: dict[str, ModuleFacts] = {}
-        for fact in sorted(facts, key=attrgetter("module", "path")):
-            modules.setdefault(fact.module, fact)  # first path wins, deterministically
+        first: dict[str, ModuleFacts] = {}
+        for fact in facts:  # of one module name, the first path wins, deterministically
+            known = first.get(fact.module)
+            if known is None or fact.path < known.path:
+                first[fact.module] = fact
+        # Ordered by module name; sorting the names is ~3x cheaper than the facts by (module, path)
+        # (every file of the tree has a fact here, placeholders included).
         return cls(
-            modules=modules,
+            modules={module: first[module] for module in sorted(first)},
             model_mixins=config.str_list("model-mixins"),
             model_decorators=config.str_list("model-decorators"),
             modality_encoders=dict(config.get("modality-encoders")),
@@ -71,12 +74,14 @@ class ProjectIndex:
         )
 
     def __post_init__(self) -> None:
-        self.classes: dict[str, ClassFacts] = {c.qualname: c for m in self.modules.values() for c in m.classes}
-        self.functions = {f.qualname for m in self.modules.values() for f in m.functions}
-        self.values: dict[str, ValueFacts] = {v.qualname: v for m in self.modules.values() for v in m.values}
+        # Most modules of a tree are placeholders with nothing defined: one pass sets them aside.
+        defining = [m for m in self.modules.values() if m.classes or m.functions or m.values or m.literals]
+        self.classes: dict[str, ClassFacts] = {c.qualname: c for m in defining for c in m.classes}
+        self.functions = {f.qualname for m in defining for f in m.functions}
+        self.values: dict[str, ValueFacts] = {v.qualname: v for m in defining for v in m.values}
         self.module_of_path = {m.path: m for m in self.modules.values()}
         # Every module that defines a Literal holds the word, so the prefilter indexes its Literals.
-        self._literal_names = frozenset(lit.name for m in self.modules.values() for lit in m.literals)
+        self._literal_names = frozenset(lit.name for m in defining for lit in m.literals)
 
     # ---- names -------------------------------------------------------------------------
     def resolve(self, dotted: str, hops: int = _MAX_REEXPORT_HOPS) -> str:

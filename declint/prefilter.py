@@ -597,8 +597,9 @@ def ownership_reads(index: ProjectIndex, depth: int = 10) -> set[str]:
     TRACKER.take()
     items: dict[str, ClassFacts | FunctionFacts | ValueFacts] = {}
     for module in dict.values(index.modules):
-        found: list[ClassFacts | FunctionFacts | ValueFacts] = [*module.classes, *module.functions, *module.values]
-        items.update((item.qualname, item) for item in found)
+        if module.classes or module.functions or module.values:  # not a placeholder's empty tuples
+            found: list[ClassFacts | FunctionFacts | ValueFacts] = [*module.classes, *module.functions, *module.values]
+            items.update((item.qualname, item) for item in found)
     try:
         models = index.models()
     except Exception:  # rules report errors; a probe only looks for reads
