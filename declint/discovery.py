@@ -138,8 +138,10 @@ class _Filter:
         self._applicable_to: dict[str, tuple[tuple[str, pathspec.GitIgnoreSpec], ...]] = {}
         self.listings: dict[str, Listing] = {}
 
-    def included(self, rel: str) -> bool:
-        name = rel.rsplit("/", 1)[-1]
+    def included(self, rel: str, name: str | None = None) -> bool:
+        """`name`: the rel's last component, when the caller has it (the walk does)."""
+        if name is None:
+            name = rel.rsplit("/", 1)[-1]
         return self._included.match(name) is not None or self._included.match(rel) is not None
 
     def excluded(
@@ -157,15 +159,26 @@ class _Filter:
                 return True
         return gitignores and self.respect_gitignore and self._gitignored(str(path), is_dir)
 
-    def listed(self, directory: str, entries: Sequence[os.DirEntry[str]]) -> bool:
-        """The walk listed `directory`: keep its Listing, open no .gitignore there when none is
-        among its entries, and say whether a .gitignore can exclude any of them (most directories
-        have none above them in a tree without .gitignore files: the walk then skips the
-        per-entry probe)."""
-        self.listings[directory] = _listing(entries)
+    def probes_walked_files(self, gitignores: bool) -> bool:
+        """Can `excluded(..., walked=True, gitignores=gitignores)` say True of a file? (See there.)"""
+        return self._file_patterns or (gitignores and self.respect_gitignore)
+
+    def listed(
+        self,
+        directory: str,
+        entries: Sequence[os.DirEntry[str]],
+        parent: tuple[tuple[str, pathspec.GitIgnoreSpec], ...] | None = None,
+    ) -> tuple[tuple[str, pathspec.GitIgnoreSpec], ...]:
+        """The walk listed `directory`: open no .gitignore there when none is among its entries,
+        and return the .gitignore files that apply to its entries (see `_applicable`; `parent`:
+        those of the directory the walk came from, which saves looking them up). Most
+        directories have none in a tree without .gitignore files: the walk then skips the
+        per-entry probe. The walk keeps the directory's `Listing` itself."""
         if directory not in self._gitignores and not any(entry.name == ".gitignore" for entry in entries):
             self._gitignores[directory] = None
-        return self.respect_gitignore and bool(self._applicable(directory))
+            if parent is not None and directory.startswith(self._root_prefix):
+                self._applicable_to[directory] = parent  # nothing of its own: its parent's
+        return self._applicable(directory) if self.respect_gitignore else ()
 
     def _gitignored(self, path: str, is_dir: bool) -> bool:
         for directory, spec in self._applicable(os.path.dirname(path)):
@@ -303,6 +316,7 @@ def _walk_dir(
     found: list[SourcePath | SkippedPath],
     base: str | None = None,
     inside: bool | None = None,
+    parent: tuple[tuple[str, pathspec.GitIgnoreSpec], ...] | None = None,
 ) -> None:
     # Appends instead of yielding: a generator per directory passed each file up through every
     # level above it. Entries in name order: `discover` sorts what was found, and sorting files
@@ -312,24 +326,42 @@ def _walk_dir(
     except OSError as error:
         found.append(SkippedPath(_relative(Path(directory), flt.root), f"cannot list directory: {error.strerror}"))
         return
-    gitignores = flt.listed(directory, entries)
+    applicable = flt.listed(directory, entries, parent)
+    gitignores = bool(applicable)
     if base is None or inside is None:
         as_path = Path(directory)
         base = _relative(as_path, flt.root)
         inside = base != as_path.as_posix() or as_path == flt.root
+    # Whether an included file found here can be excluded at all: in most directories neither a
+    # file pattern nor a .gitignore applies, and the walk skips the probe (a call per file).
+    probe_files = flt.probes_walked_files(gitignores)
+    prefix = "" if base == "." else f"{base}/"
+    # The directory's Listing, gathered on the way (a pass of its own was a tenth of the walk).
+    subdirectories: list[str] = []
+    json_files: list[str] = []
     for entry in entries:
         # What `_walk` does for one entry, with strings and the entry's cached type (the hot path).
-        rel = entry.name if base == "." else f"{base}/{entry.name}"
+        name = entry.name
+        rel = prefix + name
         if entry.is_symlink():
+            if name.endswith(".json") and not _is_dir(entry):
+                json_files.append(name)
             path = Path(entry.path)
             found.extend(_symlink(path, rel if inside else _relative(path, flt.root), flt))
         elif entry.is_dir(follow_symlinks=False):
+            subdirectories.append(name)
             if not (inside and flt.excluded(entry.path, rel, True, walked=True, gitignores=gitignores)):
-                _walk_dir(entry.path, flt, found, rel if inside else None, inside or None)
-        elif not inside:
-            _walk(Path(entry.path), flt, found, explicit=False)
-        elif flt.included(rel) and not flt.excluded(entry.path, rel, False, walked=True, gitignores=gitignores):
-            found.append(SourcePath(rel, entry.path))
+                _walk_dir(entry.path, flt, found, rel if inside else None, inside or None, applicable)
+        else:
+            if name.endswith(".json"):
+                json_files.append(name)
+            if not inside:
+                _walk(Path(entry.path), flt, found, explicit=False)
+            elif flt.included(rel, name) and not (
+                probe_files and flt.excluded(entry.path, rel, False, walked=True, gitignores=gitignores)
+            ):
+                found.append(SourcePath(rel, entry.path))
+    flt.listings[directory] = Listing(tuple(subdirectories), tuple(json_files))
 
 
 _name = attrgetter("name")
