@@ -840,3 +840,82 @@ def test_a_stray_gitignore_declint_wrote_into_the_root_does_not_hide_the_project
     (demo / ".gitignore").write_text("*\n", encoding="utf-8")
     nothing = "declint: warning: no Python files found under the given paths; nothing was checked\n"
     assert _check_cli(demo, "--no-cache", "--select", "DL101") == (0, "All clear: 0 files checked.\n", nothing)
+
+
+# ---- the cache and the snapshot written side by side (a cold run of a large tree) -----------------
+
+
+@pytest.fixture
+def forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Any cache large enough is written by a forked child; the pids of the forks made (the
+    engine of these tests reads in this process, so the cache's fork is the only one)."""
+    import declint.cache
+
+    made: list[int] = []
+    real_fork = os.fork
+
+    def fork() -> int:
+        pid = real_fork()
+        if pid:
+            made.append(pid)
+        return pid
+
+    monkeypatch.setattr(declint.cache, "_FORK_WRITE_FILES", 1)
+    monkeypatch.setattr(os, "fork", fork)
+    return made
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the writer child is forked")
+def test_a_cache_written_by_a_forked_child_serves_the_next_runs(demo: Path, forks: list[int]) -> None:
+    cold_engine = engine(demo)
+    cold = cold_engine.run([demo])
+    assert len(forks) == 1  # the full write, in a child; the snapshot here
+    assert [p.suffix for p in _stored(demo, "")] == [".pickle", ".snapshot"]
+    warm_engine = engine(demo)
+    assert warm_engine.run([demo]) == cold and warm_engine.stats.files_read == 0
+    target = demo / MODELS / "modeling_radio.py"
+    edit(target, "out = torch.nn.functional", "out  = torch.nn.functional")
+    settle(demo)
+    edited_engine = engine(demo)
+    edited = edited_engine.run([demo])
+    assert edited_engine.stats.files_read == 1  # the other 36 entries came from the child's write
+    assert len(forks) == 2 and len(_stored(demo, ".journal")) == 1  # the journal, in a child too
+    assert lines(edited) == lines(engine(demo, cache=False).run([demo]))
+    again = engine(demo)
+    assert again.run([demo]) == edited and again.stats.files_read == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the writer child is forked")
+def test_a_writer_child_that_fails_costs_the_cache_and_says_so(
+    demo: Path, forks: list[int], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def broken(self: Cache, data: CacheData) -> None:
+        raise RuntimeError("a bug in the writer")
+
+    monkeypatch.setattr(Cache, "_write_full", broken)
+    cold = engine(demo).run([demo])
+    assert len(forks) == 1
+    assert capsys.readouterr().err == (
+        "declint: warning: the cache was not written (its writer process ended with status 1)\n"
+    )
+    assert [p.suffix for p in _stored(demo, "")] == [".snapshot"]  # written here, as usual
+    monkeypatch.undo()
+    second = engine(demo, cache=True)
+    assert second.run([demo]) == cold
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the writer child is forked")
+def test_no_writer_child_is_forked_while_another_thread_runs(demo: Path, forks: list[int]) -> None:
+    import threading
+
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        cold = engine(demo).run([demo])
+    finally:
+        stop.set()
+        other.join()
+    assert forks == []  # a fork copies no other thread, nor releases a lock one holds
+    warm_engine = engine(demo)
+    assert warm_engine.run([demo]) == cold and warm_engine.stats.files_read == 0
