@@ -42,7 +42,6 @@ import os
 import pickle
 import secrets
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -66,8 +65,6 @@ NO_CACHE_ENV = "DECLINT_NO_CACHE"
 _KEEP_FILES = 8  # cache files of other run keys (other selections, configs) kept around
 _RACY_SECONDS = 2.0
 _JOURNAL_SHARE = 4  # a journal holding more than 1/4 of the files is folded into a full write
-# Fewer files than this in the cache or the snapshot: both are written here (a fork costs ~2 ms).
-_FORK_WRITE_FILES = 5000
 _ALLOWED_MODULES = frozenset(
     {
         "declint.types",
@@ -671,39 +668,18 @@ class Cache:
         `data` extends the full write `load` read and the journal stays small, only the journal
         is written; otherwise a full write with a new token, which orphans any journal.
         """
-        self._planned(data, changed)()
-
-    def save_with_snapshot(self, data: CacheData, changed: Iterable[str] | None, snapshot: Snapshot) -> None:
-        """`save(data, changed)` and `save_snapshot(snapshot)`. When both pickles are large (a
-        cold run of a large tree), the cache's is written by a forked child while this process
-        writes the snapshot: this process is alone at the end of a run, and the two take two
-        cores (on a 2-core machine, ~1 us of the ~4 us a file the two writes cost)."""
-        write = self._planned(data, changed)
-        child = _forked(write) if min(len(data.files), len(snapshot.files)) >= _FORK_WRITE_FILES else None
-        if child is None:
-            write()
-        self.save_snapshot(snapshot)
-        if child is not None:
-            _wait_for(child)
-
-    def _planned(self, data: CacheData, changed: Iterable[str] | None) -> Callable[[], None]:
-        """What `save` writes, decided (and this cache's state updated) now; the returned call
-        writes it, here or in a forked child."""
         journaled = None if changed is None else self._journaled | frozenset(changed)
         extends = bool(data.token) and data.token == self._loaded_token
         if extends and journaled is not None and len(journaled) <= len(data.files) // _JOURNAL_SHARE:
             files = {rel: data.files[rel] for rel in sorted(journaled) if rel in data.files}
-            journal = Journal(data.key, data.token, files)
-            return functools.partial(self._write, self.path_for(data.key, ".journal"), journal)
+            self._write(self.path_for(data.key, ".journal"), Journal(data.key, data.token, files))
+            return
         data.token = secrets.token_hex(8)
-        self._journaled, self._loaded_token = frozenset(), data.token
-        return functools.partial(self._write_full, data)
-
-    def _write_full(self, data: CacheData) -> None:
         path = self.path_for(data.key)
         self._write(path, data)
         with contextlib.suppress(OSError):
             os.unlink(self.path_for(data.key, ".journal"))
+        self._journaled, self._loaded_token = frozenset(), data.token
         with contextlib.suppress(OSError):
             self._prune(path)
             self._drop_other_formats()
@@ -765,35 +741,6 @@ class Cache:
                         entry.unlink()
             with contextlib.suppress(OSError):
                 directory.rmdir()
-
-
-def _forked(work: Callable[[], None]) -> int | None:
-    """The pid of a child doing `work` (which the child ends with `os._exit`), or None where this
-    process should do it itself: no fork (Windows), or other threads (a fork copies none of
-    them, and a lock one of them holds stays held in the child)."""
-    if not hasattr(os, "fork") or threading.active_count() > 1:
-        return None
-    try:
-        pid = os.fork()
-    except OSError:
-        return None
-    if pid == 0:  # the child: no atexit handlers, no flush of this process's buffered output
-        try:
-            work()
-        except BaseException:
-            os._exit(1)
-        os._exit(0)
-    return pid
-
-
-def _wait_for(child: int) -> None:
-    """Wait for a writer child; one that failed cost the cache, which costs speed, never the run."""
-    try:
-        _, status = os.waitpid(child, 0)
-    except ChildProcessError:
-        return
-    if os.waitstatus_to_exitcode(status) != 0:
-        warn(f"the cache was not written (its writer process ended with status {os.waitstatus_to_exitcode(status)})")
 
 
 def run_key(parts: Iterable[str]) -> str:

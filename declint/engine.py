@@ -457,11 +457,9 @@ class _Run:
         saving = self.changed or self._pending_snapshot is not None
         if exc[0] is None and self.store is not None and not self.overrides and saving:
             with self.stats.phase("cache save"):
-                if self.changed and self._pending_snapshot is not None:
-                    self.store.save_with_snapshot(self.data, self.changed, self._pending_snapshot)
-                elif self.changed:
+                if self.changed:
                     self.store.save(self.data, self.changed)
-                elif self._pending_snapshot is not None:
+                if self._pending_snapshot is not None:
                     self.store.save_snapshot(self._pending_snapshot)
 
     def _open_cache(self) -> Cache | None:
