@@ -837,17 +837,20 @@ class _Run:
         if walked.racy or inputs.racy:
             return  # an input file too fresh to trust its mtime (see Recorded): no snapshot this time
         stats: dict[str, tuple[str, StatKey, str]] = {}
+        cached, records, modules = self.data.files, self.records, self.modules
         for item in files:
-            entry = self.data.files.get(item.rel)
-            if entry is None or not entry.settled or entry.scan.digest != self.records[item.rel].digest:
+            entry = cached.get(item.rel)
+            if entry is None or not entry.settled or entry.scan.digest != records[item.rel].digest:
                 return  # a file too fresh to trust its mtime, or unreadable: no snapshot this time
-            stats[item.rel] = (str(item.path), entry.stat, self.modules[item.rel])
+            stats[item.rel] = (item.path, entry.stat, modules[item.rel])
         sources = {path for path, _, _ in stats.values()}
         # A file that does not exist in a listed directory needs no stat of its own: creating it
         # moves the directory's mtime, which the walk's entries already hold (on a tree of 6,641
         # directories, the walk's probes for a .gitignore in each were a fifth of a warm run's
         # stats). An input the walk holds is checked there already, before the inputs are.
-        listed = {os.path.abspath(path) for path in walked}
+        # (Recorded paths are absolute and normalized already: the audit hook and the package
+        # probes record them so. One that were not would only keep a stat the snapshot needs not.)
+        listed = set(walked)
 
         def needed(keys: dict[str, StatKey | None]) -> tuple[tuple[str, Any], ...]:
             return tuple(sorted((p, k) for p, k in keys.items() if k is not None or os.path.dirname(p) not in listed))
