@@ -50,6 +50,8 @@ class BackendLiteral(TreeRule):
     keyword is what its function assigned it before the call (`backend = "FLASHINFER" if text
     else "TRTLLM"`, then `dataclasses.replace(c, attn_backend=backend)`), when that assignment is
     the variable's only binding in the function (not a parameter, loop target or reassigned).
+    An annotated assignment (`backend: str = "TRTLLM"`) is followed alike, unless its annotation
+    names the shared Literal or another namespace's, which types the value as a context's does.
 
     A context annotated with a Literal of its own, all of whose members are backend names
     (`attn_backend: Literal["TRTLLM", "VANILLA"]`, also nested, in a string annotation, or as the
@@ -194,7 +196,7 @@ class BackendLiteral(TreeRule):
         self._literal = self.index.literal_name
         self._declaration = str(self.config.get("declaration-attribute"))
         self._imports: dict[str, str] | None = None  # module-level imports, read when an annotation needs them
-        self._locals: dict[int, list[ast.expr]] | None = None  # see `_held`, computed when first asked
+        self._locals: dict[int, _LocalValue] | None = None  # see `_held`, computed when first asked
         # Findings whose context is a variable, held until the walk has seen every annotation:
         # (string, message, scope, the context nodes); reported unless all are typed by another
         # namespace's Literal, which can only be so when `_other_namespace_seen`.
@@ -313,7 +315,21 @@ class BackendLiteral(TreeRule):
             return []
         if self._locals is None:
             self._locals = _local_values(self.tree)
-        return self._locals.get(id(node), [])
+        held = self._locals.get(id(node))
+        if held is None:
+            return []
+        value, annotation = held
+        if annotation is not None and self._typed_local(annotation):
+            return []
+        return [value]
+
+    def _typed_local(self, annotation: ast.expr) -> bool:
+        """A followed local's annotation types its value as a context's does (`_untyped`): it names
+        the shared Literal (a type checker validates the value) or another namespace's (the value
+        is no attention-backend name). Resolved here, for the locals passed as a backend keyword
+        only: each resolution is an index question. Unlike `_untyped`, it leaves
+        `_other_namespace_seen` alone: the local is no context, nothing compared with it is held."""
+        return self._typed_by_literal(annotation) or self._names_other_literal(annotation)
 
     def _dict(self, node: ast.Dict) -> None:
         for key, value in zip(node.keys, node.values, strict=True):
@@ -769,28 +785,41 @@ def _receiver(node: ast.AST) -> str | None:
     return positional[0].arg if positional else None
 
 
-def _local_values(tree: ast.Module) -> dict[int, list[ast.expr]]:
-    """For each load of a name in a function, the value a plain assignment gave that name before
-    the load, keyed by the load node's id: only for a name the function binds that once and in no
-    other way (not a parameter, loop or `with` target, import, walrus or second assignment), so
+# What a local was given (see `_local_values`): the value, and the annotation of an annotated
+# assignment (None for a plain one), which the rule judges only for the locals it follows.
+_LocalValue = tuple[ast.expr, ast.expr | None]
+
+
+def _local_values(tree: ast.Module) -> dict[int, _LocalValue]:
+    """For each load of a name in a function, the value a plain (`name = value`) or annotated
+    (`name: T = value`) assignment gave that name before the load, with its annotation, keyed by
+    the load node's id: only for a name the function binds that once and in no other way (not a
+    parameter, loop or `with` target, import, walrus, second assignment or bare `name: T`), so
     that the value read is certainly the one assigned."""
-    found: dict[int, list[ast.expr]] = {}
+    found: dict[int, _LocalValue] = {}
     for function in ast.walk(tree):
         if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         nodes = _own_nodes(function)
         bindings = Counter(_bound_names(function, nodes))
-        assigned = {
-            node.targets[0].id: node
-            for node in nodes
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-        }
+        assigned = dict(_assignments(nodes))
         for load in nodes:
             if isinstance(load, ast.Name) and isinstance(load.ctx, ast.Load) and bindings[load.id] == 1:
                 assignment = assigned.get(load.id)
-                if assignment is not None and assignment.lineno < load.lineno:
-                    found[id(load)] = [assignment.value]
+                if assignment is not None and assignment[0] < load.lineno:
+                    found[id(load)] = assignment[1]
     return found
+
+
+def _assignments(nodes: list[ast.AST]) -> Iterator[tuple[str, tuple[int, _LocalValue]]]:
+    """Each name a single-target assignment gives a value, with the assignment's line and what it
+    gave (`_LocalValue`). A bare `name: T` gives none (and, counted as a binding by
+    `_bound_names`, keeps a later `name = value` from being followed, conservatively)."""
+    for node in nodes:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            yield node.targets[0].id, (node.lineno, (node.value, None))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            yield node.target.id, (node.lineno, (node.value, node.annotation))
 
 
 def _bound_names(function: ast.FunctionDef | ast.AsyncFunctionDef, nodes: list[ast.AST]) -> Iterator[str]:

@@ -585,3 +585,91 @@ def test_a_backend_keyword_given_a_local_variable_checks_what_it_holds(make_tree
         (5, 16, "get_sub_model_config", RETYPED.format("FLASHINFER")),
         (5, 59, "get_sub_model_config", RETYPED.format("TRTLLM")),
     ]
+
+
+# A local bound once by an annotated assignment is followed as a plain one is (`backend: str =
+# "TRTLLM"`, then `attn_backend=backend`). Near misses: an annotation that types the value (the
+# shared Literal, under an alias or in a string annotation; another namespace's Literal), a name
+# bound twice (the annotated assignment, then a plain one), an annotation without a value.
+ANNOTATED_LOCALS = """\
+import dataclasses
+from typing import Optional
+
+from tensorrt_llm.llmapi.llm_args import EncoderAttentionBackend, EncoderAttentionBackend as EAB, MoeBackend
+
+
+def annotated(model_config, name):
+    preferred: str = "FLASHINFER" if name == "text_config" else "TRTLLM"
+    fallback: Optional[str] = "VANILLA"
+    return dataclasses.replace(model_config, attn_backend=preferred, attention_backend=fallback)
+
+
+def typed(model_config):
+    shared: EncoderAttentionBackend = "TRTLLM"
+    aliased: EAB = "VANILLA"
+    quoted: "Optional[EncoderAttentionBackend]" = "FLASHINFER"
+    moe: MoeBackend = "TRTLLM"
+    vision = dataclasses.replace(model_config, attn_backend=shared, attention_backend=aliased, backend_name=quoted)
+    return vision, make_moe(attn_backend=moe)
+
+
+def rebound(model_config, config):
+    backend: str = "TRTLLM"
+    if config.attn_backend:
+        backend = config.attn_backend
+    return dataclasses.replace(model_config, attn_backend=backend)
+
+
+def declared(model_config, config):
+    backend: str
+    backend = config.attn_backend or "TRTLLM"
+    return dataclasses.replace(model_config, attn_backend=backend)
+
+
+def after(model_config):
+    make(attn_backend=late)
+    late: str = "TRTLLM"
+"""
+
+
+def test_a_backend_keyword_given_a_local_with_an_annotated_assignment_checks_what_it_holds(
+    make_tree: MakeTree,
+) -> None:
+    """The annotation is judged as a context's is: one naming the shared Literal (also under an
+    alias or in a string annotation) or another namespace's types the value, `str` does not."""
+    rel = "tensorrt_llm/_torch/models/modeling_annotated.py"
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, rel: ANNOTATED_LOCALS})
+    found, _ = _dl103(root, rel)
+    assert found == [
+        (8, 21, "annotated", RETYPED.format("FLASHINFER")),
+        (8, 64, "annotated", RETYPED.format("TRTLLM")),
+        (9, 30, "annotated", RETYPED.format("VANILLA")),
+    ]
+
+
+def test_a_local_annotated_with_the_shared_literal_is_not_reported(make_tree: MakeTree) -> None:
+    rel = "tensorrt_llm/_torch/models/modeling_shared_local.py"
+    source = (
+        "import dataclasses\n\n"
+        "from tensorrt_llm.llmapi.llm_args import EncoderAttentionBackend\n\n\n"
+        "def vision(model_config):\n"
+        '    backend: EncoderAttentionBackend = "TRTLLM"\n'
+        "    return dataclasses.replace(model_config, attn_backend=backend)\n"
+    )
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, rel: source})
+    found, _ = _dl103(root, rel)
+    assert found == []
+
+
+def test_an_annotated_local_bound_twice_is_not_followed(make_tree: MakeTree) -> None:
+    rel = "tensorrt_llm/_torch/models/modeling_twice.py"
+    source = (
+        "import dataclasses\n\n\n"
+        "def vision(model_config, config):\n"
+        '    backend: str = "TRTLLM"\n'
+        "    backend: str = config.attn_backend\n"
+        "    return dataclasses.replace(model_config, attn_backend=backend)\n"
+    )
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, rel: source})
+    found, _ = _dl103(root, rel)
+    assert found == []
