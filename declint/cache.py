@@ -52,6 +52,7 @@ from typing import Any
 from declint import __version__
 from declint.cache_marks import CACHE_SUFFIXES, GITIGNORE, GITIGNORE_TEXT, TAG, TAG_TEXT, foreign_entries
 from declint.config import Config, check_cache_dir
+from declint.discovery import PROBE_EVENT
 from declint.errors import warn
 from declint.facts import ModuleFacts
 from declint.index import ProjectIndex
@@ -472,9 +473,14 @@ class Recorded(dict[str, StatKey | None]):
         return both
 
 
+# What the hook records: a path opened or listed, or one the walk only looked for (PROBE_EVENT).
+_RECORDED_EVENTS = frozenset({"open", "os.scandir", "os.listdir", PROBE_EVENT})
+
+
 class InputRecorder:
     """Records the files opened and directories listed while active (a process audit hook),
-    each with its stat before the open or the listing (see `Recorded`).
+    each with its stat before the open or the listing (see `Recorded`), and the paths the walk
+    looked for without opening them (`discovery.PROBE_EVENT`: a `.git` above the root).
 
     The project rules read files the index does not cover (the docs table, the serving schemas
     they find by walking the root); their findings are reused only while those are unchanged.
@@ -486,7 +492,7 @@ class InputRecorder:
     @classmethod
     def _hook(cls, event: str, args: tuple[Any, ...]) -> None:
         active = cls._active
-        if active is not None and event in ("open", "os.scandir", "os.listdir") and args:
+        if active is not None and event in _RECORDED_EVENTS and args:
             path = args[0]
             if isinstance(path, str | bytes | os.PathLike):
                 active.take(os.path.abspath(os.fsdecode(path)))  # audit hooks run before the call

@@ -60,7 +60,13 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "Glob patterns of files to check; phase 1 still indexes every Python file under the roots.",
     ),
     OptionSpec("exclude", "list[str]", [], "Gitignore-style patterns of paths never checked or indexed."),
-    OptionSpec("respect-gitignore", "bool", True, "Skip paths matched by .gitignore files."),
+    OptionSpec(
+        "respect-gitignore",
+        "bool",
+        True,
+        "Skip paths matched by .gitignore files, as git does: those of the root and below it, and those above it "
+        "up to the top level of the git work tree holding it (none outside one).",
+    ),
     OptionSpec("select", "list[str]", ["DL"], "Rule codes or prefixes to enable."),
     OptionSpec("ignore", "list[str]", [], "Rule codes or prefixes to disable."),
     OptionSpec("per-path-ignores", "dict[str,list[str]]", {}, "Glob -> codes ignored in matching files."),

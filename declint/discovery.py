@@ -1,12 +1,15 @@
 """Find the Python files to index and to check.
 
-Rules: `.gitignore` files are honoured (each applies below its own directory, via pathspec's
-gitignore semantics), `exclude` patterns apply to explicit paths too (pre-commit passes staged
-files that may be excluded), symlinked directories found by the walk are never followed (no
-loops, nothing outside the root), and a symlinked file is used only when it resolves inside the
-root. A path given explicitly that goes through a symlinked directory is taken as the same path
-inside the root when it is one (root-relative paths, the root's excludes), and one that is itself
-a symlink to a directory is walked as its target would be, never silently skipped.
+Rules: `.gitignore` files are honoured as git honours them: each applies below its own
+directory (via pathspec's gitignore semantics), the nearest one that matches a path decides (a
+`!pattern` re-includes what a file further up ignores), and when the root lies inside a git work
+tree, those of the directories from its top level down to the root apply too. `exclude`
+patterns apply to explicit paths too (pre-commit passes staged files that may be excluded),
+symlinked directories found by the walk are never followed (no loops, nothing outside the root),
+and a symlinked file is used only when it resolves inside the root. A path given explicitly that
+goes through a symlinked directory is taken as the same path inside the root when it is one
+(root-relative paths, the root's excludes), and one that is itself a symlink to a directory is
+walked as its target would be, never silently skipped.
 """
 
 from __future__ import annotations
@@ -16,11 +19,13 @@ import fnmatch
 import functools
 import os
 import re
+import sys
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
+from stat import S_ISDIR, S_ISREG
 from typing import NamedTuple
 
 import pathspec
@@ -48,6 +53,25 @@ BUILTIN_EXCLUDES = (
     ".declint_cache/",
     "node_modules/",
 )
+
+
+# The audit event naming a path whose existence a walk depended on without opening or listing it
+# (a `.git` looked for above the root): `cache.InputRecorder` records it as it records an open.
+PROBE_EVENT = "declint.probe"
+
+
+class _GitIgnore(NamedTuple):
+    """A directory's .gitignore, parsed. `negates`: it has a `!pattern`, so it can decide that a
+    path is *not* ignored (over a file further up); without one, it can only say "ignored", and
+    the cheaper `match_file` answers (the walk asks per entry)."""
+
+    directory: str
+    spec: pathspec.GitIgnoreSpec
+    negates: bool
+
+
+# The .gitignore files that apply to a directory's entries, nearest first.
+_Applicable = tuple[_GitIgnore, ...]
 
 
 class SourcePath(NamedTuple):
@@ -134,8 +158,8 @@ class _Filter:
         )
         self._included = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in self.include) or r"(?!)")
         self.respect_gitignore = bool(config.get("respect-gitignore"))
-        self._gitignores: dict[str, pathspec.GitIgnoreSpec | None] = {}
-        self._applicable_to: dict[str, tuple[tuple[str, pathspec.GitIgnoreSpec], ...]] = {}
+        self._gitignores: dict[str, _GitIgnore | None] = {}
+        self._applicable_to: dict[str, _Applicable] = {}
         self.listings: dict[str, Listing] = {}
 
     def included(self, rel: str, name: str | None = None) -> bool:
@@ -157,7 +181,13 @@ class _Filter:
             probe = rel + "/" if is_dir else rel
             if self.exclude.match_file(probe):
                 return True
-        return gitignores and self.respect_gitignore and self._gitignored(str(path), is_dir)
+        if not (gitignores and self.respect_gitignore):
+            return False
+        path = str(path)
+        # A walked entry's directories were asked on the way down; a path given explicitly (a
+        # staged file) is ignored, as git ignores it, when one of them is, whatever a nearer
+        # `!pattern` says of the path itself.
+        return self._gitignored(path, is_dir) or (not walked and self._below_ignored_directory(path))
 
     def probes_walked_files(self, gitignores: bool) -> bool:
         """Can `excluded(..., walked=True, gitignores=gitignores)` say True of a file? (See there.)"""
@@ -167,8 +197,8 @@ class _Filter:
         self,
         directory: str,
         entries: Sequence[os.DirEntry[str]],
-        parent: tuple[tuple[str, pathspec.GitIgnoreSpec], ...] | None = None,
-    ) -> tuple[tuple[str, pathspec.GitIgnoreSpec], ...]:
+        parent: _Applicable | None = None,
+    ) -> _Applicable:
         """The walk listed `directory`: open no .gitignore there when none is among its entries,
         and return the .gitignore files that apply to its entries (see `_applicable`; `parent`:
         those of the directory the walk came from, which saves looking them up). Most
@@ -181,42 +211,124 @@ class _Filter:
         return self._applicable(directory) if self.respect_gitignore else ()
 
     def _gitignored(self, path: str, is_dir: bool) -> bool:
-        for directory, spec in self._applicable(os.path.dirname(path)):
-            relative = path[len(directory) :].lstrip(os.sep).replace(os.sep, "/") + ("/" if is_dir else "")
-            if spec.match_file(relative):
+        """As git decides: the nearest .gitignore with a pattern matching `path` (relative to the
+        file's own directory) says whether it is ignored; a file further up is not asked then."""
+        return _ignored_by(self._applicable(os.path.dirname(path)), path, is_dir)
+
+    def _below_ignored_directory(self, path: str) -> bool:
+        """Is a directory between the root (excluded: the root is always walked) and `path`
+        ignored? (Git never looks inside one, so no `!pattern` below re-includes anything.)"""
+        directory = os.path.dirname(path)
+        while directory.startswith(self._root_prefix):
+            if self._gitignored(directory, True):
                 return True
+            directory = os.path.dirname(directory)
         return False
 
-    def _applicable(self, directory: str) -> tuple[tuple[str, pathspec.GitIgnoreSpec], ...]:
+    def _applicable(self, directory: str) -> _Applicable:
         """The .gitignore files that apply to entries of `directory`, nearest first, up to the
-        root (or the first directory outside it)."""
+        root and then those above it in its git work tree (see `_above_root`), or up to the first
+        directory outside the root."""
         # Memoized on the filter, not with functools.cache: that cache lives on the class, and
         # held every filter (and what it refers to) for the life of the process.
         known = self._applicable_to.get(directory)
         if known is not None:
             return known
-        spec = self._gitignore_of(directory)
-        own: tuple[tuple[str, pathspec.GitIgnoreSpec], ...] = ((directory, spec),) if spec is not None else ()
+        ignore = self._gitignore_of(directory)
+        own: _Applicable = (ignore,) if ignore is not None else ()
         parent = os.path.dirname(directory)
-        if parent == directory or not directory.startswith(self._root_prefix):
-            applicable = own  # the root itself, or a directory outside it, is the last to apply
+        if directory == self._root_str:
+            applicable = own + self._above_root()
+        elif parent == directory or not directory.startswith(self._root_prefix):
+            applicable = own  # a directory outside the root is the last to apply
         else:
             applicable = own + self._applicable(parent)
         self._applicable_to[directory] = applicable
         return applicable
 
-    def _gitignore_of(self, directory: str) -> pathspec.GitIgnoreSpec | None:
+    def _above_root(self) -> _Applicable:
+        """The .gitignore files of the directories from the root's parent up to its git work
+        tree's top level, nearest first: git applies them to the root's files (a project in a
+        monorepo whose top-level .gitignore says `build/`). None outside a work tree, and never
+        one above its top level. Read with `open`, as the walk reads the others, so a cache run
+        records each (or its absence) as an input of the walk.
+
+        None either when they ignore the root or a directory between it and the top level: git
+        would ignore every file of the project (a vendored tree, a build output with a
+        configuration of its own), which was asked for by name; `exclude` never excludes the
+        root either. (pathspec matches `dir/` against every path below it, so they would.)"""
+        top = git_top_level(self._root_str)
+        if top is None or top == self._root_str:
+            return ()
+        found: list[_GitIgnore] = []
+        directory = self._root_str
+        while directory != top:
+            directory = os.path.dirname(directory)
+            ignore = self._gitignore_of(directory)
+            if ignore is not None:
+                found.append(ignore)
+        directory = self._root_str
+        while directory != top:
+            above = tuple(ignore for ignore in found if len(ignore.directory) < len(directory))
+            if _ignored_by(above, directory, True):
+                return ()
+            directory = os.path.dirname(directory)
+        return tuple(found)
+
+    def _gitignore_of(self, directory: str) -> _GitIgnore | None:
         if directory not in self._gitignores:
-            spec = None
+            ignore = None
             try:
                 with open(os.path.join(directory, ".gitignore"), encoding="utf-8") as handle:
                     text = handle.read()
                 if not _stray_cache_mark(directory, text):
                     spec = pathspec.GitIgnoreSpec.from_lines(text.splitlines())
+                    negates = any(pattern.include is False for pattern in spec.patterns)
+                    ignore = _GitIgnore(directory, spec, negates)
             except (OSError, UnicodeDecodeError):
                 pass
-            self._gitignores[directory] = spec
+            self._gitignores[directory] = ignore
         return self._gitignores[directory]
+
+
+def _ignored_by(applicable: _Applicable, path: str, is_dir: bool) -> bool:
+    """Git's answer for `path` under the .gitignore files `applicable` (nearest first)."""
+    for directory, spec, negates in applicable:
+        relative = path[len(directory) :].lstrip(os.sep).replace(os.sep, "/") + ("/" if is_dir else "")
+        if negates:
+            decided = spec.check_file(relative).include
+            if decided is not None:
+                return decided
+        elif spec.match_file(relative):
+            return True
+    return False
+
+
+def git_top_level(directory: str) -> str | None:
+    """The top level of the git work tree holding `directory` (absolute, normalized): the
+    nearest directory at or above it with a `.git` entry, a directory or (a worktree's, a
+    submodule's) a file, as git finds it; None outside any. No git process: a stat per level.
+
+    What a cache run must see again (see PROBE_EVENT) is recorded: each `.git` looked for and not
+    found (one created later moves the top level), and the top level itself when it lies above
+    `directory` (its mtime moves when its `.git` goes; the root's own listing covers that below).
+    Never the `.git` found: every git command that writes the index moves its mtime."""
+    start = directory
+    while True:
+        marker = os.path.join(directory, ".git")
+        try:
+            mode = os.stat(marker).st_mode
+        except OSError:
+            mode = 0
+        if S_ISDIR(mode) or S_ISREG(mode):
+            if directory != start:
+                sys.audit(PROBE_EVENT, directory)
+            return directory
+        sys.audit(PROBE_EVENT, marker)
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
 
 
 def _stray_cache_mark(directory: str, text: str) -> bool:
@@ -316,7 +428,7 @@ def _walk_dir(
     found: list[SourcePath | SkippedPath],
     base: str | None = None,
     inside: bool | None = None,
-    parent: tuple[tuple[str, pathspec.GitIgnoreSpec], ...] | None = None,
+    parent: _Applicable | None = None,
 ) -> None:
     # Appends instead of yielding: a generator per directory passed each file up through every
     # level above it. Entries in name order: `discover` sorts what was found, and sorting files

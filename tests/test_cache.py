@@ -840,3 +840,63 @@ def test_a_stray_gitignore_declint_wrote_into_the_root_does_not_hide_the_project
     (demo / ".gitignore").write_text("*\n", encoding="utf-8")
     nothing = "declint: warning: no Python files found under the given paths; nothing was checked\n"
     assert _check_cli(demo, "--no-cache", "--select", "DL101") == (0, "All clear: 0 files checked.\n", nothing)
+
+
+def _age(path: Path) -> None:
+    """`settle` for a file outside the demo (its fresh mtime would cost the run its snapshot)."""
+    then = time.time() - 60
+    os.utime(path, (then, then))
+
+
+@pytest.mark.parametrize("change", ["created", "edited", "deleted", "git-init"])
+def test_a_gitignore_above_the_root_is_an_input_of_the_walk(demo: Path, change: str) -> None:
+    """The demo as a subdirectory of a git work tree (a monorepo): the .gitignore files between
+    the git top level and the root are read by the walk, and a warm run walks again when one is
+    created, edited or deleted, or when the directory above becomes a git work tree."""
+    top = demo.parent
+    ignore = top / ".gitignore"
+    if change != "git-init":
+        (top / ".git").mkdir()
+    if change in ("edited", "deleted", "git-init"):
+        ignore.write_text("nothing_here/\n" if change == "edited" else "modeling_radio.py\n", encoding="utf-8")
+        _age(ignore)
+    cold = lines(engine(demo).run([demo]))
+    assert any("modeling_radio.py" in line for line in cold) == (change in ("created", "edited", "git-init"))
+    warm = engine(demo)
+    assert lines(warm.run([demo])) == cold and "discover" not in warm.stats.seconds  # the snapshot holds
+    if change == "created" or change == "edited":
+        ignore.write_text("# generated\nmodeling_radio.py\n", encoding="utf-8")
+        _age(ignore)
+    elif change == "deleted":
+        ignore.unlink()
+    else:
+        (top / ".git").mkdir()
+    again = engine(demo)
+    after = lines(again.run([demo]))
+    assert "discover" in again.stats.seconds
+    assert after == lines(engine(demo, cache=False).run([demo]))
+    assert any("modeling_radio.py" in line for line in after) == (change == "deleted")
+
+
+def test_git_writing_its_own_directory_keeps_the_snapshot(demo: Path) -> None:
+    """The `.git` that makes the directory above a work tree is not an input: every git command
+    that writes the index moves its mtime. The top level's directory is (its `.git` removed, the
+    walk changes), and the `.git` entries looked for and not found."""
+    from declint.cache import Snapshot, _unpickle
+
+    top = demo.parent
+    (top / ".git").mkdir()
+    (top / ".gitignore").write_text("build/\n", encoding="utf-8")
+    _age(top / ".gitignore")
+    cold = engine(demo).run([demo])
+    [stored] = _stored(demo, ".snapshot")
+    with open(stored, "rb") as handle:
+        snapshot = _unpickle(handle)
+    assert isinstance(snapshot, Snapshot)
+    walk = dict(snapshot.walk)
+    assert str(top) in walk and str(top / ".gitignore") in walk and str(top / ".git") not in walk
+    assert str(demo / ".git") not in walk  # looked for, absent: the root's listing holds that
+    assert str(top.parent / ".git") not in walk and str(top.parent / ".gitignore") not in walk  # never above the top
+    (top / ".git" / "index").write_bytes(b"DIRC")
+    warm = engine(demo)
+    assert warm.run([demo]) == cold and "discover" not in warm.stats.seconds

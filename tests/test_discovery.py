@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from declint.config import load_config
+from declint.config import find_config_file, load_config
 from declint.discovery import DirectoryMatcher, _Filter, discover, glob_match
 
 RELS = [
@@ -71,3 +71,120 @@ def test_a_walk_keeps_nothing_alive_after_it(tmp_path: Path) -> None:
     for _ in range(3):
         assert [item.rel for item in discover([tmp_path], config).files] == ["pkg/a.py"]
     assert _filters_alive() == before
+
+
+# A git work tree whose top level is `repo/`, with declint's project root two levels below it
+# (a monorepo): the .gitignore files of `repo/` and `repo/mid/` apply to the root's files, each
+# relative to its own directory, the nearer one first, as git applies them.
+MONOREPO = {
+    ".gitignore": "*.py\n",  # above the git top level: never read
+    "repo/.gitignore": "build/\n*_pb2.py\nmid/proj/generated.py\nlone.py\n",
+    "repo/mid/.gitignore": "!keep_pb2.py\n",
+    "repo/mid/proj/.gitignore": "!root_pb2.py\n",
+    "repo/mid/proj/a.py": "",
+    "repo/mid/proj/lone.py": "",
+    "repo/mid/proj/generated.py": "",
+    "repo/mid/proj/sub/generated.py": "",  # `mid/proj/generated.py` is anchored to repo/
+    "repo/mid/proj/build/b.py": "",
+    "repo/mid/proj/pkg/c_pb2.py": "",
+    "repo/mid/proj/pkg/keep_pb2.py": "",
+    "repo/mid/proj/root_pb2.py": "",
+}
+ABOVE_ROOT_APPLIED = ["a.py", "pkg/keep_pb2.py", "root_pb2.py", "sub/generated.py"]
+ONLY_ROOTS_OWN = sorted(
+    rel.removeprefix("repo/mid/proj/") for rel in MONOREPO if rel.startswith("repo/mid/proj/") and rel.endswith(".py")
+)
+
+
+def _monorepo(tmp_path: Path, git: str | None, extra: dict[str, str] | None = None) -> Path:
+    """MONOREPO under tmp_path, with `repo/.git` a directory, a file (a worktree's or a
+    submodule's) or absent; returns the project root, `repo/mid/proj`."""
+    for rel, text in {**MONOREPO, **(extra or {})}.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    if git == "directory":
+        (tmp_path / "repo" / ".git").mkdir()
+    elif git == "file":
+        (tmp_path / "repo" / ".git").write_text("gitdir: /elsewhere/.git/worktrees/repo\n", encoding="utf-8")
+    return tmp_path / "repo" / "mid" / "proj"
+
+
+def _rels(root: Path, paths: list[Path] | None = None) -> list[str]:
+    config = load_config(find_config_file(root), default_root=root, known_codes=frozenset())
+    return [item.rel for item in discover(paths or [root], config).files]
+
+
+@pytest.mark.parametrize("git", ["directory", "file"])
+def test_gitignore_files_between_the_git_top_level_and_the_root_apply(tmp_path: Path, git: str) -> None:
+    root = _monorepo(tmp_path, git)
+    assert _rels(root) == ABOVE_ROOT_APPLIED
+    # A path given explicitly (pre-commit's staged files) is held to them too.
+    given = [root / "pkg" / "c_pb2.py", root / "pkg" / "keep_pb2.py", root / "build" / "b.py", root / "a.py"]
+    assert _rels(root, given) == ["a.py", "pkg/keep_pb2.py"]
+
+
+def test_without_a_git_top_level_above_the_root_only_its_own_gitignore_files_apply(tmp_path: Path) -> None:
+    root = _monorepo(tmp_path, None)
+    assert _rels(root) == ONLY_ROOTS_OWN
+
+
+@pytest.mark.parametrize("ignored", ["proj/", "mid/", "/mid/proj"])
+def test_no_gitignore_above_the_root_applies_when_one_ignores_the_root_itself(tmp_path: Path, ignored: str) -> None:
+    """Git would ignore the whole project (a vendored tree with a configuration of its own): it
+    was asked for by name, and is checked as if no work tree were around it."""
+    root = _monorepo(tmp_path, "directory", {"repo/.gitignore": f"*_pb2.py\n{ignored}\n"})
+    assert _rels(root) == ONLY_ROOTS_OWN
+
+
+def test_respect_gitignore_off_ignores_the_gitignore_files_above_the_root_too(tmp_path: Path) -> None:
+    root = _monorepo(tmp_path, "directory", {"repo/mid/proj/declint.toml": "respect-gitignore = false\n"})
+    assert _rels(root) == ONLY_ROOTS_OWN
+
+
+def test_a_nearer_git_top_level_hides_the_gitignore_files_of_the_repository_around_it(tmp_path: Path) -> None:
+    """A submodule (or a nested clone) between the outer repository and the root: git reads no
+    .gitignore above the submodule's top level, and neither does declint."""
+    root = _monorepo(tmp_path, "directory")
+    (tmp_path / "repo" / "mid" / ".git").write_text("gitdir: ../.git/modules/mid\n", encoding="utf-8")
+    assert _rels(root) == [
+        "a.py",
+        "build/b.py",
+        "generated.py",
+        "lone.py",
+        "pkg/c_pb2.py",
+        "pkg/keep_pb2.py",
+        "root_pb2.py",
+        "sub/generated.py",
+    ]
+
+
+def test_a_git_top_level_without_gitignore_files_above_the_root_keeps_the_walk_probe_free(tmp_path: Path) -> None:
+    """With no .gitignore between the git top level and the root, a directory without one of its
+    own has none that applies, and the walk skips the per-entry probe there (as before)."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "proj" / "pkg").mkdir(parents=True)
+    config = load_config(None, default_root=tmp_path / "proj", known_codes=frozenset())
+    assert _Filter(config)._applicable(str(tmp_path / "proj" / "pkg")) == ()
+    (tmp_path / ".gitignore").write_text("build/\n", encoding="utf-8")
+    [ignore] = _Filter(config)._applicable(str(tmp_path / "proj" / "pkg"))
+    assert ignore.directory == str(tmp_path)
+
+
+def test_a_nearer_gitignore_decides_and_an_ignored_directory_stays_ignored(tmp_path: Path) -> None:
+    """Git's precedence within the root as above it: the nearest .gitignore with a matching
+    pattern decides (its `!pattern` re-includes a file one further up ignores), but nothing below
+    an ignored directory comes back, even given by name (git never looks inside it)."""
+    files = {
+        ".gitignore": "gen_*.py\nbuild/\n",
+        "sub/.gitignore": "!gen_keep.py\n",
+        "sub/gen_keep.py": "",
+        "sub/gen_other.py": "",
+        "build/.gitignore": "!b.py\n",
+        "build/b.py": "",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    assert _rels(tmp_path) == ["sub/gen_keep.py"]
+    given = [tmp_path / "build" / "b.py", tmp_path / "sub" / "gen_keep.py", tmp_path / "sub" / "gen_other.py"]
+    assert _rels(tmp_path, given) == ["sub/gen_keep.py"]
