@@ -41,6 +41,14 @@ class Ownership:
     path: tuple[str, ...]
 
 
+def _import_order(facts: ModuleFacts) -> tuple[bool, str]:
+    """Of two files with one module name, the first is the one Python imports: a package
+    (`a/__init__.py`) before a module (`a.py`) of one directory, as the import system's finder
+    looks for the directory first; else the smaller path (two roots: either could come first on
+    `sys.path`, and the answer must not change from run to run)."""
+    return not facts.path.endswith("__init__.py"), facts.path
+
+
 @dataclass
 class ProjectIndex:
     modules: dict[str, ModuleFacts]
@@ -56,9 +64,9 @@ class ProjectIndex:
     @classmethod
     def build(cls, facts: Iterable[ModuleFacts], config: Config) -> ProjectIndex:
         first: dict[str, ModuleFacts] = {}
-        for fact in facts:  # of one module name, the first path wins, deterministically
+        for fact in facts:  # of one module name, the one Python imports, deterministically
             known = first.get(fact.module)
-            if known is None or fact.path < known.path:
+            if known is None or _import_order(fact) < _import_order(known):
                 first[fact.module] = fact
         # Ordered by module name; sorting the names is ~3x cheaper than the facts by (module, path)
         # (every file of the tree has a fact here, placeholders included).

@@ -55,3 +55,23 @@ def test_a_base_from_a_star_import_is_followed(make_tree: MakeTree) -> None:
     for target in (root, root / MODEL / "modeling_star.py"):  # the whole tree, and the one file (pre-commit)
         code, lines = check("--select", "DL102", str(target))
         assert (code, lines) == (0, [lines[-1]]) and lines[-1].startswith("All clear"), lines
+
+
+def test_of_a_package_and_a_module_of_one_name_the_package_is_the_one_imported(make_tree: MakeTree) -> None:
+    """`basemod/__init__.py` next to `basemod.py`: Python imports the package (its finder looks
+    for the directory first), so the base is the package's (red-team, 2026-12-02: the module's
+    was taken, the smaller path, and gave a false DL102)."""
+    importer = (
+        IMPORTS + "from tensorrt_llm._torch.models.basemod import QwenVL\n\n\n"
+        + registered("x", "image") + "class B(QwenVL):\n    pass\n"
+    )  # fmt: skip
+    stale = IMPORTS + "\n\nclass QwenVL(MultimodalModelMixin):\n    pass\n"
+    root = make_tree(
+        {
+            MODEL + "basemod/__init__.py": BASE,
+            MODEL + "basemod.py": stale,
+            MODEL + "modeling_b.py": importer,
+        }
+    )
+    code, lines = check("--select", "DL102", str(root))
+    assert (code, lines) == (0, ["All clear: 17 files checked."])
