@@ -837,3 +837,11 @@ def _bound_names(function: ast.FunctionDef | ast.AsyncFunctionDef, nodes: list[a
             yield from ((alias.asname or alias.name).partition(".")[0] for alias in node.names)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             yield node.name
+            # A nested function that declares the name `nonlocal` (at any depth) may assign it.
+            yield from (name for inner in ast.walk(node) if isinstance(inner, ast.Nonlocal) for name in inner.names)
+        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
+            yield node.name  # a `case` capture (a plain string, not an ast.Name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            yield node.rest
+        elif isinstance(node, ast.Global):
+            yield from node.names  # bound at module level: anyone may rebind it

@@ -673,3 +673,36 @@ def test_an_annotated_local_bound_twice_is_not_followed(make_tree: MakeTree) -> 
     root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, rel: source})
     found, _ = _dl103(root, rel)
     assert found == []
+
+
+def test_a_local_rebound_by_a_nested_nonlocal_a_match_capture_or_global_is_not_followed(make_tree: MakeTree) -> None:
+    """Red-team of 4abc655: each of these names has a second binding that `_bound_names` did not
+    count (a nested function's `nonlocal`, a `case` capture, a `global`), so the literal was
+    reported as what the call passes. The last function, bound once, is the control."""
+    rel = "tensorrt_llm/_torch/models/modeling_rebound.py"
+    source = (
+        "import dataclasses\n\n\n"
+        "def nonlocal_rebound(c):\n"
+        '    backend: str = "VANILLA"\n'
+        "    def g():\n"
+        "        nonlocal backend\n"
+        "        backend = c.other\n"
+        "    g()\n"
+        "    return dataclasses.replace(c, attn_backend=backend)\n\n\n"
+        "def match_capture(c, x):\n"
+        '    backend = "FLASHINFER"\n'
+        "    match x:\n"
+        '        case {"attn": backend}:\n'
+        "            pass\n"
+        "    return dataclasses.replace(c, attn_backend=backend)\n\n\n"
+        "def global_name(c):\n"
+        "    global BACKEND\n"
+        '    BACKEND = "TRTLLM"\n'
+        "    return dataclasses.replace(c, attn_backend=BACKEND)\n\n\n"
+        "def bound_once(c):\n"
+        '    backend = "TRTLLM"\n'
+        "    return dataclasses.replace(c, attn_backend=backend)\n"
+    )
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, rel: source})
+    found, _ = _dl103(root, rel)
+    assert found == [(28, 14, "bound_once", RETYPED.format("TRTLLM"))]
