@@ -406,6 +406,9 @@ class _Run:
         )
         empty = ProjectIndex.build([], self.config)
         self.gates = tuple((r.CODE, tuple(r.needles(self.config, empty))) for r in self.file_rules)
+        # Files with these are indexed in full: the index's own needles and those rules ask for.
+        wanted = {needle for r in self.file_rules for needle in r.index_needles(self.config)}
+        self.seeds = tuple(sorted({*index_needles(self.config), *wanted}))
         self.key = run_key(
             [
                 self.config.fingerprint(),
@@ -485,8 +488,7 @@ class _Run:
         A pool started here for `scanning` holds those items in its state."""
         if self._prepare_pool is None:
             state = _PrepareState(
-                self.config, self.gates, index_needles(self.config), self.options, self.max_size, self.overrides,
-                scanning,
+                self.config, self.gates, self.seeds, self.options, self.max_size, self.overrides, scanning,
             )  # fmt: skip
             if count is not None and count <= _READ_HERE and self.engine.jobs is not None:
                 return InlinePool(_prepare_handler, state, guarded=True)
@@ -901,7 +903,9 @@ class _Run:
         signature: str,
         previous: Mapping[str, _Checked],
     ) -> dict[str, _Checked]:
-        # Needles that depend on the index (none today) were computed on an empty one: recheck all.
+        # Needles that depend on the index (DL101's: the names modules bind SDPA to) were computed
+        # on an empty one: when the index adds some, every checked file is read for them (once:
+        # `_store` caches the result of a file the scan gave no digest).
         unstable = any(tuple(r.needles(self.config, index)) != needles for r, (_, needles) in zip(
             self.file_rules, self.gates, strict=True))  # fmt: skip
         results: dict[str, _Checked] = {}
@@ -962,6 +966,10 @@ class _Run:
         if isinstance(outcome, Failure):
             finding = parse_error(item.rel, _failure_message(outcome))
             return _Checked("", (finding,), (), None, frozenset(), final=True)
+        # A file the scan found no needle in, checked for needles the index adds (DL101's alias
+        # names): its record gets the checked bytes' digest, so the result is cached like any other
+        # (else every run would read it again).
+        self._identify(item.rel, outcome.digest or None)
         entry = self.data.files.get(item.rel)
         if (
             entry is not None

@@ -114,6 +114,9 @@ class ModuleFacts:
     constants: tuple[tuple[str, str], ...] = ()
     star_imports: tuple[str, ...] = ()  # the modules of its `from X import *`, in order
     values: tuple[ValueFacts, ...] = ()  # module-level names bound to what references something
+    # Module-level names bound once to `functools.partial(f, ...)`: (name, f as the module names
+    # it). A call of such a name calls `f` (DL101 follows an imported partial of SDPA).
+    partials: tuple[tuple[str, str], ...] = ()
     error: str | None = None
     error_line: int = 1
     error_column: int = 0
@@ -193,6 +196,7 @@ class _Extractor:
             tuple(constants),
             tuple(self.stars),
             values,
+            self._partials(tree),
         )
 
     def _collect_bindings(self, tree: ast.Module) -> dict[str, str]:
@@ -222,6 +226,20 @@ class _Extractor:
             if name not in self.names and (target := self.resolve(value)) is not None:
                 imports[name] = self.names[name] = target
         return imports
+
+    def _partials(self, tree: ast.Module) -> tuple[tuple[str, str], ...]:
+        """(name, function) of module-level names bound once, by a plain assignment, to
+        `functools.partial(function, ...)` (a name rebound may be anything at a call)."""
+        found = []
+        for name, value in _bound_once(tree).items():
+            if not (isinstance(value, ast.Call) and value.args):
+                continue
+            first = value.args[0]  # a name chain only: `resolve` reads a call as its callee
+            if not isinstance(first, ast.Name | ast.Attribute) or self.resolve(value.func) != "functools.partial":
+                continue
+            if function := self.resolve(first):
+                found.append((name, function))
+        return tuple(sorted(found))
 
     def resolve(self, node: ast.expr) -> str | None:
         """Dotted name of a Name/Attribute chain, through this module's imports and defs."""
@@ -529,15 +547,16 @@ def _value_bindings(node: ast.stmt) -> list[tuple[str, ast.expr]]:
 
 def _aliases(tree: ast.Module) -> dict[str, ast.Name | ast.Attribute]:
     """Module-level names bound once, by a plain assignment, to a name or an attribute chain."""
+    return {name: value for name, value in _bound_once(tree).items() if isinstance(value, ast.Name | ast.Attribute)}
+
+
+def _bound_once(tree: ast.Module) -> dict[str, ast.expr | None]:
+    """Module-level names bound by exactly one plain or annotated assignment, with its value."""
     bound: dict[str, list[ast.expr | None]] = {}
     for node in tree.body:
         for target, value, _ in _module_assignments(node):
             bound.setdefault(target, []).append(value)
-    return {
-        name: values[0]
-        for name, values in bound.items()
-        if len(values) == 1 and isinstance(values[0], ast.Name | ast.Attribute)
-    }
+    return {name: values[0] for name, values in bound.items() if len(values) == 1}
 
 
 def _assigned_value(statement: ast.stmt, name: str) -> ast.expr | None:

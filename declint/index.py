@@ -90,6 +90,7 @@ class ProjectIndex:
         self.module_of_path = {m.path: m for m in self.modules.values()}
         # Every module that defines a Literal holds the word, so the prefilter indexes its Literals.
         self._literal_names = frozenset(lit.name for m in defining for lit in m.literals)
+        self._bound_names: dict[tuple[str, ...], tuple[str, ...]] = {}  # `names_bound_to`, memoized
 
     # ---- names -------------------------------------------------------------------------
     def resolve(self, dotted: str, hops: int = _MAX_REEXPORT_HOPS) -> str:
@@ -116,6 +117,55 @@ class ProjectIndex:
             if found in self.classes or found in self.functions or found in self.modules:
                 return found
         return None
+
+    def resolve_callable(self, dotted: str, hops: int = _MAX_REEXPORT_HOPS) -> str:
+        """What a call of `dotted` calls: `resolve`, then on through a module-level
+        `name = functools.partial(f, ...)` to `f` (a partial calls its function), and through a
+        `from X import *` that brings a name X imports or aliases (`resolve` follows stars to
+        classes and functions only)."""
+        for _ in range(hops):
+            dotted = self.resolve(dotted)
+            if dotted in self.classes or dotted in self.functions:
+                return dotted
+            module, _, name = dotted.rpartition(".")
+            facts = self.modules.get(module)
+            if facts is None:
+                return dotted
+            target = dict(facts.partials).get(name) or self._star_bound(facts, name)
+            if target is None or target == dotted:
+                return dotted
+            dotted = target
+        return dotted
+
+    def _star_bound(self, facts: ModuleFacts, name: str) -> str | None:
+        """`star.name` for the last `from star import *` of the module whose module binds `name`
+        by an import, an alias or a partial; None when the module binds `name` itself."""
+        if any(target == name for target, _ in facts.assignments):
+            return None
+        for star in reversed(facts.star_imports):
+            bound = self.modules.get(star)
+            if bound is not None and (name in dict(bound.imports) or name in dict(bound.partials)):
+                return f"{star}.{name}"
+        return None
+
+    def names_bound_to(self, targets: tuple[str, ...]) -> tuple[str, ...]:
+        """The short names modules bind at module level, by an import, an alias (`x = F.f`) or a
+        `functools.partial`, directly to one of `targets` as their own imports name it: what
+        another module calls it when it imports it (DL101's needles). A re-export under another
+        name is not followed: the byte prefilter must find the name in a file that names the
+        target (and is indexed for it) without knowing the index. Memoized per index."""
+        found = self._bound_names.get(targets)
+        if found is None:
+            wanted = frozenset(targets)
+            names = {
+                name
+                for facts in self.modules.values()
+                if facts.imports or facts.partials  # not a placeholder's empty tuples
+                for name, target in (*facts.imports, *facts.partials)
+                if target in wanted
+            }
+            found = self._bound_names[targets] = tuple(sorted(names))
+        return found
 
     def constant(self, value: str | None) -> str | None:
         """A fact value: a string as is, or `=module.NAME` looked up among module-level constants."""

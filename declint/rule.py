@@ -119,8 +119,16 @@ class FileGate(RuleMeta):
         """Byte strings a file must contain (any of them) for this rule to possibly fire.
 
         Files without any are never parsed for this rule. `()` means "no prefilter". Computed
-        from the configuration before the index exists: `index` may be an empty one.
+        from the configuration before the index exists: `index` may be an empty one. Needles
+        the index adds cost a read of every checked file (the scan did not look for them).
         """
+        return ()
+
+    @classmethod
+    def index_needles(cls, config: Config) -> tuple[bytes, ...]:
+        """Byte strings of the files this rule needs indexed in full, beyond the index's own
+        needles: files whose module-level bindings the rule asks about from other files (DL101:
+        the aliases of SDPA other modules import). Default: none."""
         return ()
 
     @classmethod

@@ -74,8 +74,12 @@ class DirectSdpa(TreeRule):
     do not rebind the name, a module-level alias everywhere a parameter or a local assignment
     that is no alias does not shadow it; a subclass that assigns `self.x` something else shadows
     its base's alias, and so does one that defines `x` otherwise when the alias is a class
-    attribute (an instance attribute hides class attributes). Not followed: an alias imported
-    from another module, and a base class defined in another module.
+    attribute (an instance attribute hides class attributes). A name imported from another
+    module of the project (directly, as `module.name`, or through a re-export by name or `*`)
+    counts when that module binds it at module level to SDPA: an import, a plain alias or
+    `functools.partial(...)`. Not followed: such an alias re-exported under another name (`from
+    .attn_utils import sdpa as attention` in a third module, imported from there), other alias
+    forms in another module, and a base class defined in another module.
 
     Not reported: calls inside the attention-backend packages (`sdpa-allowed-paths`: the VANILLA
     backend *is* SDPA), and calls in an encoder every owning model declares fixed with
@@ -223,6 +227,9 @@ class DirectSdpa(TreeRule):
         self._sdpa_names = frozenset(self.config.str_list("sdpa-names"))
         self._sdpa_modules = {name.rpartition(".")[0]: name.rpartition(".")[2] for name in self._sdpa_names}
         self._names = NameResolver(tree, context.module, context.source.rel.endswith("__init__.py"))
+        # Names other modules bind to SDPA: an imported name called one of these is asked of the
+        # index (through the context's, so the cache records the answer); any other name is not.
+        self._imported = frozenset(_bound_names(self.config, self.index))
         self._assignments: list[tuple[ast.expr, ast.expr]] = []  # (target, value) that may alias SDPA
         self._calls: list[_Pending] = []
         # Aliases are keyed by the binding they live in, so they follow Python's scoping: a name by
@@ -237,6 +244,14 @@ class DirectSdpa(TreeRule):
 
     @classmethod
     def needles(cls, config: Config, index: ProjectIndex) -> tuple[bytes, ...]:
+        # A file calling an alias imported from another module names the alias, not SDPA: the
+        # names modules bind to SDPA are needles too (the index knows them; the scan does not).
+        names = {*cls.index_needles(config), *(name.encode() for name in _bound_names(config, index))}
+        return tuple(sorted(names))
+
+    @classmethod
+    def index_needles(cls, config: Config) -> tuple[bytes, ...]:
+        """A module binding an alias of SDPA names it: indexed in full, its bindings are known."""
         return tuple(sorted({name.rpartition(".")[2].encode() for name in config.str_list("sdpa-names")}))
 
     @classmethod
@@ -319,7 +334,8 @@ class DirectSdpa(TreeRule):
             return False  # the common case, answered without a lookup
         scope = self._names.binding_scope(node)
         if scope is None:  # bound nowhere in the file: maybe by `from torch.nn.functional import *`
-            return any(f"{module}.{node.id}" in self._sdpa_names for module in self._names.star_modules)
+            starred = frozenset(f"{module}.{node.id}" for module in self._names.star_modules)
+            return bool(starred & self._sdpa_names) or self._imported_alias(starred)
         return (id(scope), node.id) in self._name_aliases
 
     def _is_self_alias(self, node: ast.Attribute) -> bool:
@@ -412,13 +428,22 @@ class DirectSdpa(TreeRule):
     def _is_sdpa(self, node: ast.expr) -> bool:
         if isinstance(node, ast.Call):
             return self._is_partial_or_getattr(node)  # a call's *result* is no alias
-        if self._names.qualified(node) & self._sdpa_names:
+        qualified = self._names.qualified(node)
+        if qualified & self._sdpa_names or self._imported_alias(qualified):
             return True
         if isinstance(node, ast.Name):
             return self._is_name_alias(node)
         if isinstance(node, ast.Attribute):
             return self._is_self_alias(node)
         return False
+
+    def _imported_alias(self, qualified: frozenset[str]) -> bool:
+        """Is one of these imported names bound to SDPA in its module (an alias or a partial,
+        maybe re-exported)? Only names another module binds to SDPA are asked of the index."""
+        return any(
+            name.rpartition(".")[2] in self._imported and self.index.resolve_callable(name) in self._sdpa_names
+            for name in qualified
+        )
 
     def _is_partial_or_getattr(self, call: ast.Call) -> bool:
         callee = self._names.qualified(call.func)
@@ -479,6 +504,11 @@ class DirectSdpa(TreeRule):
         if verdicts and all(e is not None and e.kind == "fixed" for _, e in verdicts):
             return None
         return self._UNDECLARED.format(what=what, sdpa=sdpa)
+
+
+def _bound_names(config: Config, index: ProjectIndex) -> tuple[str, ...]:
+    """The short names modules of the project bind directly to SDPA (none in an empty index)."""
+    return index.names_bound_to(tuple(sorted(config.str_list("sdpa-names"))))
 
 
 def _may_be_staticmethod(node: ast.expr) -> TypeGuard[ast.Call]:

@@ -307,6 +307,57 @@ def test_a_change_to_a_base_class_in_another_file_reaches_the_subclass(tmp_path:
     assert warm_engine.stats.files_checked_fresh == 1
 
 
+ALIAS_MODULE = """\
+import torch.nn.functional as F
+
+sdpa = F.scaled_dot_product_attention
+"""
+
+ALIAS_USER = """\
+from tensorrt_llm._torch.models.attn_utils import sdpa
+from tensorrt_llm._torch.models.modeling_base import BaseVL
+
+
+class AliasVL(BaseVL):
+    def __init__(self):
+        self.tower = AliasTower()
+
+
+class AliasTower:
+    def forward(self, q, k, v):
+        return sdpa(q, k, v)
+"""
+
+
+def test_a_change_to_an_imported_alias_reaches_the_file_calling_it(tmp_path: Path) -> None:
+    """DL101 asks the index what `attn_utils.sdpa` is: when another file rebinds it, the calling
+    file (unchanged) is checked again and its finding goes."""
+    user = MODELS + "modeling_alias.py"
+    write_tree(
+        tmp_path,
+        {**PRELUDE, MODELS + "modeling_base.py": BASE, MODELS + "attn_utils.py": ALIAS_MODULE, user: ALIAS_USER},
+    )
+    settle(tmp_path)
+    cold_engine = engine(tmp_path)
+    cold = lines(cold_engine.run([tmp_path / user]))
+    assert cold_engine.stats.safety_rounds == 0  # its bytes name SDPA: attn_utils is indexed up front
+    assert cold == [
+        f"{user}:12:15: DL101 `AliasTower.forward` calls torch.nn.functional.scaled_dot_product_attention "
+        "directly, but AliasVL declares its vision encoder configurable (VANILLA, TRTLLM, FLASHINFER): an "
+        "encoder_attention_backend override is silently bypassed; route the call through the attention backend "
+        "or declare the encoder FixedEncoderAttention(reason)"
+    ]
+    unchanged = engine(tmp_path)
+    assert lines(unchanged.run([tmp_path / user])) == cold
+    assert unchanged.stats.files_checked_fresh == 0
+    edit(tmp_path / MODELS / "attn_utils.py", "sdpa = F.scaled_dot_product_attention", "sdpa = F.softmax")
+    settle(tmp_path)
+    warm_engine = engine(tmp_path)
+    warm = lines(warm_engine.run([tmp_path / user]))
+    assert warm == lines(engine(tmp_path, cache=False).run([tmp_path / user])) == []
+    assert warm_engine.stats.files_checked_fresh == 1
+
+
 # A class between the model and its base, in a file no needle matches and outside `syntax-paths`
 # (else it would be parsed anyway): it is indexed for its bases.
 MIDDLE = """\

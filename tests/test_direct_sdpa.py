@@ -546,3 +546,86 @@ def test_a_type_test_that_builds_a_tower_still_owns_it(make_tree: MakeTree) -> N
         "        return False\n"
     )
     assert dl101(make_tree, {MODEL: matched}) == []
+
+
+# ---- an alias defined in another module of the project and imported ------------------------
+
+UTILS = "tensorrt_llm/_torch/models/attn_utils.py"
+ALIASES = (
+    "import functools\n"
+    "import torch.nn.functional as F\n\n"
+    "sdpa = F.scaled_dot_product_attention\n"
+    "causal_sdpa = functools.partial(F.scaled_dot_product_attention, is_causal=True)\n"
+)
+
+
+def _importing(imports: str, *calls: str) -> str:
+    """The probe model's file: `imports` (one line) after the header, a tower making `calls`
+    (lines 9 on), and the configurable model owning the tower."""
+    body = "".join(f"        {call}\n" for call in calls)
+    source = HEADER + imports + "\nclass VisionTower(nn.Module):\n    def forward(self, q, k, v):\n" + body
+    return source + _model("VisionTower")
+
+
+def test_an_imported_alias_of_sdpa_is_reported(make_tree: MakeTree) -> None:
+    model = _importing("from .attn_utils import sdpa\n", "return sdpa(q, k, v)")
+    assert dl101(make_tree, {UTILS: ALIASES, MODEL: model}) == [f"9:16: {_bypass('VisionTower.forward')}"]
+
+
+def test_an_imported_partial_of_sdpa_is_reported(make_tree: MakeTree) -> None:
+    model = _importing("from .attn_utils import causal_sdpa as attend\n", "return attend(q, k, v)")
+    assert dl101(make_tree, {UTILS: ALIASES, MODEL: model}) == [f"9:16: {_bypass('VisionTower.forward')}"]
+
+
+def test_an_alias_read_through_its_module_is_reported(make_tree: MakeTree) -> None:
+    model = _importing(
+        "from . import attn_utils\n", "out = attn_utils.sdpa(q, k, v)", "return attn_utils.causal_sdpa(q, k, v)"
+    )
+    assert dl101(make_tree, {UTILS: ALIASES, MODEL: model}) == [
+        f"9:15: {_bypass('VisionTower.forward')}",
+        f"10:16: {_bypass('VisionTower.forward')}",
+    ]
+
+
+def test_an_imported_alias_in_a_tower_file_of_its_own_is_reported(make_tree: MakeTree) -> None:
+    """The tower's file holds neither SDPA's name nor a model: only the alias's name says it may
+    call SDPA (a needle the index gives), and the model owning it is in another file."""
+    tower = "tensorrt_llm/_torch/models/probe_tower.py"
+    tower_source = (
+        "from torch import nn\nfrom .attn_utils import sdpa\n\n"
+        "class VisionTower(nn.Module):\n    def forward(self, q, k, v):\n        return sdpa(q, k, v)\n"
+    )
+    model = HEADER + "from .probe_tower import VisionTower\n" + _model("VisionTower")
+    assert dl101(make_tree, {UTILS: ALIASES, tower: tower_source, MODEL: model}, checked=tower) == [
+        f"6:16: {_bypass('VisionTower.forward')}"
+    ]
+
+
+def test_an_imported_name_that_is_no_alias_of_sdpa_is_not_reported(make_tree: MakeTree) -> None:
+    """Names of the alias module that are something else, and a function called `sdpa` of
+    another module: the index resolves each import to what it is bound to."""
+    utils = ALIASES + (
+        "softmax = F.softmax\n"
+        "ATTENTION = {'sdpa': F.scaled_dot_product_attention}\n\n"
+        "def eager(q, k, v):\n    return q\n"
+    )
+    model = _importing(
+        "from .attn_utils import ATTENTION, eager, sdpa as _unused, softmax\n",
+        "return softmax(q), eager(q, k, v), ATTENTION['sdpa'](q, k, v)",
+    )
+    assert dl101(make_tree, {UTILS: utils, MODEL: model}) == []
+    wrapper = "tensorrt_llm/_torch/models/eager_utils.py"
+    other = _importing("from .eager_utils import sdpa\n", "return sdpa(q, k, v)")
+    assert dl101(make_tree, {UTILS: ALIASES, wrapper: "def sdpa(q, k, v):\n    return q\n", MODEL: other}) == []
+
+
+def test_an_alias_re_exported_by_another_module_is_reported(make_tree: MakeTree) -> None:
+    """`utils` re-exports the aliases (by name and by `*`); its bytes name neither SDPA nor a
+    model, so the index learns of it when the rule asks (and checks the file again)."""
+    reexported = "tensorrt_llm/_torch/models/probe_utils.py"
+    model = _importing("from .probe_utils import causal_sdpa, sdpa\n", "return sdpa(q, k, v), causal_sdpa(q, k, v)")
+    expected = [f"9:16: {_bypass('VisionTower.forward')}", f"9:31: {_bypass('VisionTower.forward')}"]
+    by_name = "from .attn_utils import causal_sdpa, sdpa\n"
+    assert dl101(make_tree, {UTILS: ALIASES, reexported: by_name, MODEL: model}) == expected
+    starred = "from .attn_utils import *\n"
+    assert dl101(make_tree, {UTILS: ALIASES, reexported: starred, MODEL: model}) == expected
