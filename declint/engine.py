@@ -903,9 +903,7 @@ class _Run:
         signature: str,
         previous: Mapping[str, _Checked],
     ) -> dict[str, _Checked]:
-        # Needles that depend on the index (DL101's: the names modules bind SDPA to) were computed
-        # on an empty one: when the index adds some, every checked file is read for them (once:
-        # `_store` caches the result of a file the scan gave no digest).
+        # Needles that depend on the index (none today) were computed on an empty one: recheck all.
         unstable = any(tuple(r.needles(self.config, index)) != needles for r, (_, needles) in zip(
             self.file_rules, self.gates, strict=True))  # fmt: skip
         results: dict[str, _Checked] = {}
@@ -966,10 +964,6 @@ class _Run:
         if isinstance(outcome, Failure):
             finding = parse_error(item.rel, _failure_message(outcome))
             return _Checked("", (finding,), (), None, frozenset(), final=True)
-        # A file the scan found no needle in, checked for needles the index adds (DL101's alias
-        # names): its record gets the checked bytes' digest, so the result is cached like any other
-        # (else every run would read it again).
-        self._identify(item.rel, outcome.digest or None)
         entry = self.data.files.get(item.rel)
         if (
             entry is not None

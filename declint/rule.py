@@ -120,7 +120,8 @@ class FileGate(RuleMeta):
 
         Files without any are never parsed for this rule. `()` means "no prefilter". Computed
         from the configuration before the index exists: `index` may be an empty one. Needles
-        the index adds cost a read of every checked file (the scan did not look for them).
+        the index adds cost a read of every checked file (the scan did not look for them): a
+        rule whose extra needles only matter in indexed files says so in `prefilter` instead.
         """
         return ()
 

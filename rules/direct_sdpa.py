@@ -244,15 +244,23 @@ class DirectSdpa(TreeRule):
 
     @classmethod
     def needles(cls, config: Config, index: ProjectIndex) -> tuple[bytes, ...]:
-        # A file calling an alias imported from another module names the alias, not SDPA: the
-        # names modules bind to SDPA are needles too (the index knows them; the scan does not).
-        names = {*cls.index_needles(config), *(name.encode() for name in _bound_names(config, index))}
-        return tuple(sorted(names))
+        return cls.index_needles(config)
 
     @classmethod
     def index_needles(cls, config: Config) -> tuple[bytes, ...]:
         """A module binding an alias of SDPA names it: indexed in full, its bindings are known."""
         return tuple(sorted({name.rpartition(".")[2].encode() for name in config.str_list("sdpa-names")}))
+
+    @classmethod
+    def prefilter(cls, data: bytes, config: Config, index: ProjectIndex) -> bool:
+        # A file calling an alias imported from another module names the alias, not SDPA. Not a
+        # needle of the scan (which runs before the index knows the aliases, and would then read
+        # every file again for them): an encoder's file is indexed in full anyway, since its
+        # classes are reached from a model (ownership), and an indexed file is always checked,
+        # with this prefilter asked of the index the check has.
+        if super().prefilter(data, config, index):
+            return True
+        return any(name.encode() in data for name in _bound_names(config, index))
 
     @classmethod
     def applies_to(cls, context: FileContext) -> bool:
