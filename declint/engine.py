@@ -291,6 +291,16 @@ class _PrepareState:
     # The scan's items, when the pool starts for them: a forked reader inherits them, and is sent
     # their positions only (pickling an item per file was ~3 us of the main process's time).
     scan_items: Sequence[_ScanItem] = ()
+    # (needles, rule) of the rules that ask for files to index (`FileGate.index_needles`)
+    rule_seeds: tuple[tuple[tuple[bytes, ...], type[FileGate]], ...] = ()
+
+    def is_seed(self, found: frozenset[bytes], data: bytes) -> bool:
+        """Is a file whose bytes hold `found` indexed in full?"""
+        if any(needle in found for needle in self.seeds):
+            return True
+        return any(
+            not found.isdisjoint(needles) and rule.indexes(data, self.config) for needles, rule in self.rule_seeds
+        )
 
     @functools.cached_property
     def needle_codes(self) -> dict[bytes, tuple[str, ...]]:
@@ -304,7 +314,8 @@ class _PrepareState:
     @functools.cached_property
     def needles(self) -> NeedleSet:
         """Every needle a scan looks for: the rules', the index's, the Literal's and the marker."""
-        return NeedleSet([*self.needle_codes, *self.seeds, LITERAL_NEEDLE, MARKER])
+        asked = [needle for needles, _ in self.rule_seeds for needle in needles]
+        return NeedleSet([*self.needle_codes, *self.seeds, *asked, LITERAL_NEEDLE, MARKER])
 
 
 # The items sent to the readers are named tuples: one per file of the tree, and a tuple crosses the
@@ -406,9 +417,12 @@ class _Run:
         )
         empty = ProjectIndex.build([], self.config)
         self.gates = tuple((r.CODE, tuple(r.needles(self.config, empty))) for r in self.file_rules)
-        # Files with these are indexed in full: the index's own needles and those rules ask for.
-        wanted = {needle for r in self.file_rules for needle in r.index_needles(self.config)}
-        self.seeds = tuple(sorted({*index_needles(self.config), *wanted}))
+        # Files with one of the index's own needles are indexed in full, and those the rules ask
+        # for (`FileGate.indexes`): (needles, the rule that decides) for each such rule.
+        self.seeds = index_needles(self.config)
+        self.rule_seeds = tuple(
+            (needles, r) for r in self.file_rules if (needles := tuple(sorted(r.index_needles(self.config))))
+        )
         self.key = run_key(
             [
                 self.config.fingerprint(),
@@ -489,6 +503,7 @@ class _Run:
         if self._prepare_pool is None:
             state = _PrepareState(
                 self.config, self.gates, self.seeds, self.options, self.max_size, self.overrides, scanning,
+                self.rule_seeds,
             )  # fmt: skip
             if count is not None and count <= _READ_HERE and self.engine.jobs is not None:
                 return InlinePool(_prepare_handler, state, guarded=True)
@@ -1085,7 +1100,7 @@ def _prepare_handler(
         return digest, len(data), class_bases(data), stat
     codes = state.needle_codes
     rules = frozenset(code for needle in found if needle in codes for code in codes[needle])
-    seeds = any(needle in found for needle in state.seeds)
+    seeds = state.is_seed(found, data)
     literal = LITERAL_NEEDLE in found
     marker = MARKER in found
     facts: ModuleFacts | None = None

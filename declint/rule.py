@@ -127,10 +127,18 @@ class FileGate(RuleMeta):
 
     @classmethod
     def index_needles(cls, config: Config) -> tuple[bytes, ...]:
-        """Byte strings of the files this rule needs indexed in full, beyond the index's own
+        """Byte strings of the files this rule may need indexed in full, beyond the index's own
         needles: files whose module-level bindings the rule asks about from other files (DL101:
-        the aliases of SDPA other modules import). Default: none."""
+        the aliases of SDPA other modules import). `indexes` decides on each file holding one.
+        Default: none."""
         return ()
+
+    @classmethod
+    def indexes(cls, data: bytes, config: Config) -> bool:
+        """Does a file holding one of `index_needles` need indexing in full (a cheap look at its
+        bytes; indexing parses it, and a needle is often far more common than what the rule
+        asks about)? Default: yes."""
+        return True
 
     @classmethod
     def prefilter(cls, data: bytes, config: Config, index: ProjectIndex) -> bool:

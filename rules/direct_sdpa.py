@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+import functools
 import io
+import re
 import tokenize
 from dataclasses import dataclass
 from typing import ClassVar, TypeGuard
@@ -250,6 +252,14 @@ class DirectSdpa(TreeRule):
     def index_needles(cls, config: Config) -> tuple[bytes, ...]:
         """A module binding an alias of SDPA names it: indexed in full, its bindings are known."""
         return tuple(sorted({name.rpartition(".")[2].encode() for name in config.str_list("sdpa-names")}))
+
+    @classmethod
+    def indexes(cls, data: bytes, config: Config) -> bool:
+        """A module that may bind an alias of SDPA at module level (`x = ...sdpa...`, on a line
+        of its own or continued below, or `import ... sdpa as x`): indexed in full so that other
+        modules' imports of the alias resolve. Most files naming SDPA only call it (each of the
+        20 in the transformers sources): indexing them would parse them for nothing."""
+        return _alias_binding(config).search(data) is not None
 
     @classmethod
     def prefilter(cls, data: bytes, config: Config, index: ProjectIndex) -> bool:
@@ -512,6 +522,21 @@ class DirectSdpa(TreeRule):
         if verdicts and all(e is not None and e.kind == "fixed" for _, e in verdicts):
             return None
         return self._UNDECLARED.format(what=what, sdpa=sdpa)
+
+
+@functools.lru_cache(maxsize=8)
+def _alias_pattern(names: tuple[str, ...]) -> re.Pattern[bytes]:
+    alternatives = b"|".join(re.escape(name.encode()) for name in names)
+    return re.compile(
+        rb"\b(?:" + alternatives + rb")\s+as\s"  # an import under another name
+        # a module-level assignment (column 0) naming it, on its line or up to 3 continued lines
+        rb"|^[A-Za-z_]\w*(?:[ \t]*:[^=\n]*)?[ \t]*=(?!=)[^\n]*(?:\n[ \t]+[^\n]*){0,3}?\b(?:" + alternatives + rb")\b",
+        re.MULTILINE,
+    )
+
+
+def _alias_binding(config: Config) -> re.Pattern[bytes]:
+    return _alias_pattern(tuple(sorted({name.rpartition(".")[2] for name in config.str_list("sdpa-names")})))
 
 
 def _bound_names(config: Config, index: ProjectIndex) -> tuple[str, ...]:
