@@ -4,10 +4,15 @@ which owning models count (an encoder-free `{}` subclass owns no encoder)."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from declint.cli import cli
+from declint.config import load_config
+from declint.rules import RULES_BY_CODE
+from declint.rules.direct_sdpa import DirectSdpa
 from tests.conftest import MakeTree
 
 MODEL = "tensorrt_llm/_torch/models/modeling_probe.py"
@@ -629,3 +634,24 @@ def test_an_alias_re_exported_by_another_module_is_reported(make_tree: MakeTree)
     assert dl101(make_tree, {UTILS: ALIASES, reexported: by_name, MODEL: model}) == expected
     starred = "from .attn_utils import *\n"
     assert dl101(make_tree, {UTILS: ALIASES, reexported: starred, MODEL: model}) == expected
+
+
+@pytest.mark.parametrize(
+    ("source", "indexed"),
+    [
+        (b"import torch.nn.functional as F\nsdpa = F.scaled_dot_product_attention\n", True),
+        (b"sdpa: Callable = torch.nn.functional.scaled_dot_product_attention\n", True),
+        (b"sdpa = functools.partial(\n    F.scaled_dot_product_attention,\n    scale=1.0,\n)\n", True),
+        (b"from torch.nn.functional import scaled_dot_product_attention as sdpa\n", True),
+        (b"from torch.nn.functional import (\n    scaled_dot_product_attention as sdpa,\n)\n", True),
+        # Only calls (the 20 transformers files naming SDPA): nothing another module could import.
+        (b"def f(q, k, v):\n    return F.scaled_dot_product_attention(q, k, v)\n", False),
+        (b"x = 1\nclass A:\n    sdpa = F.scaled_dot_product_attention\n", False),
+        (b"if x == F.scaled_dot_product_attention:\n    pass\n", False),
+        (b"OTHER = F.scaled_dot_product_attention_v2\n", False),
+    ],
+    ids=["alias", "annotated", "partial", "import-as", "import-as-parenthesized", "calls", "class", "compare", "other"],
+)
+def test_a_file_naming_sdpa_is_indexed_only_when_it_may_bind_an_alias(source: bytes, indexed: bool) -> None:
+    config = load_config(None, default_root=Path("/nonexistent"), known_codes=frozenset(RULES_BY_CODE))
+    assert DirectSdpa.indexes(source, config) is indexed
