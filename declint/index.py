@@ -137,14 +137,19 @@ class ProjectIndex:
             dotted = target
         return dotted
 
-    def _star_bound(self, facts: ModuleFacts, name: str) -> str | None:
+    def _star_bound(self, facts: ModuleFacts, name: str, depth: int = _MAX_REEXPORT_HOPS) -> str | None:
         """`star.name` for the last `from star import *` of the module whose module binds `name`
-        by an import, an alias or a partial; None when the module binds `name` itself."""
-        if any(target == name for target, _ in facts.assignments):
+        by an import, an alias or a partial, or brings it by a star import of its own (a chain of
+        them; `depth` bounds a cycle); None when the module binds `name` itself."""
+        if depth <= 0 or any(target == name for target, _ in facts.assignments):
             return None
         for star in reversed(facts.star_imports):
             bound = self.modules.get(star)
-            if bound is not None and (name in dict(bound.imports) or name in dict(bound.partials)):
+            if bound is None:
+                continue
+            if name in dict(bound.imports) or name in dict(bound.partials):
+                return f"{star}.{name}"
+            if self._star_bound(bound, name, depth - 1) is not None:
                 return f"{star}.{name}"
         return None
 

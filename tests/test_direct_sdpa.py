@@ -655,3 +655,16 @@ def test_an_alias_re_exported_by_another_module_is_reported(make_tree: MakeTree)
 def test_a_file_naming_sdpa_is_indexed_only_when_it_may_bind_an_alias(source: bytes, indexed: bool) -> None:
     config = load_config(None, default_root=Path("/nonexistent"), known_codes=frozenset(RULES_BY_CODE))
     assert DirectSdpa.indexes(source, config) is indexed
+
+
+def test_an_alias_re_exported_through_two_star_imports_is_reported(make_tree: MakeTree) -> None:
+    """`r2` does `from .r1 import *` and `r1` does `from .attn_utils import *` (red-team 44: a chain
+    of two stars was not followed, one was)."""
+    first = "tensorrt_llm/_torch/models/probe_r1.py"
+    second = "tensorrt_llm/_torch/models/probe_r2.py"
+    model = _importing("from .probe_r2 import sdpa, causal_sdpa\n", "out = sdpa(q, k, v)", "return causal_sdpa(q)")
+    tree = {UTILS: ALIASES, first: "from .attn_utils import *\n", second: "from .probe_r1 import *\n", MODEL: model}
+    assert dl101(make_tree, tree) == [
+        f"9:15: {_bypass('VisionTower.forward')}",
+        f"10:16: {_bypass('VisionTower.forward')}",
+    ]
