@@ -822,8 +822,34 @@ def _assignments(nodes: list[ast.AST]) -> Iterator[tuple[str, tuple[int, _LocalV
             yield node.target.id, (node.lineno, (node.value, node.annotation))
 
 
+def _nonlocals_reaching(scope: ast.AST) -> set[str]:
+    """The names `scope` (a function or class nested in the one asked about) or the functions
+    nested in it declare `nonlocal` and that refer past it, to the enclosing function: a name
+    a function in between binds for itself (a parameter, an assignment it does not declare
+    nonlocal) is that function's, whatever deeper scopes do with it. A class binds nothing its
+    methods could reach by `nonlocal`."""
+    nodes = _own_nodes(scope)
+    declared = {name for node in nodes if isinstance(node, ast.Nonlocal) for name in node.names}
+    deeper: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            deeper |= _nonlocals_reaching(node)
+    if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+        deeper -= set(_local_bindings(scope, nodes)) - declared
+    return declared | deeper
+
+
 def _bound_names(function: ast.FunctionDef | ast.AsyncFunctionDef, nodes: list[ast.AST]) -> Iterator[str]:
-    """Every binding of a name in the function's own scope, once per binding."""
+    """Every binding of a name in the function's own scope, once per binding, a nested
+    function's `nonlocal` assignment included."""
+    yield from _local_bindings(function, nodes)
+    for node in nodes:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            yield from _nonlocals_reaching(node)
+
+
+def _local_bindings(function: ast.FunctionDef | ast.AsyncFunctionDef, nodes: list[ast.AST]) -> Iterator[str]:
+    """The bindings the function's own statements and parameters make (see `_bound_names`)."""
     arguments = function.args
     for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg):
         if argument is not None:
@@ -837,8 +863,6 @@ def _bound_names(function: ast.FunctionDef | ast.AsyncFunctionDef, nodes: list[a
             yield from ((alias.asname or alias.name).partition(".")[0] for alias in node.names)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             yield node.name
-            # A nested function that declares the name `nonlocal` (at any depth) may assign it.
-            yield from (name for inner in ast.walk(node) if isinstance(inner, ast.Nonlocal) for name in inner.names)
         elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
             yield node.name  # a `case` capture (a plain string, not an ast.Name)
         elif isinstance(node, ast.MatchMapping) and node.rest:

@@ -706,3 +706,44 @@ def test_a_local_rebound_by_a_nested_nonlocal_a_match_capture_or_global_is_not_f
     root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, rel: source})
     found, _ = _dl103(root, rel)
     assert found == [(28, 14, "bound_once", RETYPED.format("TRTLLM"))]
+
+
+def test_a_nonlocal_that_refers_to_a_scope_in_between_rebinds_nothing_outside(make_tree: MakeTree) -> None:
+    """Red-team 44 of 553fd3e: `h`'s `nonlocal backend` is `g`'s (its own local or parameter), not
+    the outer function's, which binds `backend` once and passes the literal. One that passes
+    through `g` (which does not bind it) does rebind the outer one."""
+    rel = "tensorrt_llm/_torch/models/modeling_deeper.py"
+    source = (
+        "import dataclasses\n\n\n"
+        "def deeper_nonlocal(c):\n"
+        '    backend = "TRTLLM"\n'
+        "    def g():\n"
+        '        backend = "x"\n'
+        "        def h():\n"
+        "            nonlocal backend\n"
+        "            backend = c.other\n"
+        "        h()\n"
+        "    return dataclasses.replace(c, attn_backend=backend)\n\n\n"
+        "def parameter_nonlocal(c):\n"
+        '    backend = "VANILLA"\n'
+        "    def g(backend):\n"
+        "        def h():\n"
+        "            nonlocal backend\n"
+        "            backend = c.other\n"
+        "    return dataclasses.replace(c, attn_backend=backend)\n\n\n"
+        "def passing_through(c):\n"
+        '    backend = "FLASHINFER"\n'
+        "    def g():\n"
+        "        def h():\n"
+        "            nonlocal backend\n"
+        "            backend = c.other\n"
+        "        h()\n"
+        "    g()\n"
+        "    return dataclasses.replace(c, attn_backend=backend)\n"
+    )
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, rel: source})
+    found, _ = _dl103(root, rel)
+    assert found == [
+        (5, 14, "deeper_nonlocal", RETYPED.format("TRTLLM")),
+        (16, 14, "parameter_nonlocal", RETYPED.format("VANILLA")),
+    ]
