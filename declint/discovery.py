@@ -292,16 +292,36 @@ class _Filter:
 
 
 def _ignored_by(applicable: _Applicable, path: str, is_dir: bool) -> bool:
-    """Git's answer for `path` under the .gitignore files `applicable` (nearest first)."""
+    """Git's answer for `path` under the .gitignore files `applicable` (nearest first): the
+    nearest file with a pattern matching the path itself decides (see `_own_decision`)."""
     for directory, spec, negates in applicable:
         relative = path[len(directory) :].lstrip(os.sep).replace(os.sep, "/") + ("/" if is_dir else "")
-        if negates:
-            decided = spec.check_file(relative).include
+        # Without a `!pattern`, a file that matches nothing (most paths) is passed by one call.
+        if negates or spec.match_file(relative):
+            decided = _own_decision(spec, relative)
             if decided is not None:
                 return decided
-        elif spec.match_file(relative):
-            return True
     return False
+
+
+def _own_decision(spec: pathspec.GitIgnoreSpec, relative: str) -> bool | None:
+    """Ignored (True) or re-included (False) by the last pattern of `spec` that matches
+    `relative` itself; None when none does. A directory pattern (`gen/`, `!gen/`) also matches
+    every path below the directory, which is how pathspec excludes them; but git decides a
+    directory when the walk reaches it (an ignored one is never entered, and a path given by name
+    below it is refused by `_below_ignored_directory`), and a file below it only by the patterns
+    matching the file: `!gen/` in a nearer .gitignore re-includes the directory, not the `*.py`
+    files a further one ignores (red-team 44)."""
+    for pattern in reversed(spec.patterns):
+        if pattern.include is None or pattern.regex is None:
+            continue
+        found = pattern.regex.match(relative)
+        if found is None:
+            continue
+        if found.groupdict().get("ps_d") is not None and found.end() < len(relative):
+            continue  # it matched a directory above the path
+        return bool(pattern.include)
+    return None
 
 
 def git_top_level(directory: str) -> str | None:

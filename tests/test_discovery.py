@@ -188,3 +188,21 @@ def test_a_nearer_gitignore_decides_and_an_ignored_directory_stays_ignored(tmp_p
     assert _rels(tmp_path) == ["sub/gen_keep.py"]
     given = [tmp_path / "build" / "b.py", tmp_path / "sub" / "gen_keep.py", tmp_path / "sub" / "gen_other.py"]
     assert _rels(tmp_path, given) == ["sub/gen_keep.py"]
+
+
+@pytest.mark.parametrize("negation", ["!gen/", "!gen"])
+def test_a_directory_re_included_by_a_nearer_gitignore_does_not_re_include_its_ignored_files(
+    tmp_path: Path, negation: str
+) -> None:
+    """Red-team 44 of 00ac16c: `!gen/` in sub/.gitignore re-includes the directory `gen`, not the
+    `*.py` files the root's .gitignore ignores (git: `proj/.gitignore:1:*.py sub/gen/x.py`); a
+    pattern of the nearer file matching the file itself still decides."""
+    (tmp_path / ".gitignore").write_text("*.py\n", encoding="utf-8")
+    (tmp_path / "sub" / "gen").mkdir(parents=True)
+    (tmp_path / "sub" / ".gitignore").write_text(f"{negation}\n!keep.py\n", encoding="utf-8")
+    for rel in ("sub/gen/x.py", "sub/gen/keep.py", "sub/y.py"):
+        (tmp_path / rel).write_text("x = 1\n", encoding="utf-8")
+    config = load_config(None, default_root=tmp_path, known_codes=frozenset())
+    assert [item.rel for item in discover([tmp_path], config).files] == ["sub/gen/keep.py"]
+    given = discover([tmp_path / "sub" / "gen" / "x.py", tmp_path / "sub" / "gen" / "keep.py"], config)
+    assert [item.rel for item in given.files] == ["sub/gen/keep.py"]
