@@ -160,6 +160,7 @@ class _Filter:
         self.respect_gitignore = bool(config.get("respect-gitignore"))
         self._gitignores: dict[str, _GitIgnore | None] = {}
         self._applicable_to: dict[str, _Applicable] = {}
+        self._nested_repositories: set[str] = set()  # listed directories below the root holding a .git
         self.listings: dict[str, Listing] = {}
 
     def included(self, rel: str, name: str | None = None) -> bool:
@@ -204,9 +205,18 @@ class _Filter:
         those of the directory the walk came from, which saves looking them up). Most
         directories have none in a tree without .gitignore files: the walk then skips the
         per-entry probe. The walk keeps the directory's `Listing` itself."""
-        if directory not in self._gitignores and not any(entry.name == ".gitignore" for entry in entries):
+        has_ignore = has_git = False
+        for entry in entries:
+            name = entry.name
+            if name == ".gitignore":
+                has_ignore = True
+            elif name == ".git" and _is_git_marker(entry):
+                has_git = True
+        if has_git and directory != self._root_str:
+            self._nested_repositories.add(directory)
+        if directory not in self._gitignores and not has_ignore:
             self._gitignores[directory] = None
-            if parent is not None and directory.startswith(self._root_prefix):
+            if parent is not None and not has_git and directory.startswith(self._root_prefix):
                 self._applicable_to[directory] = parent  # nothing of its own: its parent's
         return self._applicable(directory) if self.respect_gitignore else ()
 
@@ -241,10 +251,20 @@ class _Filter:
             applicable = own + self._above_root()
         elif parent == directory or not directory.startswith(self._root_prefix):
             applicable = own  # a directory outside the root is the last to apply
+        elif self._nested_repository(directory):
+            applicable = own  # a repository of its own: git applies no .gitignore from around it
         else:
             applicable = own + self._applicable(parent)
         self._applicable_to[directory] = applicable
         return applicable
+
+    def _nested_repository(self, directory: str) -> bool:
+        """Is `directory` (below the root) the top level of a git repository of its own (a
+        vendored checkout, a submodule)? The walk notes those it listed; otherwise (a directory
+        with a .gitignore of its own, a path given by name) the file system is asked."""
+        if directory in self._nested_repositories:
+            return True
+        return _is_git_marker_path(os.path.join(directory, ".git"))
 
     def _above_root(self) -> _Applicable:
         """The .gitignore files of the directories from the root's parent up to its git work
@@ -278,8 +298,14 @@ class _Filter:
     def _gitignore_of(self, directory: str) -> _GitIgnore | None:
         if directory not in self._gitignores:
             ignore = None
+            path = os.path.join(directory, ".gitignore")
             try:
-                with open(os.path.join(directory, ".gitignore"), encoding="utf-8") as handle:
+                if os.path.islink(path):
+                    # Git does not follow a symlinked .gitignore of the work tree. A cache run
+                    # must still see it become a file (an ancestor's directory is not listed).
+                    sys.audit(PROBE_EVENT, path)
+                    raise OSError("a symbolic link: not read, as git does not read it")
+                with open(path, encoding="utf-8") as handle:
                     text = handle.read()
                 if not _stray_cache_mark(directory, text):
                     spec = pathspec.GitIgnoreSpec.from_lines(text.splitlines())
@@ -322,6 +348,23 @@ def _own_decision(spec: pathspec.GitIgnoreSpec, relative: str) -> bool | None:
             continue  # it matched a directory above the path
         return bool(pattern.include)
     return None
+
+
+def _is_git_marker(entry: os.DirEntry[str]) -> bool:
+    """A `.git` entry as `git_top_level` counts one: a directory, or a file (a worktree's, a
+    submodule's), symlinks followed as a stat follows them."""
+    try:
+        return entry.is_dir() or entry.is_file()
+    except OSError:
+        return False
+
+
+def _is_git_marker_path(path: str) -> bool:
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return S_ISDIR(mode) or S_ISREG(mode)
 
 
 def git_top_level(directory: str) -> str | None:

@@ -206,3 +206,35 @@ def test_a_directory_re_included_by_a_nearer_gitignore_does_not_re_include_its_i
     assert [item.rel for item in discover([tmp_path], config).files] == ["sub/gen/keep.py"]
     given = discover([tmp_path / "sub" / "gen" / "x.py", tmp_path / "sub" / "gen" / "keep.py"], config)
     assert [item.rel for item in given.files] == ["sub/gen/keep.py"]
+
+
+def test_no_gitignore_from_around_a_nested_repository_applies_inside_it(tmp_path: Path) -> None:
+    """Red-team 44 of 00ac16c: git applies no .gitignore of an outer repository inside a nested
+    one (`vendor/.git`): its files are not ignored by the root's or the top level's patterns,
+    walked or given by name; its own .gitignore applies."""
+    top = tmp_path / "top"
+    (top / ".git").mkdir(parents=True)
+    (top / ".gitignore").write_text("gen.py\n", encoding="utf-8")
+    root = top / "proj"
+    (root / "vendor" / ".git").mkdir(parents=True)
+    (root / ".gitignore").write_text("other.py\n", encoding="utf-8")
+    (root / "vendor" / ".gitignore").write_text("own.py\n", encoding="utf-8")
+    for rel in ("a.py", "gen.py", "vendor/gen.py", "vendor/other.py", "vendor/own.py"):
+        (root / rel).write_text("x = 1\n", encoding="utf-8")
+    config = load_config(None, default_root=root, known_codes=frozenset())
+    assert [item.rel for item in discover([root], config).files] == ["a.py", "vendor/gen.py", "vendor/other.py"]
+    given = discover([root / "vendor" / "gen.py", root / "vendor" / "own.py", root / "gen.py"], config)
+    assert [item.rel for item in given.files] == ["vendor/gen.py"]
+
+
+def test_a_symlinked_gitignore_is_not_read_as_git_does_not_read_it(tmp_path: Path) -> None:
+    """gitignore(5): a .gitignore that is a symbolic link in the work tree is not followed
+    (red-team 44: declint applied its patterns)."""
+    (tmp_path / "patterns").write_text("a.py\n", encoding="utf-8")
+    (tmp_path / ".gitignore").symlink_to(tmp_path / "patterns")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / ".gitignore").write_text("b.py\n", encoding="utf-8")
+    for rel in ("a.py", "sub/a.py", "sub/b.py"):
+        (tmp_path / rel).write_text("x = 1\n", encoding="utf-8")
+    config = load_config(None, default_root=tmp_path, known_codes=frozenset())
+    assert [item.rel for item in discover([tmp_path], config).files] == ["a.py", "sub/a.py"]
