@@ -41,12 +41,21 @@ class Ownership:
     path: tuple[str, ...]
 
 
-def _import_order(facts: ModuleFacts) -> tuple[bool, str]:
-    """Of two files with one module name, the first is the one Python imports: a package
-    (`a/__init__.py`) before a module (`a.py`) of one directory, as the import system's finder
-    looks for the directory first; else the smaller path (two roots: either could come first on
-    `sys.path`, and the answer must not change from run to run)."""
-    return not facts.path.endswith("__init__.py"), facts.path
+def _imported_before(path: str, other: str) -> bool:
+    """Of two files with one module name, is `path` the one Python imports? A package
+    (`a/__init__.py`) before a module of the same directory (`a.py`), as the import system's
+    finder looks for the directory first; else the smaller path (two roots: either could come
+    first on `sys.path`, and the answer must not change from run to run)."""
+    if _package_beside(path, other):
+        return True
+    if _package_beside(other, path):
+        return False
+    return path < other
+
+
+def _package_beside(init: str, module: str) -> bool:
+    """`init` is `x/a/__init__.py` and `module` is `x/a.py`."""
+    return init.endswith("/__init__.py") and module.endswith(".py") and init[: -len("/__init__.py")] == module[:-3]
 
 
 @dataclass
@@ -66,7 +75,7 @@ class ProjectIndex:
         first: dict[str, ModuleFacts] = {}
         for fact in facts:  # of one module name, the one Python imports, deterministically
             known = first.get(fact.module)
-            if known is None or _import_order(fact) < _import_order(known):
+            if known is None or _imported_before(fact.path, known.path):
                 first[fact.module] = fact
         # Ordered by module name; sorting the names is ~3x cheaper than the facts by (module, path)
         # (every file of the tree has a fact here, placeholders included).

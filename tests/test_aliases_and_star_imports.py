@@ -4,6 +4,8 @@ inherited configurable encoder fixed). Each test fails on the code before the ch
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.conftest import MakeTree
 from tests.test_declaration_forms import IMPORTS, MODEL, check, registered
 
@@ -75,3 +77,18 @@ def test_of_a_package_and_a_module_of_one_name_the_package_is_the_one_imported(m
     )
     code, lines = check("--select", "DL102", str(root))
     assert (code, lines) == (0, ["All clear: 17 files checked."])
+
+
+def test_of_one_module_name_in_two_roots_the_smaller_path_is_indexed_package_or_not() -> None:
+    """Red-team 44 of 74683d2: the package comes first only beside a module of the same directory;
+    across roots either may come first on `sys.path`, and the smaller path decides, as before."""
+    from declint.config import load_config
+    from declint.facts import ModuleFacts
+    from declint.index import ProjectIndex
+
+    config = load_config(None, default_root=Path("/nonexistent"), known_codes=frozenset())
+    across = [ModuleFacts("basemod", "z_lib/basemod/__init__.py"), ModuleFacts("basemod", "a_src/basemod.py")]
+    beside = [ModuleFacts("basemod", "a_src/basemod.py"), ModuleFacts("basemod", "a_src/basemod/__init__.py")]
+    for facts, expected in ((across, "a_src/basemod.py"), (beside, "a_src/basemod/__init__.py")):
+        assert ProjectIndex.build(facts, config).modules["basemod"].path == expected
+        assert ProjectIndex.build(list(reversed(facts)), config).modules["basemod"].path == expected
