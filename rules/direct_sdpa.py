@@ -79,9 +79,13 @@ class DirectSdpa(TreeRule):
     attribute (an instance attribute hides class attributes). A name imported from another
     module of the project (directly, as `module.name`, or through a re-export by name or `*`)
     counts when that module binds it at module level to SDPA: an import, a plain alias or
-    `functools.partial(...)`. Not followed: such an alias re-exported under another name (`from
-    .attn_utils import sdpa as attention` in a third module, imported from there), other alias
-    forms in another module, and a base class defined in another module.
+    `functools.partial(...)`, in a file the index reads in full (one whose encoder classes a
+    model reaches; the alias's module when its bytes show the binding at column 0, or within
+    three continued lines, or an `import ... as`). Not followed: such an alias re-exported
+    under another name (`from .attn_utils import sdpa as attention` in a third module, imported
+    from there), other alias forms in another module, an imported alias called in a file whose
+    classes no model reaches (an encoder no model declares: only a direct call is reported
+    there), and a base class defined in another module.
 
     Not reported: calls inside the attention-backend packages (`sdpa-allowed-paths`: the VANILLA
     backend *is* SDPA), and calls in an encoder every owning model declares fixed with
