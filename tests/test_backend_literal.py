@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from declint.cli import cli
@@ -647,28 +648,24 @@ def test_a_backend_keyword_given_a_local_with_an_annotated_assignment_checks_wha
     ]
 
 
-def test_a_local_annotated_with_the_shared_literal_is_not_reported(make_tree: MakeTree) -> None:
-    rel = "tensorrt_llm/_torch/models/modeling_shared_local.py"
+@pytest.mark.parametrize(
+    "body",
+    [
+        # annotated with the shared Literal: typed, as a context would be
+        '    backend: EncoderAttentionBackend = "TRTLLM"\n',
+        # bound twice: the value at the call is not certainly the literal
+        '    backend: str = "TRTLLM"\n    backend: str = config.attn_backend\n',
+    ],
+    ids=["shared-literal", "bound-twice"],
+)
+def test_an_annotated_local_that_is_typed_or_bound_twice_is_not_reported(make_tree: MakeTree, body: str) -> None:
+    rel = "tensorrt_llm/_torch/models/modeling_annotated_local.py"
     source = (
         "import dataclasses\n\n"
         "from tensorrt_llm.llmapi.llm_args import EncoderAttentionBackend\n\n\n"
-        "def vision(model_config):\n"
-        '    backend: EncoderAttentionBackend = "TRTLLM"\n'
-        "    return dataclasses.replace(model_config, attn_backend=backend)\n"
-    )
-    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, rel: source})
-    found, _ = _dl103(root, rel)
-    assert found == []
-
-
-def test_an_annotated_local_bound_twice_is_not_followed(make_tree: MakeTree) -> None:
-    rel = "tensorrt_llm/_torch/models/modeling_twice.py"
-    source = (
-        "import dataclasses\n\n\n"
         "def vision(model_config, config):\n"
-        '    backend: str = "TRTLLM"\n'
-        "    backend: str = config.attn_backend\n"
-        "    return dataclasses.replace(model_config, attn_backend=backend)\n"
+        + body
+        + "    return dataclasses.replace(model_config, attn_backend=backend)\n"
     )
     root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, rel: source})
     found, _ = _dl103(root, rel)
