@@ -332,22 +332,37 @@ def _ignored_by(applicable: _Applicable, path: str, is_dir: bool) -> bool:
 
 def _own_decision(spec: pathspec.GitIgnoreSpec, relative: str) -> bool | None:
     """Ignored (True) or re-included (False) by the last pattern of `spec` that matches
-    `relative` itself; None when none does. A directory pattern (`gen/`, `!gen/`) also matches
-    every path below the directory, which is how pathspec excludes them; but git decides a
-    directory when the walk reaches it (an ignored one is never entered, and a path given by name
-    below it is refused by `_below_ignored_directory`), and a file below it only by the patterns
-    matching the file: `!gen/` in a nearer .gitignore re-includes the directory, not the `*.py`
-    files a further one ignores (red-team 44)."""
+    `relative` itself; None when none does. A directory pattern (`gen/`, `!gen/`, `*/`) also
+    matches every path below the directory, which is how pathspec excludes them; but git decides
+    a directory when the walk reaches it (an ignored one is never entered, and a path given by
+    name below it is refused by `_below_ignored_directory`), and a file below it only by the
+    patterns matching the file: `!gen/` in a nearer .gitignore re-includes the directory, not the
+    `*.py` files below it that a further one ignores (red-team 44). Checked against git by a
+    differential fuzzer (red-team 45)."""
     for pattern in reversed(spec.patterns):
         if pattern.include is None or pattern.regex is None:
             continue
-        found = pattern.regex.match(relative)
-        if found is None:
-            continue
-        if found.groupdict().get("ps_d") is not None and found.end() < len(relative):
-            continue  # it matched a directory above the path
-        return bool(pattern.include)
+        if _matches_itself(pattern.regex, relative):
+            return bool(pattern.include)
     return None
+
+
+def _matches_itself(regex: re.Pattern[str], relative: str) -> bool:
+    """Does a pattern's regex (pathspec's, matched with `search`) match `relative` itself, not
+    only a directory above it? One with a directory mark (`ps_d`) must match up to the end of
+    the path (`*/` on `a/b/`, not on `a/m.py`); one that ends in `/` (`dir/**`, `^dir/`) matches
+    what lies below the directory, not the directory itself."""
+    if "ps_d" in regex.groupindex:
+        return _to_the_end(regex.pattern, regex.flags).search(relative) is not None
+    found = regex.search(relative)
+    if found is None:
+        return False
+    return not (regex.pattern.endswith("/") and relative.endswith("/") and found.end() == len(relative))
+
+
+@functools.lru_cache(maxsize=4096)
+def _to_the_end(pattern: str, flags: int) -> re.Pattern[str]:
+    return re.compile(f"(?:{pattern})$", flags)
 
 
 def _is_git_marker(entry: os.DirEntry[str]) -> bool:

@@ -238,3 +238,28 @@ def test_a_symlinked_gitignore_is_not_read_as_git_does_not_read_it(tmp_path: Pat
         (tmp_path / rel).write_text("x = 1\n", encoding="utf-8")
     config = load_config(None, default_root=tmp_path, known_codes=frozenset())
     assert [item.rel for item in discover([tmp_path], config).files] == ["a.py", "sub/a.py"]
+
+
+@pytest.mark.parametrize(
+    ("patterns", "expected"),
+    [
+        # `*/` ignores every directory (its files too), not a top-level file
+        ("*/\n", ["m.py"]),
+        ("**/\n", ["m.py"]),
+        # `*/` ignores a/b: a later `!a/` re-includes a itself, not a/b
+        ("*/\n!a/\n", ["a/keep.py", "a/m.py", "m.py"]),
+        # `dir/**` matches what is below a/, not a/: `!a/keep.py` re-includes that file
+        ("a/**\n!a/keep.py\n", ["a/keep.py", "m.py"]),
+    ],
+    ids=["star-slash", "starstar-slash", "star-slash-then-negated-dir", "dir-starstar-then-negated-file"],
+)
+def test_directory_patterns_decide_as_git_does(tmp_path: Path, patterns: str, expected: list[str]) -> None:
+    """Red-team 45 of 8df2ed3, each checked against `git status --ignored`: pathspec matches
+    `*/` with `search` (8df2ed3 used `match`, and `*/` ignored nothing), a directory pattern must
+    match up to the end of the path, and `dir/**` does not match the directory itself."""
+    (tmp_path / ".gitignore").write_text(patterns, encoding="utf-8")
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    for rel in ("m.py", "a/m.py", "a/keep.py", "a/b/m.py"):
+        (tmp_path / rel).write_text("x = 1\n", encoding="utf-8")
+    config = load_config(None, default_root=tmp_path, known_codes=frozenset())
+    assert [item.rel for item in discover([tmp_path], config).files] == sorted(expected)
