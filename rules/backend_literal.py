@@ -835,8 +835,21 @@ def _nonlocals_reaching(scope: ast.AST) -> set[str]:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             deeper |= _nonlocals_reaching(node)
     if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
-        deeper -= set(_local_bindings(scope, nodes)) - declared
+        # A comprehension's variables are its own scope's, not `scope`'s: they take nothing.
+        deeper -= set(_local_bindings(scope, _outside_comprehension_targets(nodes))) - declared
     return declared | deeper
+
+
+def _outside_comprehension_targets(nodes: list[ast.AST]) -> list[ast.AST]:
+    """`nodes` without the names a comprehension binds (`for x in ...` inside `[...]`)."""
+    targets = {
+        id(name)
+        for node in nodes
+        if isinstance(node, ast.comprehension)
+        for name in ast.walk(node.target)
+        if isinstance(name, ast.Name)
+    }
+    return [node for node in nodes if id(node) not in targets]
 
 
 def _bound_names(function: ast.FunctionDef | ast.AsyncFunctionDef, nodes: list[ast.AST]) -> Iterator[str]:

@@ -708,7 +708,8 @@ def test_a_local_rebound_by_a_nested_nonlocal_a_match_capture_or_global_is_not_f
 def test_a_nonlocal_that_refers_to_a_scope_in_between_rebinds_nothing_outside(make_tree: MakeTree) -> None:
     """Red-team 44 of 553fd3e: `h`'s `nonlocal backend` is `g`'s (its own local or parameter), not
     the outer function's, which binds `backend` once and passes the literal. One that passes
-    through `g` (which does not bind it) does rebind the outer one."""
+    through `g` (which does not bind it: a comprehension variable is the comprehension's, red-team
+    45) does rebind the outer one."""
     rel = "tensorrt_llm/_torch/models/modeling_deeper.py"
     source = (
         "import dataclasses\n\n\n"
@@ -727,6 +728,16 @@ def test_a_nonlocal_that_refers_to_a_scope_in_between_rebinds_nothing_outside(ma
         "        def h():\n"
         "            nonlocal backend\n"
         "            backend = c.other\n"
+        "    return dataclasses.replace(c, attn_backend=backend)\n\n\n"
+        "def past_a_comprehension(c):\n"
+        '    backend = "TRTLLM"\n'
+        "    def g():\n"
+        "        _ = [backend for backend in c.names]\n"
+        "        def h():\n"
+        "            nonlocal backend\n"
+        "            backend = c.other\n"
+        "        h()\n"
+        "    g()\n"
         "    return dataclasses.replace(c, attn_backend=backend)\n\n\n"
         "def passing_through(c):\n"
         '    backend = "FLASHINFER"\n'
