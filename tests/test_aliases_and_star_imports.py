@@ -4,6 +4,7 @@ inherited configurable encoder fixed). Each test fails on the code before the ch
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 from tests.conftest import MakeTree
@@ -89,6 +90,13 @@ def test_of_one_module_name_in_two_roots_the_smaller_path_is_indexed_package_or_
     config = load_config(None, default_root=Path("/nonexistent"), known_codes=frozenset())
     across = [ModuleFacts("basemod", "z_lib/basemod/__init__.py"), ModuleFacts("basemod", "a_src/basemod.py")]
     beside = [ModuleFacts("basemod", "a_src/basemod.py"), ModuleFacts("basemod", "a_src/basemod/__init__.py")]
-    for facts, expected in ((across, "a_src/basemod.py"), (beside, "a_src/basemod/__init__.py")):
-        assert ProjectIndex.build(facts, config).modules["basemod"].path == expected
-        assert ProjectIndex.build(list(reversed(facts)), config).modules["basemod"].path == expected
+    # Three files: the module beside the package never wins, the smaller path of the others does
+    # (a pairwise rule went round in a circle, and the input order decided; red-team 45).
+    three = [ModuleFacts("foo", p) for p in ("src/foo/__init__.py", "src/foo.py", "src/foo.v2/foo.py")]
+    for facts, expected in (
+        (across, "a_src/basemod.py"),
+        (beside, "a_src/basemod/__init__.py"),
+        (three, "src/foo.v2/foo.py"),
+    ):
+        for order in itertools.permutations(facts):
+            assert ProjectIndex.build(list(order), config).modules[facts[0].module].path == expected
