@@ -99,9 +99,10 @@ class ProjectIndex:
         self._bound_names: dict[tuple[str, ...], tuple[str, ...]] = {}  # `names_bound_to`, memoized
 
     # ---- names -------------------------------------------------------------------------
-    def resolve(self, dotted: str, hops: int = _MAX_REEXPORT_HOPS) -> str:
+    def resolve(self, dotted: str, hops: int = _MAX_REEXPORT_HOPS, _seen: dict[str, int] | None = None) -> str:
         """Follow re-exports (`from .x import Y` in a package, `from .x import *`) to where a
-        name is defined."""
+        name is defined. (`_seen`: the star-imported names one query already followed, with the
+        hops they had left; see `_star_imported`.)"""
         for _ in range(hops):
             if dotted in self.classes or dotted in self.functions or dotted in self.modules:
                 return dotted
@@ -109,17 +110,23 @@ class ProjectIndex:
             facts = self.modules.get(module)
             target = dict(facts.imports).get(name) if facts else None
             if target is None and facts is not None and facts.star_imports:
-                target = self._star_imported(facts, name, hops - 1)
+                target = self._star_imported(facts, name, hops - 1, {} if _seen is None else _seen)
             if target is None or target == dotted:
                 return dotted
             dotted = target
         return dotted
 
-    def _star_imported(self, facts: ModuleFacts, name: str, hops: int) -> str | None:
+    def _star_imported(self, facts: ModuleFacts, name: str, hops: int, seen: dict[str, int]) -> str | None:
         """`name` as the module's `from X import *` bind it: the last of them that defines or
-        imports it wins, as when Python runs them in order."""
+        imports it wins, as when Python runs them in order. A star-imported name already followed
+        in this query with as many hops left is not followed again: modules that star-import
+        each other made the search exponential (red-team 45)."""
         for star in reversed(facts.star_imports) if hops > 0 else ():
-            found = self.resolve(f"{star}.{name}", hops)
+            dotted = f"{star}.{name}"
+            if seen.get(dotted, -1) >= hops:
+                continue
+            seen[dotted] = hops
+            found = self.resolve(dotted, hops, seen)
             if found in self.classes or found in self.functions or found in self.modules:
                 return found
         return None
@@ -143,19 +150,22 @@ class ProjectIndex:
             dotted = target
         return dotted
 
-    def _star_bound(self, facts: ModuleFacts, name: str, depth: int = _MAX_REEXPORT_HOPS) -> str | None:
+    def _star_bound(self, facts: ModuleFacts, name: str, seen: set[str] | None = None) -> str | None:
         """`star.name` for the last `from star import *` of the module whose module binds `name`
         by an import, an alias or a partial, or brings it by a star import of its own (a chain of
-        them; `depth` bounds a cycle); None when the module binds `name` itself."""
-        if depth <= 0 or any(target == name for target, _ in facts.assignments):
+        them); None when the module binds `name` itself. Each module is looked into once (`seen`):
+        modules that star-import each other made the search exponential (red-team 45)."""
+        if any(target == name for target, _ in facts.assignments):
             return None
+        seen = set() if seen is None else seen
         for star in reversed(facts.star_imports):
             bound = self.modules.get(star)
-            if bound is None:
+            if bound is None or star in seen:
                 continue
+            seen.add(star)
             if name in dict(bound.imports) or name in dict(bound.partials):
                 return f"{star}.{name}"
-            if self._star_bound(bound, name, depth - 1) is not None:
+            if self._star_bound(bound, name, seen) is not None:
                 return f"{star}.{name}"
         return None
 

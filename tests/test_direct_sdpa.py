@@ -668,3 +668,27 @@ def test_an_alias_re_exported_through_two_star_imports_is_reported(make_tree: Ma
         f"9:15: {_bypass('VisionTower.forward')}",
         f"10:16: {_bypass('VisionTower.forward')}",
     ]
+
+
+def test_modules_star_importing_each_other_are_each_looked_into_once() -> None:
+    """Red-team 45: eight modules each star-importing the seven others, none binding `sdpa`; the
+    search for it looked into each module once per path through them (8.2 s for the check)."""
+    from declint.config import load_config as load
+    from declint.facts import ModuleFacts
+    from declint.index import ProjectIndex
+
+    names = [f"pkg.s{i}" for i in range(8)]
+    facts = [
+        ModuleFacts(name, name.replace(".", "/") + ".py", star_imports=tuple(n for n in names if n != name))
+        for name in names
+    ]
+    index = ProjectIndex.build(facts, load(None, default_root=Path("/nonexistent"), known_codes=frozenset()))
+    looked: list[str] = []
+    real = index.modules.get
+    index.modules = type(
+        "Counting", (dict,), {"get": lambda self, key, default=None: looked.append(key) or real(key, default)}
+    )(index.modules)
+    assert index.resolve_callable("pkg.s0.sdpa") == "pkg.s0.sdpa"
+    # Each star-imported name is followed at most once per number of hops left (8 x 8), a lookup or
+    # two each, and each module once by the alias search: 960,864 lookups before.
+    assert len(looked) <= 2 * 8 * 8 + 8
