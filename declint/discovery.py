@@ -62,8 +62,9 @@ PROBE_EVENT = "declint.probe"
 
 class _GitIgnore(NamedTuple):
     """A directory's .gitignore, parsed. `negates`: it has a `!pattern`, so it can decide that a
-    path is *not* ignored (over a file further up); without one, it can only say "ignored", and
-    the cheaper `match_file` answers (the walk asks per entry)."""
+    path is *not* ignored (over a file further up); without one, a path its `match_file` passes
+    (most paths: the walk asks per entry) is not decided there, and no pattern is asked one by
+    one (see `_ignored_by`)."""
 
     directory: str
     spec: pathspec.GitIgnoreSpec
@@ -394,11 +395,7 @@ def git_top_level(directory: str) -> str | None:
     start = directory
     while True:
         marker = os.path.join(directory, ".git")
-        try:
-            mode = os.stat(marker).st_mode
-        except OSError:
-            mode = 0
-        if S_ISDIR(mode) or S_ISREG(mode):
+        if _is_git_marker_path(marker):
             if directory != start:
                 sys.audit(PROBE_EVENT, directory)
             return directory

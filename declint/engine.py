@@ -296,7 +296,7 @@ class _PrepareState:
 
     def is_seed(self, found: frozenset[bytes], data: bytes) -> bool:
         """Is a file whose bytes hold `found` indexed in full?"""
-        if any(needle in found for needle in self.seeds):
+        if not found.isdisjoint(self.seeds):
             return True
         return any(
             not found.isdisjoint(needles) and rule.indexes(data, self.config) for needles, rule in self.rule_seeds

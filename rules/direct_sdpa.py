@@ -255,7 +255,7 @@ class DirectSdpa(TreeRule):
     @classmethod
     def index_needles(cls, config: Config) -> tuple[bytes, ...]:
         """A module binding an alias of SDPA names it: indexed in full, its bindings are known."""
-        return tuple(sorted({name.rpartition(".")[2].encode() for name in config.str_list("sdpa-names")}))
+        return tuple(name.encode() for name in _short_names(config))
 
     @classmethod
     def indexes(cls, data: bytes, config: Config) -> bool:
@@ -540,7 +540,12 @@ def _alias_pattern(names: tuple[str, ...]) -> re.Pattern[bytes]:
 
 
 def _alias_binding(config: Config) -> re.Pattern[bytes]:
-    return _alias_pattern(tuple(sorted({name.rpartition(".")[2] for name in config.str_list("sdpa-names")})))
+    return _alias_pattern(_short_names(config))
+
+
+def _short_names(config: Config) -> tuple[str, ...]:
+    """The last component of each `sdpa-names` entry (`scaled_dot_product_attention`), sorted."""
+    return tuple(sorted({name.rpartition(".")[2] for name in config.str_list("sdpa-names")}))
 
 
 def _bound_names(config: Config, index: ProjectIndex) -> tuple[str, ...]:
