@@ -3,7 +3,8 @@
 Rules: `.gitignore` files are honoured as git honours them: each applies below its own
 directory (via pathspec's gitignore semantics), the nearest one that matches a path decides (a
 `!pattern` re-includes what a file further up ignores), and when the root lies inside a git work
-tree, those of the directories from its top level down to the root apply too. `exclude`
+tree, those of the directories from its top level down to the root apply too, then the
+repository's `info/exclude` (not `core.excludesFile`: a user's own setting). `exclude`
 patterns apply to explicit paths too (pre-commit passes staged files that may be excluded),
 symlinked directories found by the walk are never followed (no loops, nothing outside the root),
 and a symlinked file is used only when it resolves inside the root. A path given explicitly that
@@ -253,7 +254,8 @@ class _Filter:
         elif parent == directory or not directory.startswith(self._root_prefix):
             applicable = own  # a directory outside the root is the last to apply
         elif self._nested_repository(directory):
-            applicable = own  # a repository of its own: git applies no .gitignore from around it
+            # A repository of its own: git applies no .gitignore from around it, and its own exclude.
+            applicable = own + _info_exclude(directory)
         else:
             applicable = own + self._applicable(parent)
         self._applicable_to[directory] = applicable
@@ -269,17 +271,18 @@ class _Filter:
 
     def _above_root(self) -> _Applicable:
         """The .gitignore files of the directories from the root's parent up to its git work
-        tree's top level, nearest first: git applies them to the root's files (a project in a
-        monorepo whose top-level .gitignore says `build/`). None outside a work tree, and never
-        one above its top level. Read with `open`, as the walk reads the others, so a cache run
-        records each (or its absence) as an input of the walk.
+        tree's top level, nearest first, then the repository's `info/exclude` (see
+        `_info_exclude`): git applies them to the root's files (a project in a monorepo whose
+        top-level .gitignore says `build/`). None outside a work tree, and never one above its
+        top level. Read with `open`, as the walk reads the others, so a cache run records each
+        (or its absence) as an input of the walk.
 
         None either when they ignore the root or a directory between it and the top level: git
         would ignore every file of the project (a vendored tree, a build output with a
         configuration of its own), which was asked for by name; `exclude` never excludes the
         root either. (pathspec matches `dir/` against every path below it, so they would.)"""
         top = git_top_level(self._root_str)
-        if top is None or top == self._root_str:
+        if top is None:
             return ()
         found: list[_GitIgnore] = []
         directory = self._root_str
@@ -288,6 +291,7 @@ class _Filter:
             ignore = self._gitignore_of(directory)
             if ignore is not None:
                 found.append(ignore)
+        found += _info_exclude(top)
         directory = self._root_str
         while directory != top:
             above = tuple(ignore for ignore in found if len(ignore.directory) < len(directory))
@@ -316,6 +320,44 @@ class _Filter:
                 pass
             self._gitignores[directory] = ignore
         return self._gitignores[directory]
+
+
+def _info_exclude(top: str) -> _Applicable:
+    """The `info/exclude` of the repository whose work tree's top level is `top`, when it holds
+    a pattern: git's per-clone ignores, relative to the top level, asked after every .gitignore
+    (gitignore(5)). A worktree's or a submodule's `.git` is a file naming its git directory,
+    and a worktree's git directory names the common one that holds `info/`. Read with `open`,
+    so a cache run records the files (or their absence). `core.excludesFile` is not read: it
+    is the user's, and a check must give every user and CI the same answer."""
+    marker = os.path.join(top, ".git")
+    git_dir: str | None = marker
+    if not os.path.isdir(marker):
+        git_dir = _named_directory(marker, "gitdir:")
+        common = None if git_dir is None else _named_directory(os.path.join(git_dir, "commondir"), "")
+        git_dir = common or git_dir
+    if git_dir is None:
+        return ()
+    try:
+        with open(os.path.join(git_dir, "info", "exclude"), encoding="utf-8") as handle:
+            spec = pathspec.GitIgnoreSpec.from_lines(handle.read().splitlines())
+    except (OSError, UnicodeDecodeError):
+        return ()
+    if all(pattern.include is None for pattern in spec.patterns):
+        return ()  # git's template: comments only (most clones); the walk then probes no file
+    return (_GitIgnore(top, spec, any(pattern.include is False for pattern in spec.patterns)),)
+
+
+def _named_directory(path: str, prefix: str) -> str | None:
+    """The directory a git pointer file names after `prefix` (`gitdir: ../.git/modules/x` in a
+    `.git` file, `../..` in a worktree's `commondir`), relative to the file's own directory."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read(4096).strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not text.startswith(prefix) or not text[len(prefix) :].strip():
+        return None
+    return os.path.normpath(os.path.join(os.path.dirname(path), text[len(prefix) :].strip()))
 
 
 def _ignored_by(applicable: _Applicable, path: str, is_dir: bool) -> bool:

@@ -929,6 +929,34 @@ def test_a_gitignore_above_the_root_is_an_input_of_the_walk(demo: Path, change: 
     assert any("modeling_radio.py" in line for line in after) == (change == "deleted")
 
 
+@pytest.mark.parametrize("change", ["created", "edited", "deleted"])
+@pytest.mark.parametrize("top", ["root", "above"])
+def test_info_exclude_is_an_input_of_the_walk(demo: Path, change: str, top: str) -> None:
+    """The repository's `.git/info/exclude` (the root's own, or the work tree's above it) is read
+    by the walk, and a warm run walks again when it is created, edited or deleted."""
+    level = demo if top == "root" else demo.parent
+    prefix = "" if top == "root" else f"{demo.name}/"
+    exclude = level / ".git" / "info" / "exclude"
+    exclude.parent.mkdir(parents=True)
+    if change != "created":
+        exclude.write_text("nothing_here/\n" if change == "edited" else f"{prefix}**/modeling_radio.py\n", "utf-8")
+        _age(exclude)
+    cold = lines(engine(demo).run([demo]))
+    assert any("modeling_radio.py" in line for line in cold) == (change != "deleted")
+    warm = engine(demo)
+    assert lines(warm.run([demo])) == cold and "discover" not in warm.stats.seconds  # the snapshot holds
+    if change == "deleted":
+        exclude.unlink()
+    else:
+        exclude.write_text(f"# local\n{prefix}**/modeling_radio.py\n", encoding="utf-8")
+        _age(exclude)
+    again = engine(demo)
+    after = lines(again.run([demo]))
+    assert "discover" in again.stats.seconds
+    assert after == lines(engine(demo, cache=False).run([demo]))
+    assert any("modeling_radio.py" in line for line in after) == (change == "deleted")
+
+
 def test_git_writing_its_own_directory_keeps_the_snapshot(demo: Path) -> None:
     """The `.git` that makes the directory above a work tree is not an input: every git command
     that writes the index moves its mtime. The top level's directory is (its `.git` removed, the

@@ -263,3 +263,66 @@ def test_directory_patterns_decide_as_git_does(tmp_path: Path, patterns: str, ex
         (tmp_path / rel).write_text("x = 1\n", encoding="utf-8")
     config = load_config(None, default_root=tmp_path, known_codes=frozenset())
     assert [item.rel for item in discover([tmp_path], config).files] == sorted(expected)
+
+
+def _files(root: Path, contents: dict[str, str]) -> None:
+    for rel, text in contents.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+
+
+def _walked(root: Path, *given: str) -> list[str]:
+    config = load_config(None, default_root=root, known_codes=frozenset())
+    return [item.rel for item in discover([root / rel for rel in given] or [root], config).files]
+
+
+def test_info_exclude_applies_after_every_gitignore(tmp_path: Path) -> None:
+    """`.git/info/exclude` ignores as a .gitignore at the top level would, but is asked last: a
+    `!pattern` of any .gitignore re-includes what it ignores. Checked against `git ls-files
+    --others --exclude-standard` (git 2.39)."""
+    _files(tmp_path, {".git/info/exclude": "# local\na/gen/\n*.py\n!m.py\n", "a/.gitignore": "!keep.py\n"})
+    _files(tmp_path, {rel: "x = 1\n" for rel in ("m.py", "a/x.py", "a/gen/y.py", "a/keep.py")})
+    assert _walked(tmp_path) == ["a/keep.py", "m.py"]
+    assert _walked(tmp_path, "a/gen/y.py", "a/x.py", "m.py") == ["m.py"]
+
+
+def test_info_exclude_of_a_work_tree_above_the_root_is_relative_to_its_top_level(tmp_path: Path) -> None:
+    _files(tmp_path, {".git/info/exclude": "proj/sub/\ngen.py\n/proj/top.py\n"})
+    _files(tmp_path, {f"proj/{rel}": "x = 1\n" for rel in ("a.py", "gen.py", "top.py", "sub/b.py", "c/top.py")})
+    assert _walked(tmp_path / "proj") == ["a.py", "c/top.py"]
+
+
+@pytest.mark.parametrize("kind", ["worktree", "submodule"])
+def test_info_exclude_is_found_through_a_git_file(tmp_path: Path, kind: str) -> None:
+    """A worktree's `.git` file names its git directory, whose `commondir` names the one holding
+    `info/exclude`; a submodule's names the git directory in the superproject's `.git/modules`.
+    Both checked against git 2.39 (`git worktree add`, `git submodule add`)."""
+    if kind == "worktree":
+        _files(tmp_path, {"main/.git/worktrees/wt/commondir": "../..\n", "main/.git/info/exclude": "ign.py\n"})
+        _files(tmp_path, {"wt/.git": f"gitdir: {tmp_path / 'main/.git/worktrees/wt'}\n"})
+        root = tmp_path / "wt"
+    else:
+        pointer = "gitdir: ../.git/modules/sub\n"
+        _files(tmp_path, {"top/.git/modules/sub/info/exclude": "ign.py\n", "top/sub/.git": pointer})
+        root = tmp_path / "top" / "sub"
+    _files(root, {"ign.py": "x = 1\n", "ok.py": "x = 1\n"})
+    assert _walked(root) == ["ok.py"]
+    if kind == "submodule":  # walked from the superproject: a nested repository with its own exclude
+        assert _walked(tmp_path / "top") == ["sub/ok.py"]
+
+
+def test_only_a_nested_repositorys_own_info_exclude_applies_inside_it(tmp_path: Path) -> None:
+    _files(tmp_path, {".git/info/exclude": "out.py\n", "vendor/.git/info/exclude": "own.py\n"})
+    _files(tmp_path, {rel: "x = 1\n" for rel in ("out.py", "top.py", "vendor/out.py", "vendor/own.py", "vendor/v.py")})
+    assert _walked(tmp_path) == ["top.py", "vendor/out.py", "vendor/v.py"]
+    assert _walked(tmp_path, "vendor/own.py", "vendor/out.py", "out.py") == ["vendor/out.py"]
+
+
+def test_an_info_exclude_of_comments_only_adds_no_probe_to_the_walk(tmp_path: Path) -> None:
+    """Git's template writes comments only: no pattern, so no file of the walk is asked about it."""
+    from declint.discovery import _info_exclude
+
+    _files(tmp_path, {".git/info/exclude": "# git ls-files --others --exclude-from=.git/info/exclude\n# *.o\n"})
+    assert _info_exclude(str(tmp_path)) == ()
+    config = load_config(None, default_root=tmp_path, known_codes=frozenset())
+    assert not _Filter(config).listed(str(tmp_path), [])
