@@ -71,7 +71,7 @@ def reader(rounds: int) -> dict[str, float]:
     root = (TREES / LARGE).resolve()
     config = _config(root)
     files = list(discover([root], config).files)[:READER_FILES]
-    modules = _module_names(files)
+    modules = _module_names(files, str(root))
     items = [_ScanItem(f.rel, f.path, modules[f.rel], True, False, False) for f in files]
     run = _Run(Engine(config, ALL_RULES, Selection(("DL",), ()), jobs=2, cache=False))
     state = _PrepareState(config, run.gates, index_needles(config), run.options, run.max_size, {})

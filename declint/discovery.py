@@ -664,12 +664,22 @@ def _symlink(path: Path, rel: str, flt: _Filter) -> Iterator[SourcePath | Skippe
         yield SourcePath(rel, str(path))
 
 
-def module_name(path: Path) -> str:
-    """Dotted module name from the package structure (`__init__.py` files) around `path`."""
+def module_name(path: Path, root: Path) -> str:
+    """Dotted module name from the package structure (`__init__.py` files) around `path`; a
+    directory below `root` without one is a namespace package when a package holds it (see
+    `engine._module_names`, which names a whole tree)."""
     parts = [] if path.name == "__init__.py" else [path.stem]
+    namespaces: list[str] = []  # directories without __init__.py, named if a package holds them
     directory = path.parent
-    while (directory / "__init__.py").is_file():
-        parts.append(directory.name)
+    while True:
+        if (directory / "__init__.py").is_file():
+            parts += namespaces
+            namespaces = []
+            parts.append(directory.name)
+        elif root in directory.parents and directory.name.isidentifier():
+            namespaces.append(directory.name)
+        else:
+            break
         if directory.parent == directory:
             break
         directory = directory.parent

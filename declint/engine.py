@@ -706,7 +706,7 @@ class _Run:
         )
 
     def index_only(self, files: Sequence[SourcePath]) -> ProjectIndex:
-        self.modules = _module_names(files)
+        self.modules = _module_names(files, str(self.config.root))
         self._scan(files, set())
         return self._index(files)
 
@@ -722,7 +722,7 @@ class _Run:
             if known is not None and all(item.rel in known for item in files):
                 self.modules = {item.rel: known[item.rel] for item in files}  # same walk, same packages
             else:
-                self.modules = _module_names(files, probed)
+                self.modules = _module_names(files, str(self.config.root), probed)
             self._scan(files, checked_rels)
         walked = probed if listed is None else listed.merged(probed)
         results: dict[str, _Checked] = {}
@@ -1010,18 +1010,23 @@ def _failure_message(failure: Failure) -> str:
     return failure.reason
 
 
-def _module_names(files: Sequence[SourcePath], probed: Recorded | None = None) -> dict[str, str]:
+def _module_names(files: Sequence[SourcePath], root: str, probed: Recorded | None = None) -> dict[str, str]:
     """Module names, asking the file system once per directory (not once per file and level).
 
-    `probed` collects the `__init__.py` paths looked for that the walk did not find (the names
-    depend on them), with their stat at the time.
+    A directory below `root` without `__init__.py` inside a package is a namespace package
+    (PEP 420: `pkg/ns/mod.py` is `pkg.ns.mod`, as TensorRT-LLM's `checkpoints/hf/` is); one
+    that no package holds names nothing (`scripts/tool.py` is `tool`), as `discovery.module_name`
+    names them. `probed` collects the `__init__.py` paths looked for that the walk did not find
+    (the names depend on them), with their stat at the time.
     """
 
     found = {item.path for item in files if item.path.endswith("__init__.py")}
+    below = root.rstrip(os.sep) + os.sep
 
     @functools.cache
     def package(directory: str) -> tuple[str, ...] | None:
         marker = os.path.join(directory, "__init__.py")
+        parent = os.path.dirname(directory)
         if marker not in found:  # the walk found most markers
             try:
                 stat: os.stat_result | None = os.stat(marker)
@@ -1030,8 +1035,11 @@ def _module_names(files: Sequence[SourcePath], probed: Recorded | None = None) -
             if probed is not None:
                 probed.note(marker, stat)
             if stat is None or not S_ISREG(stat.st_mode):
-                return None
-        parent = os.path.dirname(directory)
+                name = os.path.basename(directory)
+                if not (directory.startswith(below) and name.isidentifier()):
+                    return None
+                above = package(parent)
+                return None if above is None else (*above, name)
         above = package(parent) if parent != directory else None
         return (*(above or ()), os.path.basename(directory))
 

@@ -289,7 +289,7 @@ class _Session:
 
     def _apply(self, source: SourceFile, fixes: Mapping[Fix, Finding]) -> transforms.Applied:
         """The fixes applied in one pass, less those that would drop a comment of the user's."""
-        module = module_name(self.path(source.rel))
+        module = module_name(self.path(source.rel), self.engine.config.root)
         applied = transforms.apply_fixes(source, list(fixes), module)
         for fix in applied.not_applied:
             self.give_up(fixes[fix], "the fix does not apply to the code as it is")

@@ -218,7 +218,7 @@ def previews(
         if data is None:
             continue
         digest = content_digest(data)
-        module = module_name(sources.path_of(rel))
+        module = module_name(sources.path_of(rel), sources.root)
         if memo.get(verdict_key(digest), partial(unrewritable, data, rel)) is not None:
             continue
         source = decode_source(data, rel)  # decodes: `unrewritable` said so

@@ -30,8 +30,9 @@ class MissingSharedLiteral(ProjectRule):
     Reported at the second definition or the copy; when the module itself is missing, at the
     configuration's `shared-literal` key (when defaults are used: at the project's
     pyproject.toml, or without one at the first indexed Python file, line 1). A file at the
-    module's path that is another module (a directory on the way without `__init__.py`: declint
-    does not read namespace packages) is named in the message.
+    module's path that is another module (a directory on the way without `__init__.py` that no
+    package holds: declint reads a namespace package only inside a package, as the module names
+    an import of it spells) is named in the message.
     """
 
     CODE = "DL100"
@@ -172,9 +173,8 @@ class MissingSharedLiteral(ProjectRule):
             )
             if module.endswith("." + misnamed.module):
                 message += (
-                    f"not {module}, because a directory above it has no __init__.py (declint names modules as "
-                    "regular packages do, not namespace packages): add the __init__.py, or set shared-literal in "
-                    "[tool.declint]"
+                    f"not {module}, because a directory above it has no __init__.py (declint reads a namespace "
+                    "package only inside a package): add the __init__.py, or set shared-literal in [tool.declint]"
                 )
             else:
                 message += (

@@ -606,6 +606,22 @@ def test_an_imported_alias_in_a_tower_file_of_its_own_is_reported(make_tree: Mak
     ]
 
 
+def test_a_tower_in_a_namespace_package_is_owned_through_its_import(make_tree: MakeTree) -> None:
+    """PEP 420: `vision/` has no __init__.py (as TensorRT-LLM's `checkpoints/hf/` has none), and
+    `from tensorrt_llm._torch.models.vision.tower import VisionTower` still imports it. declint
+    named the module `tower`, the import resolved to nothing, and the call went unreported."""
+    tower = "tensorrt_llm/_torch/models/vision/tower.py"
+    tower_source = (
+        "import torch.nn.functional as F\nfrom torch import nn\n\n"
+        "class VisionTower(nn.Module):\n    def forward(self, q, k, v):\n"
+        "        return F.scaled_dot_product_attention(q, k, v)\n"
+    )
+    model = HEADER + "from tensorrt_llm._torch.models.vision.tower import VisionTower\n" + _model("VisionTower")
+    assert dl101(make_tree, {tower: tower_source, MODEL: model}, checked=tower) == [
+        f"6:16: {_bypass('VisionTower.forward')}"
+    ]
+
+
 def test_an_imported_name_that_is_no_alias_of_sdpa_is_not_reported(make_tree: MakeTree) -> None:
     """Names of the alias module that are something else, and a function called `sdpa` of
     another module: the index resolves each import to what it is bound to."""

@@ -326,3 +326,29 @@ def test_an_info_exclude_of_comments_only_adds_no_probe_to_the_walk(tmp_path: Pa
     assert _info_exclude(str(tmp_path)) == ()
     config = load_config(None, default_root=tmp_path, known_codes=frozenset())
     assert not _Filter(config).listed(str(tmp_path), [])
+
+
+def test_module_names_read_namespace_packages_inside_packages_as_imports_do(tmp_path: Path) -> None:
+    """PEP 420: a directory without __init__.py inside a package is a namespace package
+    (`pkg.ns.mod`); one no package holds, or whose name no import can spell, names nothing. The
+    engine's names for a tree and `module_name` for one file (fixes, previews) agree."""
+    from declint.discovery import module_name
+    from declint.engine import _module_names
+
+    expected = {
+        "pkg/__init__.py": "pkg",
+        "pkg/ns/mod.py": "pkg.ns.mod",
+        "pkg/ns/deeper/x.py": "pkg.ns.deeper.x",
+        "pkg/ns/sub/__init__.py": "pkg.ns.sub",
+        "pkg/ns/sub/m.py": "pkg.ns.sub.m",
+        "pkg/my-dir/m.py": "m",
+        "top/mod.py": "mod",
+        "top/inner/__init__.py": "inner",
+        "top/inner/y.py": "inner.y",
+        "a/b/c.py": "c",
+    }
+    _files(tmp_path, {rel: "" for rel in expected})
+    config = load_config(None, default_root=tmp_path, known_codes=frozenset())
+    files = discover([tmp_path], config).files
+    assert _module_names(files, str(tmp_path)) == expected
+    assert {rel: module_name(tmp_path / rel, tmp_path) for rel in expected} == expected

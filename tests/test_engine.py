@@ -615,19 +615,29 @@ def test_paths_from_two_projects_are_a_usage_error(tmp_path: Path) -> None:
 
 
 def test_a_literal_module_named_otherwise_for_a_missing_init_says_why(make_tree: MakeTree) -> None:
-    """tensorrt_llm/llmapi/llm_args.py exists, but without tensorrt_llm/llmapi/__init__.py it is
-    module llm_args: "no module ... under the indexed roots" sent the user looking for a file
+    """tensorrt_llm/llmapi/llm_args.py exists, but without tensorrt_llm/__init__.py it is module
+    llmapi.llm_args: "no module ... under the indexed roots" sent the user looking for a file
     that is there."""
     root = make_tree({})
-    (root / "tensorrt_llm/llmapi/__init__.py").unlink()
+    (root / "tensorrt_llm/__init__.py").unlink()
     code, output = check(str(root / "tensorrt_llm/llmapi"))
     assert code == 1
     assert output.splitlines()[0] == (
         "pyproject.toml:1:1: DL100 shared Literal tensorrt_llm.llmapi.llm_args.EncoderAttentionBackend not found: "
-        "tensorrt_llm/llmapi/llm_args.py is module llm_args, not tensorrt_llm.llmapi.llm_args, because a directory "
-        "above it has no __init__.py (declint names modules as regular packages do, not namespace packages): add "
+        "tensorrt_llm/llmapi/llm_args.py is module llmapi.llm_args, not tensorrt_llm.llmapi.llm_args, because a "
+        "directory above it has no __init__.py (declint reads a namespace package only inside a package): add "
         "the __init__.py, or set shared-literal in [tool.declint]"
     )
+
+
+def test_a_directory_without_init_inside_a_package_is_a_namespace_package(make_tree: MakeTree) -> None:
+    """PEP 420: without tensorrt_llm/llmapi/__init__.py, `import tensorrt_llm.llmapi.llm_args`
+    still works (TensorRT-LLM's `_torch/models/checkpoints/hf/` has no __init__.py): the shared
+    Literal is found there, as with the __init__.py."""
+    root = make_tree({})
+    assert check(str(root)) == (0, "All clear: 14 files checked.\n")
+    (root / "tensorrt_llm/llmapi/__init__.py").unlink()
+    assert check(str(root)) == (0, "All clear: 13 files checked.\n")
 
 
 def test_a_literal_module_inside_a_larger_package_names_the_module_it_is(make_tree: MakeTree) -> None:
