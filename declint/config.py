@@ -103,6 +103,14 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "Decorators whose presence makes a class a multimodal model.",
     ),
     OptionSpec(
+        "language-model-decorators",
+        "list[str]",
+        ["register_auto_model"],
+        "Decorators that register a model class: one that is no multimodal model is a language model, "
+        "whose code (reached from it, not through a multimodal model) is no encoder's (DL101), and which a "
+        "multimodal model referencing it does not own.",
+    ),
+    OptionSpec(
         "model-mixins",
         "list[str]",
         ["MultimodalModelMixin"],
@@ -119,7 +127,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "encoder-name-hints",
         "dict[str,list[str]]",
         {
-            "audio": ["audio", "whisper", "speech", "conformer", "sound"],
+            "audio": ["audio", "whisper", "speech", "conformer", "sound", "parakeet"],
             "vision": ["vision", "visual", "image", "video", "siglip"],
         },
         "Substrings of class names that tell which encoder a class belongs to, in a model with several "

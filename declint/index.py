@@ -62,7 +62,9 @@ class ProjectIndex:
     literal_qualname: str
     metadata_base: str = "AttentionMetadata"
     backend_base: str = "AttentionBackend"
+    language_model_decorators: tuple[str, ...] = ()
     _owners: dict[str, list[Ownership]] | None = field(default=None, repr=False)
+    _language_owned: frozenset[str] = field(default=frozenset(), repr=False)
 
     @classmethod
     def build(cls, facts: Iterable[ModuleFacts], config: Config) -> ProjectIndex:
@@ -85,6 +87,7 @@ class ProjectIndex:
             literal_qualname=str(config.get("shared-literal")),
             metadata_base=str(config.get("metadata-base")),
             backend_base=str(config.get("backend-base")),
+            language_model_decorators=config.str_list("language-model-decorators"),
         )
 
     def __post_init__(self) -> None:
@@ -357,18 +360,36 @@ class ProjectIndex:
 
     # ---- ownership: which model's encoder a class or function belongs to ----------------
     def owners(self, qualname: str) -> list[Ownership]:
+        """The multimodal models reaching `qualname`, each with the encoder it belongs to there."""
         if self._owners is None:
             self._owners = self._compute_owners()
         return self._owners.get(qualname, [])
 
+    def language_owned(self, qualname: str) -> bool:
+        """Does a language model (`is_language_model`) reach `qualname`? Its code is no encoder's."""
+        if self._owners is None:
+            self._owners = self._compute_owners()
+        return qualname in self._language_owned
+
+    def is_language_model(self, cls: ClassFacts) -> bool:
+        """A class registered as a model (`language-model-decorators`: TensorRT-LLM's
+        `register_auto_model`) that is no multimodal model: a language model, which a multimodal
+        model may wrap (`self.llm = Qwen2ForCausalLM(...)`) without owning its code."""
+        wanted = self.language_model_decorators
+        return any(name_matches(d, w) for d in cls.decorators for w in wanted) and not self.is_model(cls)
+
     def _compute_owners(self) -> dict[str, list[Ownership]]:
         graph = self._reference_graph()
+        models = self.models()
+        language = [c.qualname for _, c in sorted(self.classes.items()) if self.is_language_model(c)]
         owners: dict[str, list[Ownership]] = {}
-        for model in self.models():
+        for model in models:
             encoders = self._encoders(model)
             hints = {e: h for e, h in self.encoder_hints.items() if not encoders or e in encoders}
-            for node, path in _reachable(model.qualname, graph):
+            for node, path in _reachable(model.qualname, graph, frozenset(language)):
                 owners.setdefault(node, []).append(Ownership(model.qualname, _encoder_of(path, encoders, hints), path))
+        multimodal = frozenset(model.qualname for model in models)
+        self._language_owned = frozenset(node for start in language for node, _ in _reachable(start, graph, multimodal))
         return owners
 
     def _reference_graph(self) -> dict[str, tuple[str, ...]]:
@@ -423,8 +444,11 @@ class ProjectIndex:
         }
 
 
-def _reachable(start: str, graph: dict[str, tuple[str, ...]]) -> Iterator[tuple[str, tuple[str, ...]]]:
-    """Breadth-first: every node reachable from `start`, with the shortest path to it."""
+def _reachable(
+    start: str, graph: dict[str, tuple[str, ...]], stops: frozenset[str] = frozenset()
+) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """Breadth-first: every node reachable from `start` without passing through `stops` (other
+    models, which own their own code), with the shortest path to it."""
     paths: dict[str, tuple[str, ...]] = {start: (start,)}
     queue = deque([start])
     while queue:
@@ -433,7 +457,7 @@ def _reachable(start: str, graph: dict[str, tuple[str, ...]]) -> Iterator[tuple[
         if len(paths[node]) > _MAX_OWNERSHIP_DEPTH:
             continue
         for target in graph.get(node, ()):
-            if target not in paths:
+            if target not in paths and target not in stops:
                 paths[target] = (*paths[node], target)
                 queue.append(target)
 

@@ -93,8 +93,13 @@ class DirectSdpa(TreeRule):
     attention encoder and owns none (an encoder-free subclass leaves its base's declaration in
     charge). A model owns what it references, directly or through the classes, functions and
     module-level values (a registry `{"siglip": Tower}`, a list, `a if c else b`, also imported
-    from another module) it references. The message says whether the owning model declares the
-    encoder configurable (the override is bypassed) or nobody declares it.
+    from another module) it references, except a language model it wraps (a class registered
+    with `register_auto_model`, see `language-model-decorators`, that is no multimodal model):
+    a language model's code (a draft head, an indexer) is no encoder's, and a call no
+    multimodal model reaches is not reported there when the language model's file is indexed
+    (it holds the call, or a multimodal model references the language model). The message says
+    whether the owning model declares the encoder configurable (the override is bypassed) or
+    nobody declares it.
     """
 
     # Names are resolved by declint's light resolver (`declint.names`: Python's scoping rules
@@ -103,7 +108,7 @@ class DirectSdpa(TreeRule):
     CODE = "DL101"
     NAME = "direct-sdpa"
     SUMMARY = "encoder code calls scaled-dot-product attention directly"
-    OPTIONS = ("sdpa-names", "sdpa-allowed-paths", "encoder-name-hints")
+    OPTIONS = ("sdpa-names", "sdpa-allowed-paths", "encoder-name-hints", "language-model-decorators")
 
     _BYPASS = (
         "{what} calls {sdpa} directly, but {model} declares its {encoder} encoder configurable "
@@ -262,8 +267,12 @@ class DirectSdpa(TreeRule):
         """A module that may bind an alias of SDPA at module level (`x = ...sdpa...`, on a line
         of its own or continued below, or `import ... sdpa as x`): indexed in full so that other
         modules' imports of the alias resolve. Most files naming SDPA only call it (each of the
-        20 in the transformers sources): indexing them would parse them for nothing."""
-        return _alias_binding(config).search(data) is not None
+        20 in the transformers sources): indexing them would parse them for nothing. One that
+        registers a language model too (`language-model-decorators`): its classes tell whether the
+        call is a language model's, no encoder's."""
+        if _alias_binding(config).search(data) is not None:
+            return True
+        return any(name.rpartition(".")[2].encode() in data for name in config.str_list("language-model-decorators"))
 
     @classmethod
     def prefilter(cls, data: bytes, config: Config, index: ProjectIndex) -> bool:
@@ -503,7 +512,10 @@ class DirectSdpa(TreeRule):
     def _message(self, scope: str, top: str) -> str | None:
         what = f"`{scope}`" if scope else "module-level code"
         sdpa = sorted(self._sdpa_names)[0]
-        owners = self.index.owners(f"{self.context.module}.{top}") if top else []
+        qualname = f"{self.context.module}.{top}"
+        owners = self.index.owners(qualname) if top else []
+        if not owners and top and self.index.language_owned(qualname):
+            return None  # a language model's code (a draft head, an indexer): no encoder's
         verdicts = []
         for owner in owners:
             model = self.index.classes[owner.model]

@@ -23,7 +23,7 @@ class Conventions:
     encoders: tuple[str, ...] = ("vision", "audio")
     modality_encoders: tuple[tuple[str, str], ...] = (("image", "vision"), ("video", "vision"), ("audio", "audio"))
     encoder_name_hints: tuple[tuple[str, tuple[str, ...]], ...] = (
-        ("audio", ("audio", "whisper", "speech", "conformer", "sound")),
+        ("audio", ("audio", "whisper", "speech", "conformer", "sound", "parakeet")),
         ("vision", ("vision", "visual", "image", "video", "siglip")),
     )
     # Files where a direct SDPA call is the backend itself (fnmatch on the POSIX path).

@@ -500,6 +500,66 @@ def test_of_two_hints_in_one_name_the_last_decides(make_tree: MakeTree) -> None:
     assert dl101(make_tree, {MODEL: inside}) == []
 
 
+def test_parakeet_names_the_audio_encoder_as_in_nemotron_nano(make_tree: MakeTree) -> None:
+    """Nemotron Nano's audio tower is `ProjectedParakeet` holding `ParakeetEncoder` (and
+    `HFParakeetEncoder`), declared fixed (relative-position bias): no default hint named it, the
+    tower went to vision, declared configurable, and a false DL101 said the override was bypassed
+    (red-team 48)."""
+    for name in ("ParakeetRelPosAttention", "HFParakeetEncoder"):
+        audio = TWO_ENCODERS.replace("PeSiglipAttention", name).replace("PeImageEmbedding", "ProjectedParakeet")
+        audio = audio.replace("PeImageAudioEmbedding", "PeEmbeddings")
+        assert dl101(make_tree, {MODEL: audio}) == []
+
+
+LLM = "tensorrt_llm/_torch/models/modeling_probe_llm.py"
+LANGUAGE_MODEL = (
+    "import torch.nn.functional as F\n"
+    "from torch import nn\n"
+    "from .modeling_utils import register_auto_model\n"
+    "\nclass ProbeDraftHead(nn.Module):\n"  # 5
+    "    def forward(self, q, k, v):\n"
+    "        return F.scaled_dot_product_attention(q, k, v, is_causal=True)\n"  # 7
+    "\n@register_auto_model('ProbeForCausalLM')\n"
+    "class ProbeForCausalLM(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        self.draft_head = ProbeDraftHead()\n"
+)
+
+
+def test_a_language_models_own_code_is_no_encoders(make_tree: MakeTree) -> None:
+    """A text model's draft head calling SDPA was "an encoder no model declares" (red-team 48):
+    a class registered with register_auto_model and no multimodal model is a language model."""
+    assert dl101(make_tree, {LLM: LANGUAGE_MODEL}, checked=LLM) == []
+    # Not registered, the same code is an unowned encoder's, as before.
+    plain = LANGUAGE_MODEL.replace("@register_auto_model('ProbeForCausalLM')\n", "")
+    assert dl101(make_tree, {LLM: plain}, checked=LLM) == [f"7:16: {_undeclared('ProbeDraftHead.forward')}"]
+
+
+def test_a_multimodal_model_does_not_own_the_language_model_it_wraps(make_tree: MakeTree) -> None:
+    """`self.llm = ProbeForCausalLM()` in a configurable VLM credited the LLM's SDPA to the vision
+    encoder, "override silently bypassed" (red-team 48); the VLM's own tower is still its."""
+    tower = (
+        "\nclass VisionTower(nn.Module):\n    def forward(self, q, k, v):\n"
+        "        return F.scaled_dot_product_attention(q, k, v)\n"
+    )
+    vlm = (
+        HEADER
+        + "from .modeling_probe_llm import ProbeForCausalLM\n"
+        + tower
+        + _model("VisionTower", "ProbeForCausalLM")
+    )
+    files = {LLM: LANGUAGE_MODEL, MODEL: vlm}
+    assert dl101(make_tree, files, checked=LLM) == []
+    assert dl101(make_tree, files) == [f"9:16: {_bypass('VisionTower.forward')}"]
+    # A class registered both ways is a multimodal model: it owns its towers, as before.
+    both = vlm.replace("\n@register_input_processor", "\n@register_auto_model('ProbeVL')\n@register_input_processor")
+    both = both.replace(
+        "from .modeling_probe_llm import",
+        "from .modeling_utils import register_auto_model\nfrom .modeling_probe_llm import",
+    )
+    assert dl101(make_tree, {LLM: LANGUAGE_MODEL, MODEL: both}) == [f"10:16: {_bypass('VisionTower.forward')}"]
+
+
 def test_a_model_does_not_own_what_it_only_type_tests(make_tree: MakeTree) -> None:
     """A model that tests whether an object is another model or tower (`isinstance(x, Other)`,
     `isinstance(m, TOWERS)`, `type(x) in SUPPORTED`) does not own it: a fixed model's SDPA tower

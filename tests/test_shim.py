@@ -564,6 +564,11 @@ def test_the_shim_tells_encoders_by_name_as_the_linter_does() -> None:
     assert dict(conventions.encoder_name_hints) == {encoder: tuple(hints) for encoder, hints in default.items()}
     named = ("WhisperEncoder", "SigLIPEncoder", "ImageBindAudioEncoder", "AudioVisualEncoder", "PatchMerger")
     assert [conventions.encoder_from_name(name) for name in named] == ["audio", "vision", "audio", "vision", "vision"]
+    # Nemotron Nano's audio tower (red-team 48)
+    assert [conventions.encoder_from_name(name) for name in ("ProjectedParakeet", "HFParakeetEncoder")] == [
+        "audio",
+        "audio",
+    ]
     # A hint counts where it starts a word: "vision" inside "Subdivision" or "Televisionary" does not.
     assert conventions.encoder_from_name("ConformerSubdivisionAttention") == "audio"
     assert conventions.encoder_from_name("TelevisionaryAudio") == "audio"
