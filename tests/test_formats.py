@@ -353,6 +353,9 @@ def test_annotation_paths_start_at_the_repository_root_that_holds_the_project(
     code, output = check("--output-format", "github", ".")
     assert code == 1
     assert output.startswith(f"::error file=python/{FMT},line=6,")
+    # The log's list names the files as the annotations do (red-team 47: project-relative there)
+    logged = [line for line in output.splitlines() if "DL" in line and not line.startswith("::")]
+    assert logged and all(line.startswith(f"python/{FMT}:") for line in logged)
     code, output = check("--output-format", "gitlab", ".")
     assert {issue["location"]["path"] for issue in json.loads(output)} == {f"python/{FMT}"}
     code, output = check("--output-format", "junit", ".")

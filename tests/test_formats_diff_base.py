@@ -195,7 +195,7 @@ def test_project_in_a_subdirectory_of_the_repository(tmp_path: Path, monkeypatch
     lines = result.stdout.splitlines()
     assert [line for line in lines if line.startswith("::error")] == []  # the Literal's own line is fine
     assert lines[lines.index("Outside the changed lines, caused by the change:") + 1].startswith(
-        f"{MODEL}modeling_declared.py:5:67: DL104 "
+        f"proj/{MODEL}modeling_declared.py:5:67: DL104 "  # from the repository root, as the annotations
     )
     assert lines[-1].endswith(
         "(0 on the lines changed since main, 1 elsewhere caused by the change; "

@@ -101,10 +101,16 @@ def render(report: Report) -> str:
         )
     if report.items:
         lines.append(f"::group::{TOOL_NAME}: {len(report.items)} finding{'s' if len(report.items) != 1 else ''}")
-        lines += [log_text(finding_line(item.finding)) for item in report.annotated]
+        # The repository-relative paths of the annotations (a project in a subdirectory)
+        lines += [
+            log_text(finding_line(item.finding, report.display_path(item.finding.path))) for item in report.annotated
+        ]
         if report.elsewhere:
             lines.append("Outside the changed lines, caused by the change:")
-            lines += [log_text(finding_line(item.finding)) for item in report.elsewhere]
+            lines += [
+                log_text(finding_line(item.finding, report.display_path(item.finding.path)))
+                for item in report.elsewhere
+            ]
         lines.append("::endgroup::")
     lines += [log_text(line) for line in (*fix_hint(report), report.summary_line())]
     return "\n".join(lines) + "\n"

@@ -11,10 +11,11 @@ from declint.types import Applicability, Finding, RunResult, escape_controls
 ELSEWHERE_HEADING = "Outside the changed lines, caused by the change (not annotated):"
 
 
-def finding_line(finding: Finding) -> str:
+def finding_line(finding: Finding, path: str | None = None) -> str:
     """One line whatever the file is called: a newline or escape sequence in a file name is
-    written escaped (`\\n`), as control characters in messages already are."""
-    path, message = escape_controls(finding.path), escape_controls(finding.message)
+    written escaped (`\\n`), as control characters in messages already are. `path`: the file as
+    the format names it (default: the finding's own, relative to the project root)."""
+    path, message = escape_controls(finding.path if path is None else path), escape_controls(finding.message)
     return f"{path}:{finding.line}:{finding.column + 1}: {finding.code} {message}"
 
 
