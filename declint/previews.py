@@ -26,6 +26,7 @@ from declint.reporting.model import Edit, FixPreview
 from declint.reporting.sources import SourceCache
 from declint.source import SourceFile, decode_source, split_lines_keepends
 from declint.types import Finding, Fix, Position
+from declint.writing import replace_refusal
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -221,6 +222,8 @@ def previews(
         module = module_name(sources.path_of(rel), sources.root)
         if memo.get(verdict_key(digest), partial(unrewritable, data, rel)) is not None:
             continue
+        if not sources.is_override(rel) and replace_refusal(sources.path_of(rel)) is not None:
+            continue  # hard-linked or read-only: --fix refuses it, so no fix is offered (a stat, not memoized)
         source = decode_source(data, rel)  # decodes: `unrewritable` said so
         compute = _sharing_one_parse(source, module)
         for finding in group:

@@ -28,7 +28,9 @@ def replace_refusal(path: Path) -> str | None:
         return None  # reading it fails with its own, better message
     if info.st_nlink > 1:
         return f"has {info.st_nlink} hard links, which a rewrite would leave with the old text"
-    if not os.access(path, os.W_OK):
+    # No write bit at all says read-only whoever runs: root (a CI container) may write anything
+    # and `os.access` tells it so, but the file was marked not to be changed.
+    if not os.access(path, os.W_OK) or not info.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
         return "is read-only"
     return None
 

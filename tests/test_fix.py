@@ -845,17 +845,19 @@ def test_a_file_with_other_hard_links_is_not_rewritten(make_tree: MakeTree) -> N
         ],
     )
     assert fixed.read_text() == other.read_text() == CASE and fixed.stat().st_nlink == 2
+    # A check offers no fix --fix would refuse (red-team 47: "[*] 1 fixable with --fix")
+    checked = run(str(root / "tensorrt_llm" / "_torch" / "models" / "modeling_x.py"))
+    assert (checked.exit_code, checked.stdout.splitlines()[1:]) == (1, ["Found 1 finding in 1 file."])
     other.unlink()
     result = run("--fix", str(root / "tensorrt_llm"))
     assert (result.exit_code, result.stderr) == (0, "declint: fixed 1 finding in 1 file\n")
 
 
 def test_a_read_only_file_is_not_rewritten(make_tree: MakeTree) -> None:
-    """A rename needs only the directory to be writable: a 0444 file was replaced."""
+    """A rename needs only the directory to be writable: a 0444 file was replaced; and root (a CI
+    container), whom `os.access` lets write anything, replaced it too (red-team 47)."""
     root = make_tree({MODEL + "modeling_x.py": CASE})
     (root / MODEL / "modeling_x.py").chmod(0o444)
-    if os.access(root / MODEL / "modeling_x.py", os.W_OK):
-        pytest.skip("this process may write read-only files (root with CAP_DAC_OVERRIDE)")
     result = run("--fix", str(root / "tensorrt_llm"))
     assert (result.exit_code, result.stderr.splitlines()[1:]) == (
         1,

@@ -25,6 +25,10 @@ class SourceCache:
     def path_of(self, rel: str) -> Path:
         return Path(rel) if os.path.isabs(rel) else self.root / rel
 
+    def is_override(self, rel: str) -> bool:
+        """Is the text of `rel` another than the file's (`--stdin-filename`'s buffer)?"""
+        return rel in self._overrides
+
     def text(self, rel: str) -> str | None:
         if rel not in self._texts:
             self._texts[rel] = self._read(rel)
