@@ -44,7 +44,8 @@ class InvalidDeclaration(Rule):
     reason, a non-blank string (None, a number, unpacked or extra arguments are reported; a
     constant's name, a call or an f-string with a placeholder is accepted, as it is only known at
     run time). The marker and `get_args` are recognised under any import alias. `{}` declares a model without an
-    attention encoder.
+    attention encoder. A model mixin's own default (`encoder_attention_backends = None` in
+    `MultimodalModelMixin`, see `model-mixins`) declares no model's encoders and is not checked.
     """
 
     CODE = "DL104"
@@ -64,6 +65,9 @@ class InvalidDeclaration(Rule):
             _PRELUDE + '    encoder_attention_backends = {"audio": FixedEncoderAttention("relative-position bias")}\n'
         ),
         Valid(_PRELUDE + "    encoder_attention_backends = {}\n"),
+        Valid(
+            "from typing import ClassVar\n\nclass MultimodalModelMixin:\n    encoder_attention_backends: ClassVar = None\n"
+        ),
         Valid(
             "import typing\nfrom tensorrt_llm.llmapi.llm_args import EncoderAttentionBackend\n"
             + _PRELUDE
@@ -144,8 +148,8 @@ class InvalidDeclaration(Rule):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         super().visit_ClassDef(node)
         declared = declaration_assignments(node, self._attribute)
-        if not declared:
-            return
+        if not declared or self.index.is_mixin(f"{self.context.module}.{node.name.value}"):
+            return  # a model mixin's own default (`= None`, `= {}`) is no model's declaration
         # Python keeps the last assignment: only its contents matter, the others are dead code.
         # (Positions are asked for only then: computing them is a pass over the whole module.)
         if len(declared) > 1:
