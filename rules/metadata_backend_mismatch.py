@@ -82,7 +82,9 @@ class MetadataBackendMismatch(Rule):
 
     Reported: the metadata class derived from `get_attention_backend(model_config.attn_backend)`
     while the layers get a config whose backend is overridden (`dataclasses.replace(...,
-    attn_backend=...)`, a copy with `attn_backend` assigned); a metadata class hard-coded to one
+    attn_backend=...)`, its keyword unpacked from `**{...}` or `**dict(...)` too, a copy with
+    `attn_backend` assigned, or either arm of `a if c else b`, as an `if` statement would assign
+    it); a metadata class hard-coded to one
     backend (a metadata class, or `get_attention_backend("TRTLLM")`) while the layers follow a
     config; layers pinned to one backend (a string, or a module-level constant such as
     `BACKEND_TRTLLM`) with `get_attention_backend` of another; and layers given a backend by name
@@ -164,6 +166,22 @@ class MetadataBackendMismatch(Rule):
                 "per-encoder override the layers get metadata of another backend (AttributeError at the first "
                 "forward); derive both from vision_config"
             ),
+        ),
+        Invalid(  # an override written as a conditional expression (an omitted setting keeps the default)
+            _HEAD + "        vision_config = (\n"
+            "            dataclasses.replace(model_config, attn_backend=encoder_backend) if encoder_backend else model_config\n"
+            "        )\n"
+            "        self.attn = Attention(config=vision_config)\n"
+            "        self.metadata_cls = get_attention_backend(model_config.attn_backend).Metadata\n",
+            expect=((13, 28),),
+        ),
+        Invalid(  # the backend keyword unpacked from a literal
+            _HEAD + '        vision_config = dataclasses.replace(model_config, **{"attn_backend": encoder_backend})\n'
+            "        other_config = dataclasses.replace(model_config, **dict(attn_backend=encoder_backend))\n"
+            "        self.attn = Attention(config=vision_config)\n"
+            "        self.mlp = Attention(config=other_config)\n"
+            "        self.metadata_cls = get_attention_backend(model_config.attn_backend).Metadata\n",
+            expect=((13, 28),),
         ),
         Invalid(
             _HEAD + "        vision_config = copy.deepcopy(model_config)\n"
@@ -372,6 +390,7 @@ class MetadataBackendMismatch(Rule):
             self._set_in_place(target.value, value, target)
 
     def _bind(self, name: str, value: cst.BaseExpression, target: cst.CSTNode) -> None:
+        value = _deriving_arm(value)
         source = _derived_from(value)
         if source == name:  # `c = replace(c, ...)`: the new c is derived from the earlier one
             source = self._retire(name, target)
@@ -421,9 +440,9 @@ class MetadataBackendMismatch(Rule):
         callee = _last_name(value.func)
         self._known.update((name, source))
         if callee == "replace":
-            for argument in value.args[1:]:
-                if argument.keyword is not None and name_matches_any(argument.keyword.value, self._patterns):
-                    self._overrides[name] = _Override(source, self._pinned(argument.value), where, argument.value)
+            for keyword, argument in _keywords(value):  # `**{"attn_backend": b}`, `**dict(...)` too
+                if name_matches_any(keyword, self._patterns):
+                    self._overrides[name] = _Override(source, self._pinned(argument), where, argument)
         else:
             self._copies[name] = source
 
@@ -660,6 +679,16 @@ class MetadataBackendMismatch(Rule):
             and fixed.startswith("get_attention_backend(")
             and fixed != f'get_attention_backend("{pinned}")'
         )
+
+
+def _deriving_arm(value: cst.BaseExpression) -> cst.BaseExpression:
+    """`replace(c, attn_backend=b) if b else c`: the arm that derives a config, as the `if`
+    statement the expression stands for assigns it (the override may happen: it counts)."""
+    if isinstance(value, cst.IfExp):
+        for arm in (value.body, value.orelse):
+            if _derived_from(_deriving_arm(arm)) is not None:
+                return _deriving_arm(arm)
+    return value
 
 
 def _derived_from(value: cst.BaseExpression) -> str | None:
