@@ -16,7 +16,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider, Whites
 
 from declint.engine import parse_module
 from declint.source import SourceFile
-from declint.suppressions import Marker, markers
+from declint.suppressions import strip_suppression_codes
 from declint.types import Fix
 
 _ONE_LINE_LIMIT = 100
@@ -204,31 +204,6 @@ class _FixTransformer(cst.CSTTransformer):
         self.applied.update(fixes)
         self.imports.add((marker, home))
         return updated_node.with_changes(body=new_body)
-
-
-def strip_suppression_codes(comment: str, unused: Mapping[int, set[str]]) -> str | None:
-    """The comment without the `unused` codes of its suppressions (keyed by where each starts in
-    the comment); "" when nothing worth keeping is left; None when no suppression starts there."""
-    found = {marker.start: marker for marker in markers(comment)}
-    if not unused or any(start not in found for start in unused):
-        return None
-    for start in sorted(unused, reverse=True):  # from the right: the offsets before it stay valid
-        comment = _strip_marker(comment, found[start], unused[start])
-    return comment
-
-
-def _strip_marker(comment: str, marker: Marker, codes: set[str]) -> str:
-    listed = comment[marker.codes_start : marker.codes_end].split(",")
-    kept = [c.strip() for c in listed if c.strip() and c.strip().upper() not in codes]
-    if kept:
-        return comment[: marker.codes_start] + ", ".join(kept) + comment[marker.codes_end :]
-    # No code left: the suppression and its reason go (a "#" inside the reason, as in "see
-    # #123", is part of it); a comment before it, or of another tool after it, stays.
-    before = comment[: marker.start].rstrip()
-    after = comment[marker.other_comment(comment) :].strip()
-    if before and after:
-        return before + comment[len(before) : marker.start] + after
-    return before or after
 
 
 def _parse_entries(sources: Sequence[str]) -> list[cst.DictElement]:

@@ -17,7 +17,7 @@ import io
 import re
 import tokenize
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from declint.config import suggest
@@ -299,3 +299,28 @@ def _fix_place(suppression: Suppression, code: str) -> tuple[Position, tuple[str
     (the code, and where in the comment this suppression starts)."""
     start = suppression.column if suppression.comment_column is None else suppression.comment_column
     return Position(suppression.line, start), (code, str(suppression.column - start))
+
+
+def strip_suppression_codes(comment: str, unused: Mapping[int, set[str]]) -> str | None:
+    """The comment without the `unused` codes of its suppressions (keyed by where each starts in
+    the comment); "" when nothing worth keeping is left; None when no suppression starts there."""
+    found = {marker.start: marker for marker in markers(comment)}
+    if not unused or any(start not in found for start in unused):
+        return None
+    for start in sorted(unused, reverse=True):  # from the right: the offsets before it stay valid
+        comment = _strip_marker(comment, found[start], unused[start])
+    return comment
+
+
+def _strip_marker(comment: str, marker: Marker, codes: set[str]) -> str:
+    listed = comment[marker.codes_start : marker.codes_end].split(",")
+    kept = [c.strip() for c in listed if c.strip() and c.strip().upper() not in codes]
+    if kept:
+        return comment[: marker.codes_start] + ", ".join(kept) + comment[marker.codes_end :]
+    # No code left: the suppression and its reason go (a "#" inside the reason, as in "see
+    # #123", is part of it); a comment before it, or of another tool after it, stays.
+    before = comment[: marker.start].rstrip()
+    after = comment[marker.other_comment(comment) :].strip()
+    if before and after:
+        return before + comment[len(before) : marker.start] + after
+    return before or after

@@ -708,7 +708,8 @@ def test_a_preview_that_raises_in_a_worker_costs_the_preview_not_the_findings(
         raise RuntimeError("transform bug")
 
     monkeypatch.setattr(fix_transforms, "apply_fixes", broken)  # forked workers inherit it
-    monkeypatch.setattr(previews, "replaced_string", broken)  # DL104's previews, spliced as text
+    for kind in previews._SPLICES:  # DL104's and DL902's previews, spliced as text
+        monkeypatch.setitem(previews._SPLICES, kind, broken)
     failing = json.loads(_json_report(demo, monkeypatch))["findings"]
     assert [{k: v for k, v in f.items() if k != "fix"} for f in failing] == [
         {k: v for k, v in f.items() if k != "fix"} for f in clean

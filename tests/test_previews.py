@@ -127,3 +127,79 @@ def test_a_replace_string_preview_spliced_as_text_is_what_the_transform_writes()
                 assert spliced is None, (text, fix)
                 declined += 1
     assert compared > 60 and declined == 3  # b'f', rb'g', Br"h" (f-strings are not SimpleStrings)
+
+
+_COMMENT_CASES = (
+    "x = 1  # declint: ignore[DL101] r\n",
+    "x = 1  # declint: ignore[DL101, DL103] two codes\n",
+    "x = 1;  # declint: ignore[DL101] r\n",
+    "# declint: ignore[DL101] r\nx = 1\n",
+    "def f():\n    # declint: ignore[DL101] r\n    return 1\n",
+    "def f():\n    return 1  # noqa # declint: ignore[DL101] r\n",
+    "y = foo(\n    a,  # declint: ignore[DL101] r\n    # declint: ignore[DL103] own line\n    b)\n",
+    "y = foo(  # declint: ignore[DL101] r\n    a)\n",
+    "if x:  # declint: ignore[DL101] r\n    pass\n",
+    "class A:\n    x = 1\n    # declint: ignore[DL101] at the end of a block\n",
+    "x = 1  # declint: ignore[DL101] no newline at the end",
+    "x = 1\r\n# declint: ignore[DL101] r\r\ny = 2  # declint: ignore[DL101] r\r\n",
+    "x = 1\t# declint: ignore[DL101] r # declint: ignore[DL103] s\n",
+    "# c\n# declint: ignore[DL101] r\n# declint: ignore[DL101] r\n# declint: ignore[DL101] r\nx = 1\n",
+    "x = [\n    1,\n]  # declint: ignore[DL101] r\n",
+    "@dec  # declint: ignore[DL101] r\ndef f():\n    pass\n",
+    "x = 1  # before # declint: ignore[DL101] r  # type: ignore\n",
+    "x = (1 +\n     2)  # declint: ignore[DL101] r\n",
+    "x = 1 \\\n    + 2  # declint: ignore[DL101] r\n",
+    "x = 1\n\n\n# declint: ignore[DL101] r\n\n\n",
+)
+
+
+def _every_suppression_fix(text: str) -> list[Fix]:
+    """A `remove-suppression-code` fix for every code of every suppression comment of `text`."""
+    import io
+    import tokenize
+
+    from declint.suppressions import markers
+
+    found = []
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type != tokenize.COMMENT:
+            continue
+        for marker in markers(token.string):
+            for code in token.string[marker.codes_start : marker.codes_end].split(","):
+                if code.strip():
+                    args = (code.strip(), str(marker.start))
+                    found.append(Fix("remove-suppression-code", Applicability.SAFE, "", Position(*token.start), args))
+    return found
+
+
+def test_a_preview_spliced_as_text_is_the_transforms_preview() -> None:
+    """A `remove-suppression-code` preview (DL902) spliced at its comment, and a `replace-string`
+    one (DL104) at its string, with edits and diff from the lines around it: the same preview as
+    the transform's text compared with the whole file gives, or none where the transform decides
+    (red-team 47: thousands of previews of one file were quadratic)."""
+    from declint import fix_transforms, previews
+    from declint.source import decode_source
+    from tests.conftest import DEMO
+
+    demo = [p.read_text(encoding="utf-8") for p in sorted(DEMO.rglob("*.py"))]
+    cases = [
+        *((text, _every_suppression_fix(text)) for text in [*_COMMENT_CASES, *demo]),
+        *((text, _every_string_fix(text)) for text in _STRING_CASES),
+    ]
+    spliced = declined = 0
+    for text, fixes in cases:
+        source = decode_source(text.encode(), "m.py")
+        lines = previews._Lines(text)
+        for fix in fixes:
+            splice = previews._SPLICES[fix.kind](lines, fix)
+            applied = fix_transforms.apply_fixes(source, [fix], "m")
+            if splice is None:
+                declined += 1
+                continue
+            assert applied.applied, (text, fix)
+            expected_edits = text_edits(text, applied.text)
+            expected_diff = unified_diff("m.py", text, applied.text, context=1)
+            preview = previews._spliced_preview("m.py", lines, fix, splice)
+            assert (preview.edits, preview.line_edits, preview.diff) == (*expected_edits, expected_diff), (text, fix)
+            spliced += 1
+    assert spliced > 50 and declined == 4  # a suppression after `;`; b'f', rb'g', Br"h"
