@@ -513,10 +513,16 @@ def _typed(path: Path, flt: _Filter) -> Path:
     apply; a symlink to a directory, its target, as if the target had been given (the walk never
     follows a symlinked directory it finds, and the typed one was silently skipped: "0 files
     checked"). A symlinked file stays a link: `_symlink` decides about it as the walk does."""
+    given = path
     if not _inside(path, flt.root):
         through = Path(os.path.realpath(path.parent), path.name)
         path = through if _inside(through, flt.root) else path
-    return Path(os.path.realpath(path)) if path.is_symlink() and path.is_dir() else path
+    path = Path(os.path.realpath(path)) if path.is_symlink() and path.is_dir() else path
+    if path != given:
+        # What the given path leads to is an input of the walk: a cache run sees the link
+        # re-pointed (`ln -sfn v2 src`), which no stat of the old target's files shows (red-team 46).
+        sys.audit(PROBE_EVENT, str(given))
+    return path
 
 
 def _inside(path: Path, root: Path) -> bool:

@@ -654,6 +654,7 @@ class _Run:
             return
         outcomes = self._prepare(len(todo)).map(todo, self._batch(len(todo), 8))
         for item, outcome in zip(todo, outcomes, strict=True):
+            digest: str | None = None
             if isinstance(outcome, Failure):
                 facts = ModuleFacts(item.module, item.rel, error=_failure_message(outcome))
             else:
@@ -662,19 +663,25 @@ class _Run:
             self.facts[item.rel] = facts
             self.stats.facts_extracted += 1
             entry = self.data.files.get(item.rel)
-            if entry is not None and entry.scan.digest == self.records[item.rel].digest:
+            # Cached only with the bytes they came from: a file saved again since the scan read
+            # it has facts of other bytes than its entry's (see `_identify`).
+            if entry is not None and digest is not None and entry.scan.digest == self.records[item.rel].digest:
                 entry.facts = facts
                 self.changed.add(item.rel)
 
     def _identify(self, rel: str, digest: str | None) -> None:
-        """A file scanned without a digest (`stat_identity`) gets the one of the bytes its facts
-        came from: the index signature and the check cache then follow its content."""
+        """The record takes the digest of the bytes the file's facts came from: the index
+        signature and the check cache then follow what the index holds. A file scanned without a
+        digest (`stat_identity`) gets its content's, in its cache entry too; one saved again since
+        the scan read it keeps its entry (of the bytes scanned), and its record names the bytes
+        the facts came from (red-team 46: the run's check results were cached under a signature
+        of the scanned bytes, and an undo brought those bytes back to a stale result)."""
         record = self.records[rel]
-        if digest is None or not is_stat_identity(record.digest):
+        if digest is None or digest == record.digest:
             return
         self.records[rel] = identified = record._replace(digest=digest)
         entry = self.data.files.get(rel)
-        if entry is not None and entry.scan is record:
+        if entry is not None and entry.scan is record and is_stat_identity(record.digest):
             entry.scan = identified
             self.changed.add(rel)
 

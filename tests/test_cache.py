@@ -980,3 +980,71 @@ def test_git_writing_its_own_directory_keeps_the_snapshot(demo: Path) -> None:
     (top / ".git" / "index").write_bytes(b"DIRC")
     warm = engine(demo)
     assert warm.run([demo]) == cold and "discover" not in warm.stats.seconds
+
+
+RACE_MODEL = """\
+from tensorrt_llm._torch.models.base2 import Base2
+from tensorrt_llm._torch.models.modeling_utils import register_input_processor
+
+
+@register_input_processor(object, model_type="m", placeholder_metadata=dict(placeholder_map={"image": "<i>"}))
+class RaceVL(Base2):
+    pass
+"""
+RACE_BASE3 = """\
+from tensorrt_llm._torch.models.modeling_multimodal_mixin import MultimodalModelMixin
+
+
+class Base3(MultimodalModelMixin):
+    encoder_attention_backends = {"vision": ("VANILLA",)}
+"""
+RACE_A = "from tensorrt_llm._torch.models.base3 import Base3\n\n\nclass Base2(Base3):\n    pass\n"
+RACE_B = "from tensorrt_llm._torch.models.base3 import Base3\n\n\nclass Base2:\n    pass\n"
+
+
+def test_facts_of_a_file_saved_during_the_run_are_not_cached_under_its_earlier_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Red-team 46: a file the scan hashed (just edited) and saved again before the facts phase
+    read it had the new bytes' facts cached under the old bytes' digest; back to those bytes (an
+    undo), every warm run used the wrong facts (a DL102 that --no-cache did not give)."""
+    base2 = tmp_path / MODELS / "base2.py"
+    write_tree(tmp_path, {**PRELUDE, MODELS + "modeling_m.py": RACE_MODEL, MODELS + "base3.py": RACE_BASE3})
+    base2.write_text(RACE_A)
+    settle(tmp_path)
+    assert lines(engine(tmp_path).run([tmp_path])) == []
+    edited = RACE_A + "# edited\n"
+    base2.write_text(edited)  # fresh: the scan hashes it
+    extract = _Run._extract
+
+    def saved_meanwhile(self: _Run, files: Any, wanted: set[str]) -> None:
+        if base2.read_text() == edited:
+            base2.write_text(RACE_B)
+        extract(self, files, wanted)
+
+    monkeypatch.setattr(_Run, "_extract", saved_meanwhile)
+    engine(tmp_path).run([tmp_path])
+    monkeypatch.setattr(_Run, "_extract", extract)
+    base2.write_text(edited)  # undone
+    settle(tmp_path)
+    cold = lines(engine(tmp_path, cache=False).run([tmp_path]))
+    assert cold == [] and lines(engine(tmp_path).run([tmp_path])) == cold
+
+
+def test_a_symlinked_path_given_and_re_pointed_is_walked_again(tmp_path: Path) -> None:
+    """Red-team 46: `check src` with `src -> v1`, then `ln -sfn v2 src`: every warm run answered
+    from the snapshot of v1 (its paths, its findings), whose files had not changed."""
+    write_tree(tmp_path, {**PRELUDE, "v1/mod.py": 'def f(attn_backend="TRTLLM"):\n    return attn_backend\n'})
+    write_tree(tmp_path, {"v2/mod.py": "def f(attn_backend=None):\n    return attn_backend\n"})
+    (tmp_path / "src").symlink_to("v1")
+    settle(tmp_path)
+    first = lines(engine(tmp_path).run([tmp_path / "src"]))
+    assert [line.split(": ")[0] for line in first] == ["v1/mod.py:1:19"]
+    assert lines(engine(tmp_path).run([tmp_path / "src"])) == first  # answered from the snapshot
+    (tmp_path / "src").unlink()
+    (tmp_path / "src").symlink_to("v2")
+    assert (
+        lines(engine(tmp_path).run([tmp_path / "src"]))
+        == lines(engine(tmp_path, cache=False).run([tmp_path / "src"]))
+        == []
+    )
