@@ -24,7 +24,7 @@ from declint import __version__, show, timings
 from declint.config import Config, find_config_file, load_config, parse_code_list, project_root, suggest
 from declint.discovery import display_path
 from declint.engine import Engine, Selection
-from declint.errors import DeclintError, OutputError, UsageError
+from declint.errors import DeclintError, OutputError, UsageError, warn
 from declint.reporting import FORMATS, RENDERERS
 from declint.reporting import outputs as report_outputs
 from declint.reporting.pipeline import CheckOutcome, CheckRequest
@@ -153,6 +153,8 @@ def run_check(
 ) -> Exit:
     started, cpu_at_start = time.perf_counter(), timings.cpu_times() if show_timings else None
     check_docs_url(docs_url)
+    if unsafe_fixes and not (fix or show_diff):
+        warn("--unsafe-fixes does nothing without --fix or --diff; nothing is fixed")
     # stdout holds the diff (--diff), or the fixed text (--fix on stdin's text, as editors want it)
     fixed_text_out = fix and not show_diff and stdin_filename is not None
     taken = "the diff" if show_diff else "the fixed text" if fixed_text_out else None

@@ -849,6 +849,17 @@ def test_a_file_with_other_hard_links_is_not_rewritten(make_tree: MakeTree) -> N
     assert (result.exit_code, result.stderr) == (0, "declint: fixed 1 finding in 1 file\n")
 
 
+def test_unsafe_fixes_without_fix_or_diff_says_it_does_nothing(make_tree: MakeTree) -> None:
+    """Red-team 47: `--unsafe-fixes` alone was silently ignored (a user believing it fixed)."""
+    root = make_tree({MODEL + "modeling_x.py": CASE})
+    result = run("--unsafe-fixes", str(root / "tensorrt_llm"))
+    assert (result.exit_code, result.stderr) == (
+        1,
+        "declint: warning: --unsafe-fixes does nothing without --fix or --diff; nothing is fixed\n",
+    )
+    assert (root / MODEL / "modeling_x.py").read_text() == CASE
+
+
 def test_a_read_only_file_is_not_rewritten(make_tree: MakeTree) -> None:
     """A rename needs only the directory to be writable: a 0444 file was replaced; and root (a CI
     container), whom `os.access` lets write anything, replaced it too (red-team 47)."""
