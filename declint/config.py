@@ -116,7 +116,13 @@ OPTIONS: tuple[OptionSpec, ...] = (
         ["MultimodalModelMixin"],
         "Base classes whose subclasses are multimodal models (their own default does not count).",
     ),
-    OptionSpec("encoders", "list[str]", ["vision", "audio"], "Encoder names a declaration may use."),
+    OptionSpec(
+        "encoders",
+        "list[str]",
+        ["vision", "audio"],
+        "Encoder names a declaration may use (and the only ones `modality-encoders` and `encoder-name-hints` "
+        "may name).",
+    ),
     OptionSpec(
         "modality-encoders",
         "dict[str,str]",
@@ -364,7 +370,22 @@ def load_config(path: Path | None, *, default_root: Path, known_codes: frozenset
     lines = {key: line for key in values if (line := key_line(text, key)) is not None}
     config = Config(root=path.parent, source=path, values=values, lines=lines)
     check_cache_dir(config)
+    check_encoder_names(config)
     return config
+
+
+def check_encoder_names(config: Config) -> None:
+    """Encoders named by `modality-encoders` and `encoder-name-hints` must be ones `encoders`
+    lists: a misspelt one required an encoder no declaration may name (red-team 47: accepted)."""
+    known = config.str_list("encoders")
+    named = [("modality-encoders", encoder) for encoder in dict(config.values.get("modality-encoders", {})).values()]
+    named += [("encoder-name-hints", encoder) for encoder in dict(config.values.get("encoder-name-hints", {}))]
+    for key, encoder in named:  # as written: the defaults name audio, which `encoders` may leave out
+        if encoder not in known:
+            listed = ", ".join(known) or "none"
+            raise config.error(
+                key, f'names encoder "{encoder}", which "encoders" does not list ({listed}){suggest(encoder, known)}'
+            )
 
 
 def check_cache_dir(config: Config) -> None:

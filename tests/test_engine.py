@@ -165,6 +165,31 @@ def test_resource_options_out_of_range_are_configuration_errors(
     assert check(str(root)) == (2, f"declint: error: {root / 'pyproject.toml'}:3: {message}\n")
 
 
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        (
+            'modality-encoders = { "image" = "visoin" }',
+            '"modality-encoders" names encoder "visoin", which "encoders" does not list (vision, audio) '
+            '(did you mean "vision"?)',
+        ),
+        (
+            'encoder-name-hints = { "speech" = ["whisper"] }',
+            '"encoder-name-hints" names encoder "speech", which "encoders" does not list (vision, audio)',
+        ),
+    ],
+)
+def test_an_encoder_the_encoders_option_does_not_list_is_a_configuration_error(
+    make_tree: MakeTree, setting: str, message: str
+) -> None:
+    """Red-team 47: accepted, a registered image modality then required an encoder no
+    declaration may name. The defaults name audio, which `encoders` may leave out: not checked."""
+    root = make_tree({"pyproject.toml": f'[tool.declint]\nroots = ["tensorrt_llm"]\n{setting}\n'})
+    assert check(str(root)) == (2, f"declint: error: {root / 'pyproject.toml'}:3: {message}\n")
+    (root / "pyproject.toml").write_text('[tool.declint]\nroots = ["tensorrt_llm"]\nencoders = ["vision"]\n')
+    assert check("--no-cache", str(root))[0] == 0
+
+
 def test_resource_options_at_their_limits_are_accepted(make_tree: MakeTree) -> None:
     root = make_tree({MODEL + "modeling_good.py": CONFIG_CHECK})
     expected = check("--no-cache", str(root))
