@@ -139,6 +139,12 @@ def _char_span(node: ast.expr, lines: list[str]) -> tuple[int, int, int, int]:
 
 
 def _reads(node: ast.AST, name: str, guarded: frozenset[str]) -> Iterator[tuple[str, ast.expr]]:
+    if isinstance(node, ast.Try | ast.TryStar) and any(_catches_attribute_error(h) for h in node.handlers):
+        # The body's reads fail into a handler written for it: a fallback, as getattr's default is.
+        yield from _branch(node.body, name, guarded | {"*"})
+        for rest in (node.handlers, node.orelse, node.finalbody):
+            yield from _branch(rest, name, guarded)
+        return
     if isinstance(node, ast.If | ast.IfExp | ast.While):
         yield from _reads(node.test, name, guarded)
         yield from _branch(node.body, name, guarded | _proven(node.test, name, truth=True))
@@ -185,6 +191,14 @@ def _block(statements: list[ast.AST], name: str, guarded: frozenset[str]) -> Ite
                 guarded = guarded | _proven(statement.test, name, truth=False)
             if _exits(statement.orelse):
                 guarded = guarded | _proven(statement.test, name, truth=True)
+
+
+def _catches_attribute_error(handler: ast.ExceptHandler) -> bool:
+    """`except AttributeError` (or a tuple naming it): not a bare `except` or `except Exception`,
+    which catch whatever else fails there too."""
+    caught = handler.type
+    names = caught.elts if isinstance(caught, ast.Tuple) else [caught] if caught is not None else []
+    return any(isinstance(n, ast.Name) and n.id == "AttributeError" for n in names)
 
 
 def _exits(block: list[ast.stmt]) -> bool:

@@ -43,7 +43,9 @@ class MetadataContract(FactRule):
     `object.__setattr__(self, "X", ...)` (a frozen dataclass) or `super().__setattr__("X", ...)`
     in its methods (`__post_init__`, `prepare`). Read: `metadata.X` / `attn_metadata.X` in `forward*` methods, and `p.X` for a
     parameter annotated with a metadata class, including methods a backend inherits while pairing
-    another metadata class. Guarded reads are fine: `getattr(metadata, "X", default)`, and reads
+    another metadata class. Guarded reads are fine: `getattr(metadata, "X", default)`, reads in
+    the body of a `try` with an `except AttributeError` (by that name, or in a tuple; not a bare
+    `except` or `except Exception`, which catch whatever else fails there too), and reads
     where `hasattr(metadata, "X")` or an `isinstance` check is known to hold: in the body of
     `if hasattr(...)`, in the `else` of `if not isinstance(...)`, and after
     `if not hasattr(metadata, "X"): return` (or raise, break, continue) in the same block. The
@@ -93,8 +95,31 @@ class MetadataContract(FactRule):
             "        return metadata.page_size\n",
             path="tensorrt_llm/_torch/attention_backend/frozen.py",
         ),
+        Valid(
+            _HEAD + _TRTLLM_METADATA + "class TrtllmAttention(AttentionBackend[TrtllmAttentionMetadata]):\n"
+            "    Metadata = TrtllmAttentionMetadata\n\n"
+            "    def forward(self, q, metadata):\n"
+            "        try:\n"
+            "            layout = metadata.kv_layout\n"
+            "        except (KeyError, AttributeError):\n"
+            '            layout = "NHD"\n'
+            "        return layout\n",
+            path="tensorrt_llm/_torch/attention_backend/trtllm.py",
+        ),
     )
     INVALID: ClassVar = (
+        Invalid(  # a handler for something else, or for everything, is no fallback for the read
+            _HEAD + _TRTLLM_METADATA + "class TrtllmAttention(AttentionBackend[TrtllmAttentionMetadata]):\n"
+            "    Metadata = TrtllmAttentionMetadata\n\n"
+            "    def forward(self, q, metadata):\n"
+            "        try:\n"
+            "            layout = metadata.kv_layout\n"
+            "        except Exception:\n"
+            "            layout = metadata.page_layout\n"
+            "        return layout\n",
+            expect=((19, 21), (21, 21)),
+            path="tensorrt_llm/_torch/attention_backend/trtllm.py",
+        ),
         Invalid(
             _HEAD
             + _TRTLLM_METADATA
