@@ -52,6 +52,8 @@ class BackendLiteral(TreeRule):
     the variable's only binding in the function (not a parameter, loop target or reassigned).
     An annotated assignment (`backend: str = "TRTLLM"`) is followed alike, unless its annotation
     names the shared Literal or another namespace's, which types the value as a context's does.
+    The other way too: a local given a context's value (`backend = config.attn_backend`, when
+    that is its only binding) is compared as the context (`backend == "FLASHINFER"`).
 
     A context annotated with a Literal of its own, all of whose members are backend names
     (`attn_backend: Literal["TRTLLM", "VANILLA"]`, also nested, in a string annotation, or as the
@@ -114,6 +116,7 @@ class BackendLiteral(TreeRule):
         ),
         Valid('def f(attn_backend):\n    return attn_backend == "auto"\n'),
         Valid('def moe(kwargs):\n    return kwargs.get("moe_backend", "TRTLLM")\n'),
+        Valid('def route(config):\n    backend = config.moe_backend\n    return backend == "TRTLLM"\n'),
     )
     INVALID: ClassVar = (
         Invalid(
@@ -167,6 +170,11 @@ class BackendLiteral(TreeRule):
             'def pick(kwargs, config):\n    name = kwargs.get("attn_backend", "TRTLLM")\n'
             '    return getattr(config, "attn_backend", "VANILLA") if name == "auto" else name\n',
             expect=((2, 38), (3, 43)),
+        ),
+        Invalid(  # a local given the context's value, then compared (reassigned: not followed)
+            'def route(config):\n    backend = config.attn_backend.upper()\n    if backend == "FLASHINFER":\n'
+            '        return 1\n    other = config.attn_backend\n    other = "x"\n    return other == "TRTLLM"\n',
+            expect=((3, 18),),
         ),
         Invalid(
             'def is_flashinfer(config):\n    return config.attn_backend.lower() == "flashinfer"\n',
@@ -260,6 +268,20 @@ class BackendLiteral(TreeRule):
                 self._check_strings(right, lowered=_lowered(left), via=(context,))
             elif (context := self._context(right)) is not None:
                 self._check_strings(left, lowered=_lowered(right), via=(context,))
+            elif (read := self._read_into(left)) is not None:
+                self._check_strings(right, lowered=_lowered(left) or _lowered(read), via=(read,))
+            elif (read := self._read_into(right)) is not None:
+                self._check_strings(left, lowered=_lowered(right) or _lowered(read), via=(read,))
+
+    def _read_into(self, node: ast.expr) -> ast.expr | None:
+        """The context read (`config.attn_backend`, `kwargs.get("attn_backend")`) a local compared
+        here was given in its function, as `_held` follows one (`backend = config.attn_backend`,
+        then `backend == "FLASHINFER"`; red-team 48: not reported)."""
+        stripped = _strip_case_calls(node)
+        for value in self._held(stripped):
+            if (context := self._context(value)) is not None:
+                return value if context is _strip_case_calls(value) else context
+        return None
 
     def _assign(self, node: ast.Assign) -> None:
         contexts = tuple(context for context in map(self._context, node.targets) if context is not None)
