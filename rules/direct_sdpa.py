@@ -12,7 +12,8 @@ from typing import ClassVar, TypeGuard
 
 from declint.config import Config
 from declint.discovery import glob_match
-from declint.index import ProjectIndex
+from declint.facts import DeclEntry
+from declint.index import Ownership, ProjectIndex
 from declint.names import NameResolver, Scope
 from declint.rule import FileContext, Invalid, TreeRule, Valid
 from declint.types import Finding
@@ -48,6 +49,8 @@ def _tower(body: str) -> str:
 # (partial, getattr, staticmethod); anything else (a constant, an operation) is never SDPA itself.
 _ALIAS_VALUES = (ast.Name, ast.Attribute, ast.IfExp, ast.NamedExpr, ast.Call)
 _COLLECTED = frozenset({ast.Call, ast.Attribute, ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.ClassDef})
+# Class methods that build a Hugging Face model (`transformers.AutoModel.from_config(...)`).
+_HF_BUILDERS = frozenset({"from_config", "from_pretrained"})
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,12 @@ class DirectSdpa(TreeRule):
     classes no model reaches (an encoder no model declares: only a direct call is reported
     there), and a base class defined in another module.
 
+    An encoder built on a Hugging Face model (`transformers.AutoModel.from_config(...)`, any
+    `Auto*` class, or `from_pretrained`, through imports) is reported where a model declares the
+    encoder configurable: the model's attention is its own, so the override is silently ignored
+    (a subclass swapping its tower for a Hugging Face one under an inherited declaration); under
+    a fixed declaration, or in code no model owns, it is not.
+
     Not reported: calls inside the attention-backend packages (`sdpa-allowed-paths`: the VANILLA
     backend *is* SDPA), and calls in an encoder every owning model declares fixed with
     `FixedEncoderAttention(reason)`. A model declaring `encoder_attention_backends = {}` has no
@@ -114,6 +123,12 @@ class DirectSdpa(TreeRule):
         "{what} calls {sdpa} directly, but {model} declares its {encoder} encoder configurable "
         "({backends}): an encoder_attention_backend override is silently bypassed; route the call "
         "through the attention backend or declare the encoder FixedEncoderAttention(reason)"
+    )
+    _HF_BYPASS = (
+        "{what} builds a Hugging Face model ({built}), whose attention never reaches the attention "
+        "backend, but {model} declares its {encoder} encoder configurable ({backends}): an "
+        "encoder_attention_backend override is silently ignored; build the encoder on TensorRT-LLM's "
+        "attention or declare it FixedEncoderAttention(reason)"
     )
     _UNDECLARED = (
         "{what} calls {sdpa} directly in an encoder no model declares; declare the encoder "
@@ -281,13 +296,26 @@ class DirectSdpa(TreeRule):
         # every file again for them): an encoder's file is indexed in full anyway, since its
         # classes are reached from a model (ownership), and an indexed file is always checked,
         # with this prefilter asked of the index the check has.
+        return cls._may_call_sdpa(data, config, index) or _may_build_hugging_face_model(data)
+
+    @classmethod
+    def _may_call_sdpa(cls, data: bytes, config: Config, index: ProjectIndex) -> bool:
         if super().prefilter(data, config, index):
             return True
         return any(name.encode() in data for name in _bound_names(config, index))
 
     @classmethod
     def applies_to(cls, context: FileContext) -> bool:
-        return not glob_match(context.rel, context.config.str_list("sdpa-allowed-paths"))
+        if glob_match(context.rel, context.config.str_list("sdpa-allowed-paths")):
+            return False
+        if cls._may_call_sdpa(context.source.data, context.config, context.index):
+            return True
+        # Only a Hugging Face model may be built here (transformers' docstrings say
+        # `from_pretrained` everywhere): parsed only when a model owns its code (then indexed in
+        # full), the one place it is reported.
+        facts = context.facts
+        names = [item.qualname for item in facts.classes] + [item.qualname for item in facts.functions]
+        return any(context.index.owners(name) for name in names)
 
     def check(self) -> list[Finding]:
         self.walk(self._visit)
@@ -428,6 +456,40 @@ class DirectSdpa(TreeRule):
             self._report(call, pending.scope, pending.top)
         elif self._is_partial_or_getattr(call):
             self._report(call, pending.scope, pending.top)  # created and passed on without a name
+        elif (built := self._hugging_face_model(call)) is not None:
+            message = self._hf_message(built, pending.scope, pending.top)
+            if message is not None:
+                self.report(call, message, pending.scope)
+
+    def _hugging_face_model(self, call: ast.Call) -> str | None:
+        """`transformers.AutoModel.from_config(...)` (any `Auto*` class, or `from_pretrained`)
+        as this call names it, through imports: a Hugging Face model, whose attention is its own."""
+        if not (isinstance(call.func, ast.Attribute) and call.func.attr in _HF_BUILDERS):
+            return None  # most calls: no names to resolve
+        for name in sorted(self._names.qualified(call.func)):
+            head, _, method = name.rpartition(".")
+            if (
+                name.startswith("transformers.")
+                and method in _HF_BUILDERS
+                and head.rpartition(".")[2].startswith("Auto")
+            ):
+                return name
+        return None
+
+    def _hf_message(self, built: str, scope: str, top: str) -> str | None:
+        """Reported only where a model declares the encoder configurable (a tower on a Hugging Face
+        model is fine in an encoder declared fixed, and no finding of its own elsewhere)."""
+        configurable = self._configurable_owner(top)
+        if configurable is None:
+            return None
+        owner, members = configurable
+        return self._HF_BYPASS.format(
+            what=f"`{scope}`" if scope else "module-level code",
+            built=built,
+            model=owner.model.rpartition(".")[2],
+            encoder=owner.encoder,
+            backends=", ".join(members),
+        )
 
     def _produces_sdpa(self, node: ast.expr) -> bool:
         """May `node` evaluate to the SDPA function itself (not to the result of calling it)?
@@ -516,18 +578,10 @@ class DirectSdpa(TreeRule):
         owners = self.index.owners(qualname) if top else []
         if not owners and top and self.index.language_owned(qualname):
             return None  # a language model's code (a draft head, an indexer): no encoder's
-        verdicts = []
-        for owner in owners:
-            model = self.index.classes[owner.model]
-            declared = self.index.effective_declaration(model)
-            if declared is not None and declared[0].empty:
-                continue  # `{}`: a model without an attention encoder owns none (its base may)
-            entry = declared[0].entry(owner.encoder) if declared else None
-            verdicts.append((owner, entry))
-        configurable = [(o, e) for o, e in verdicts if e is not None and e.kind in ("configurable", "all")]
-        if configurable:
-            owner, entry = configurable[0]
-            members = self.index.entry_backends(entry) or ()  # get_args of another Literal: none known
+        verdicts = self._verdicts(owners)
+        configurable = self._configurable_owner(top)
+        if configurable is not None:
+            owner, members = configurable
             return self._BYPASS.format(
                 what=what,
                 sdpa=sdpa,
@@ -538,6 +592,25 @@ class DirectSdpa(TreeRule):
         if verdicts and all(e is not None and e.kind == "fixed" for _, e in verdicts):
             return None
         return self._UNDECLARED.format(what=what, sdpa=sdpa)
+
+    def _verdicts(self, owners: list[Ownership]) -> list[tuple[Ownership, DeclEntry | None]]:
+        """Each owning model with its entry for the encoder it owns the code as."""
+        verdicts = []
+        for owner in owners:
+            model = self.index.classes[owner.model]
+            declared = self.index.effective_declaration(model)
+            if declared is not None and declared[0].empty:
+                continue  # `{}`: a model without an attention encoder owns none (its base may)
+            verdicts.append((owner, declared[0].entry(owner.encoder) if declared else None))
+        return verdicts
+
+    def _configurable_owner(self, top: str) -> tuple[Ownership, tuple[str, ...]] | None:
+        """The first owner declaring the encoder configurable, with the backends it lists."""
+        owners = self.index.owners(f"{self.context.module}.{top}") if top else []
+        for owner, entry in self._verdicts(owners):
+            if entry is not None and entry.kind in ("configurable", "all"):
+                return owner, self.index.entry_backends(entry) or ()  # get_args of another Literal: none known
+        return None
 
 
 @functools.lru_cache(maxsize=8)
@@ -563,6 +636,10 @@ def _short_names(config: Config) -> tuple[str, ...]:
 def _bound_names(config: Config, index: ProjectIndex) -> tuple[str, ...]:
     """The short names modules of the project bind directly to SDPA (none in an empty index)."""
     return index.names_bound_to(tuple(sorted(config.str_list("sdpa-names"))))
+
+
+def _may_build_hugging_face_model(data: bytes) -> bool:
+    return b"transformers" in data and any(builder in data for builder in (b"from_config", b"from_pretrained"))
 
 
 def _may_be_staticmethod(node: ast.expr) -> TypeGuard[ast.Call]:

@@ -768,3 +768,70 @@ def test_modules_star_importing_each_other_are_each_looked_into_once() -> None:
     # Each star-imported name is followed at most once per number of hops left (8 x 8), a lookup or
     # two each, and each module once by the alias search: 960,864 lookups before.
     assert len(looked) <= 2 * 8 * 8 + 8
+
+
+# ---- a tower built on a Hugging Face model (its attention is its own) ---------------------------
+
+HF_TOWER = (
+    "from transformers import AutoModel\n"
+    "from torch import nn\n\n"
+    "class EdgeSiglipTower(nn.Module):\n"
+    "    def __init__(self, config):\n"
+    "        self.model = AutoModel.from_config(config.vision_config, attn_implementation='sdpa')\n"  # 6
+)
+TOWER_FILE = "tensorrt_llm/_torch/models/edge_tower.py"
+
+
+def _hf_bypass(scope: str, built: str = "transformers.AutoModel.from_config") -> str:
+    return (
+        f"`{scope}` builds a Hugging Face model ({built}), whose attention never reaches the attention backend, "
+        "but ProbeVLModel declares its vision encoder configurable (VANILLA, TRTLLM, FLASHINFER): an "
+        "encoder_attention_backend override is silently ignored; build the encoder on TensorRT-LLM's attention "
+        "or declare it FixedEncoderAttention(reason)"
+    )
+
+
+def test_a_hugging_face_tower_under_a_configurable_declaration_is_reported(make_tree: MakeTree) -> None:
+    """Mission failure 1 as Cosmos3 Edge had it: a tower swapped for a Hugging Face model under an
+    inherited configurable declaration accepted an override and ignored it (red-team 48: "All
+    clear"). Under a fixed declaration, or owned by no model, it is fine."""
+    model = HEADER + "from .edge_tower import EdgeSiglipTower\n" + _model("EdgeSiglipTower")
+    files = {TOWER_FILE: HF_TOWER, MODEL: model}
+    assert dl101(make_tree, files, checked=TOWER_FILE) == [f"6:22: {_hf_bypass('EdgeSiglipTower.__init__')}"]
+    fixed = _model("EdgeSiglipTower", vision="FixedEncoderAttention('Hugging Face SigLIP')")
+    assert (
+        dl101(
+            make_tree,
+            {TOWER_FILE: HF_TOWER, MODEL: model.replace(_model("EdgeSiglipTower"), fixed)},
+            checked=TOWER_FILE,
+        )
+        == []
+    )
+    assert dl101(make_tree, {TOWER_FILE: HF_TOWER}, checked=TOWER_FILE) == []
+
+
+def test_a_subclass_swapping_its_tower_for_a_hugging_face_one_is_reported(make_tree: MakeTree) -> None:
+    """The subclass keeps its base's configurable declaration and names another tower class."""
+    base = HEADER + (
+        "\nclass VisionTower(nn.Module):\n    pass\n"
+        "\n@register_input_processor(object, model_type='probe', placeholder_metadata="
+        "MultimodalPlaceholderMetadata(placeholder_map={'image': '<image>'}))\n"
+        "class ProbeVLModel(MultimodalModelMixin, nn.Module):\n"
+        "    encoder_attention_backends = {'vision': ('VANILLA', 'TRTLLM', 'FLASHINFER')}\n"
+        "    tower_cls = VisionTower\n"
+    )
+    edge = (
+        "from .modeling_probe import ProbeVLModel\nfrom .edge_tower import EdgeSiglipTower\n\n"
+        "class EdgeVL(ProbeVLModel):\n    tower_cls = EdgeSiglipTower\n"
+    )
+    files = {MODEL: base, "tensorrt_llm/_torch/models/modeling_edge.py": edge, TOWER_FILE: HF_TOWER}
+    found = dl101(make_tree, files, checked=TOWER_FILE)
+    assert found == [
+        f"6:22: {_hf_bypass('EdgeSiglipTower.__init__').replace('ProbeVLModel declares', 'EdgeVL declares')}"
+    ]
+
+
+def test_tensorrt_llms_own_auto_model_is_no_hugging_face_model(make_tree: MakeTree) -> None:
+    tower = HF_TOWER.replace("from transformers import AutoModel", "from .modeling_auto import AutoModel")
+    model = HEADER + "from .edge_tower import EdgeSiglipTower\n" + _model("EdgeSiglipTower")
+    assert dl101(make_tree, {TOWER_FILE: tower, MODEL: model}, checked=TOWER_FILE) == []
