@@ -378,6 +378,10 @@ class _Extractor:
     def _entry(self, encoder: str, value: ast.expr) -> DeclEntry:
         if isinstance(value, ast.Tuple | ast.List | ast.Set):
             names = tuple(e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str))
+            if len(names) < len(value.elts):
+                # A name (`BACKEND_TRTLLM`) or an expression: DL104 reports it, and the table shows
+                # the entry invalid, not configurable with the backends that are literals (red-team 48).
+                return DeclEntry(encoder, "invalid")
             return DeclEntry(encoder, "configurable", names)
         if isinstance(value, ast.Call):
             callee = self.resolve(value.func) or ""

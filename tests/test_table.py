@@ -201,3 +201,17 @@ def test_the_models_left_out_of_the_table_are_named_on_stderr() -> None:
         "declint: 2 multimodal models with no declaration declint can read, not in the table: HCXVisionModel, "
         "LlavaNextModel (see DL102, DL104)\n"
     )
+
+
+def test_an_entry_naming_a_backend_by_a_constant_is_an_invalid_row(make_tree: MakeTree) -> None:
+    """Red-team 48: `("VANILLA", BACKEND_TRTLLM)` (DL104: names must be string literals) made a
+    row listing VANILLA alone, with a default, as if the encoder accepted only that."""
+    model = (
+        "from tensorrt_llm.llmapi.llm_args import BACKEND_TRTLLM\n"
+        "from tensorrt_llm._torch.models.modeling_multimodal_mixin import MultimodalModelMixin\n\n\n"
+        "class KModel(MultimodalModelMixin):\n"
+        '    encoder_attention_backends = {"vision": ("VANILLA", BACKEND_TRTLLM)}\n'
+    )
+    root = make_tree({"tensorrt_llm/_torch/models/modeling_k.py": model})
+    code, output = invoke(str(root))
+    assert (code, output.splitlines()[2:]) == (0, ["| KModel | vision | invalid declaration |  | - |"])
