@@ -122,6 +122,11 @@ class InvalidDeclaration(Rule):
         Invalid(_PRELUDE + '    encoder_attention_backends = {"vision": ()}\n', expect=((4, 34),)),
         Invalid(_PRELUDE + '    encoder_attention_backends = {"vision": "TRTLLM"}\n', expect=((4, 44),)),
         Invalid(_PRELUDE + "    encoder_attention_backends = dict(vision=('TRTLLM',))\n", expect=((4, 33),)),
+        Invalid(  # an implicit concatenation is one literal: checked, not fixed (the fix rewrites one token)
+            _PRELUDE + '    encoder_attention_backends = {"vision": ("VANILLA", "TRT" "LLM", "FLASH" "INFR")}\n',
+            expect=((4, 69),),
+            message='encoder "vision": "FLASHINFR" is not a member of EncoderAttentionBackend (did you mean "FLASHINFER"?)',
+        ),
         Invalid(
             "from typing import get_args\nfrom tensorrt_llm.llmapi.llm_args import MoeBackend\n"
             + _PRELUDE
@@ -254,10 +259,11 @@ class InvalidDeclaration(Rule):
         listed = set(_strings(element.value for element in value.elements))  # grows with each fix's name
         for element in value.elements:
             string = element.value
-            if not isinstance(string, cst.SimpleString) or not isinstance(string.evaluated_value, str):
+            # `"TRT" "LLM"` is one string literal to Python (red-team 47: "must be string literals")
+            name = string.evaluated_value if isinstance(string, cst.SimpleString | cst.ConcatenatedString) else None
+            if not isinstance(name, str):
                 self.report(string, f'encoder "{encoder}": backend names must be string literals')
                 continue
-            name = string.evaluated_value
             duplicate = name in seen
             if duplicate:
                 self.report(string, f'encoder "{encoder}": backend "{name}" is listed twice')
@@ -270,7 +276,7 @@ class InvalidDeclaration(Rule):
                 # A wrong case is fixed safely (the member is certain); a typo's nearest member is
                 # a guess, offered as an unsafe fix (`--unsafe-fixes`: the user reviews it). A
                 # second copy of the name, or of the member another fix writes, gets none.
-                if not duplicate:
+                if not duplicate and isinstance(string, cst.SimpleString):  # the fix rewrites one token
                     self._attach_replacement(
                         name, member, Applicability.SAFE if certain else Applicability.UNSAFE, listed
                     )
