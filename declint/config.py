@@ -106,8 +106,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "language-model-decorators",
         "list[str]",
         ["register_auto_model"],
-        "Decorators that register a model class: one that is no multimodal model is a language model, "
-        "whose code (reached from it, not through a multimodal model) is no encoder's (DL101), and which a "
+        "Decorators that register a model class: one that is no multimodal model, and whose name hints at "
+        "no encoder (`encoder-name-hints`: `SiglipVisionModel` is registered too), is a language model, whose "
+        "code (reached from it, not through a multimodal model) is no encoder's (DL101), and which a "
         "multimodal model referencing it does not own.",
     ),
     OptionSpec(

@@ -373,10 +373,14 @@ class ProjectIndex:
 
     def is_language_model(self, cls: ClassFacts) -> bool:
         """A class registered as a model (`language-model-decorators`: TensorRT-LLM's
-        `register_auto_model`) that is no multimodal model: a language model, which a multimodal
-        model may wrap (`self.llm = Qwen2ForCausalLM(...)`) without owning its code."""
+        `register_auto_model`) that is no multimodal model and whose name hints at no encoder: a
+        language model, which a multimodal model may wrap (`self.llm = Qwen2ForCausalLM(...)`)
+        without owning its code. TensorRT-LLM registers vision towers too (`SiglipVisionModel`,
+        `CLIPVisionModel`): named after their encoder, they stay the encoder's (red-team 49)."""
         wanted = self.language_model_decorators
-        return any(name_matches(d, w) for d in cls.decorators for w in wanted) and not self.is_model(cls)
+        if not any(name_matches(d, w) for d in cls.decorators for w in wanted):
+            return False
+        return hinted_encoder(cls.name, self.encoder_hints) is None and not self.is_model(cls)
 
     def _compute_owners(self) -> dict[str, list[Ownership]]:
         graph = self._reference_graph()

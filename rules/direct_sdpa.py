@@ -103,7 +103,8 @@ class DirectSdpa(TreeRule):
     charge). A model owns what it references, directly or through the classes, functions and
     module-level values (a registry `{"siglip": Tower}`, a list, `a if c else b`, also imported
     from another module) it references, except a language model it wraps (a class registered
-    with `register_auto_model`, see `language-model-decorators`, that is no multimodal model):
+    with `register_auto_model`, see `language-model-decorators`, that is no multimodal model and
+    whose name hints at no encoder: `SiglipVisionModel`, registered too, is a vision tower):
     a language model's code (a draft head, an indexer) is no encoder's, and a call no
     multimodal model reaches is not reported there when the language model's file is indexed
     (it holds the call, or a multimodal model references the language model). The message says

@@ -560,6 +560,15 @@ def test_a_multimodal_model_does_not_own_the_language_model_it_wraps(make_tree: 
     assert dl101(make_tree, {LLM: LANGUAGE_MODEL, MODEL: both}) == [f"10:16: {_bypass('VisionTower.forward')}"]
 
 
+def test_a_registered_vision_tower_is_no_language_model(make_tree: MakeTree) -> None:
+    """TensorRT-LLM registers vision towers with register_auto_model too (`SiglipVisionModel`,
+    `CLIPVisionModel`): taken for a language model, the configurable VLM's tower lost its
+    DL101 (red-team 49). A registered class named after an encoder stays the encoder's."""
+    tower = LANGUAGE_MODEL.replace("ProbeForCausalLM", "ProbeSiglipVisionModel")
+    vlm = HEADER + "from .modeling_probe_llm import ProbeSiglipVisionModel\n" + _model("ProbeSiglipVisionModel")
+    assert dl101(make_tree, {LLM: tower, MODEL: vlm}, checked=LLM) == [f"7:16: {_bypass('ProbeDraftHead.forward')}"]
+
+
 def test_a_model_does_not_own_what_it_only_type_tests(make_tree: MakeTree) -> None:
     """A model that tests whether an object is another model or tower (`isinstance(x, Other)`,
     `isinstance(m, TOWERS)`, `type(x) in SUPPORTED`) does not own it: a fixed model's SDPA tower
