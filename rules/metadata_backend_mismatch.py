@@ -175,6 +175,17 @@ class MetadataBackendMismatch(Rule):
             "        self.metadata_cls = get_attention_backend(model_config.attn_backend).Metadata\n",
             expect=((13, 28),),
         ),
+        Invalid(  # the override in either arm, also in the layer's own argument (red-team 49)
+            _HEAD + "        vision_config = copy.deepcopy(model_config) if encoder_backend is None else (\n"
+            "            dataclasses.replace(model_config, attn_backend=encoder_backend)\n"
+            "        )\n"
+            "        self.attn = Attention(config=vision_config)\n"
+            "        self.mlp = Attention(\n"
+            "            config=dataclasses.replace(model_config, attn_backend=encoder_backend) if encoder_backend else model_config\n"
+            "        )\n"
+            "        self.metadata_cls = get_attention_backend(model_config.attn_backend).Metadata\n",
+            expect=((16, 28),),
+        ),
         Invalid(  # the backend keyword unpacked from a literal
             _HEAD + '        vision_config = dataclasses.replace(model_config, **{"attn_backend": encoder_backend})\n'
             "        other_config = dataclasses.replace(model_config, **dict(attn_backend=encoder_backend))\n"
@@ -343,7 +354,7 @@ class MetadataBackendMismatch(Rule):
         """The backends that configs derived in the call's own arguments set."""
         found: list[cst.BaseExpression] = []
         for argument in call.args:
-            inner = argument.value
+            inner = self._deriving_arm(argument.value)
             if isinstance(inner, cst.Call) and self._callee(inner) in _DERIVATIONS:
                 found += self._backend_keywords(inner)
         return found
@@ -389,8 +400,17 @@ class MetadataBackendMismatch(Rule):
         elif isinstance(target, cst.Attribute) and name_matches_any(target.attr.value, self._patterns):
             self._set_in_place(target.value, value, target)
 
+    def _deriving_arm(self, value: cst.BaseExpression) -> cst.BaseExpression:
+        """`replace(c, attn_backend=b) if b else c`: the arm that overrides the backend, else one
+        that derives a config, as the `if` statement the expression stands for assigns it (the
+        override may happen: it counts, whichever arm holds it; red-team 49)."""
+        arms = _arms(value)
+        overriding = (a for a in arms if isinstance(a, cst.Call) and _derived_from(a) and self._backend_keywords(a))
+        deriving = (a for a in arms if _derived_from(a) is not None)
+        return next(overriding, None) or next(deriving, None) or value
+
     def _bind(self, name: str, value: cst.BaseExpression, target: cst.CSTNode) -> None:
-        value = _deriving_arm(value)
+        value = self._deriving_arm(value)
         source = _derived_from(value)
         if source == name:  # `c = replace(c, ...)`: the new c is derived from the earlier one
             source = self._retire(name, target)
@@ -681,14 +701,11 @@ class MetadataBackendMismatch(Rule):
         )
 
 
-def _deriving_arm(value: cst.BaseExpression) -> cst.BaseExpression:
-    """`replace(c, attn_backend=b) if b else c`: the arm that derives a config, as the `if`
-    statement the expression stands for assigns it (the override may happen: it counts)."""
+def _arms(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The values `a if c else b` may take, nested conditionals flattened, in source order."""
     if isinstance(value, cst.IfExp):
-        for arm in (value.body, value.orelse):
-            if _derived_from(_deriving_arm(arm)) is not None:
-                return _deriving_arm(arm)
-    return value
+        return [*_arms(value.body), *_arms(value.orelse)]
+    return [value]
 
 
 def _derived_from(value: cst.BaseExpression) -> str | None:
