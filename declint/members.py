@@ -139,12 +139,14 @@ def _char_span(node: ast.expr, lines: list[str]) -> tuple[int, int, int, int]:
 
 
 def _reads(node: ast.AST, name: str, guarded: frozenset[str]) -> Iterator[tuple[str, ast.expr]]:
-    if isinstance(node, ast.Try | ast.TryStar) and any(_catches_attribute_error(h) for h in node.handlers):
+    if isinstance(node, ast.Try | ast.TryStar) and any(_falls_back(h) for h in node.handlers):
         # The body's reads fail into a handler written for it: a fallback, as getattr's default is.
-        yield from _branch(node.body, name, guarded | {"*"})
+        yield from _branch(node.body, name, guarded | {_TRIED})
         for rest in (node.handlers, node.orelse, node.finalbody):
             yield from _branch(rest, name, guarded)
         return
+    if _TRIED in guarded and isinstance(node, _DEFERRED):
+        guarded = guarded - {_TRIED}  # run later, outside the try: its handler catches nothing there
     if isinstance(node, ast.If | ast.IfExp | ast.While):
         yield from _reads(node.test, name, guarded)
         yield from _branch(node.body, name, guarded | _proven(node.test, name, truth=True))
@@ -159,13 +161,13 @@ def _reads(node: ast.AST, name: str, guarded: frozenset[str]) -> Iterator[tuple[
             current = current | _proven(value, name, truth)
         return
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name:
-        if isinstance(node.ctx, ast.Load) and node.attr not in guarded and "*" not in guarded:
+        if isinstance(node.ctx, ast.Load) and node.attr not in guarded and not guarded & _EVERYTHING:
             yield node.attr, node
         return
     if isinstance(node, ast.Call) and _is_call_to(node, "getattr") and len(node.args) == 2:
         target, attribute = node.args
         if isinstance(target, ast.Name) and target.id == name and isinstance(attribute, ast.Constant):
-            if str(attribute.value) not in guarded and "*" not in guarded:
+            if str(attribute.value) not in guarded and not guarded & _EVERYTHING:
                 yield str(attribute.value), node  # getattr without a default raises like a plain read
             return
     for _, value in ast.iter_fields(node):
@@ -193,12 +195,27 @@ def _block(statements: list[ast.AST], name: str, guarded: frozenset[str]) -> Ite
                 guarded = guarded | _proven(statement.test, name, truth=True)
 
 
-def _catches_attribute_error(handler: ast.ExceptHandler) -> bool:
-    """`except AttributeError` (or a tuple naming it): not a bare `except` or `except Exception`,
-    which catch whatever else fails there too."""
+# The guard a `try` with an AttributeError fallback gives its body (see `_falls_back`), apart from
+# "*" (an isinstance check proves every attribute): code defined there and run later drops it.
+_TRIED = "*try"
+_EVERYTHING = frozenset({"*", _TRIED})
+_DEFERRED = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.GeneratorExp, ast.ClassDef)
+
+
+def _falls_back(handler: ast.ExceptHandler) -> bool:
+    """`except AttributeError` (also `builtins.AttributeError`, or in a tuple) whose block does not
+    end by raising: not a bare `except` or `except Exception`, which catch whatever else fails
+    there too, nor a handler that raises again (the forward fails all the same; red-team 49)."""
     caught = handler.type
     names = caught.elts if isinstance(caught, ast.Tuple) else [caught] if caught is not None else []
-    return any(isinstance(n, ast.Name) and n.id == "AttributeError" for n in names)
+    named = any(_last_name(n) == "AttributeError" for n in names)
+    return named and not (handler.body and isinstance(handler.body[-1], ast.Raise))
+
+
+def _last_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.attr if isinstance(node, ast.Attribute) else None
 
 
 def _exits(block: list[ast.stmt]) -> bool:

@@ -45,7 +45,8 @@ class MetadataContract(FactRule):
     parameter annotated with a metadata class, including methods a backend inherits while pairing
     another metadata class. Guarded reads are fine: `getattr(metadata, "X", default)`, reads in
     the body of a `try` with an `except AttributeError` (by that name, or in a tuple; not a bare
-    `except` or `except Exception`, which catch whatever else fails there too), and reads
+    `except` or `except Exception`, which catch whatever else fails there too, nor a handler that
+    raises again; a lambda, function or generator defined there runs later, unguarded), and reads
     where `hasattr(metadata, "X")` or an `isinstance` check is known to hold: in the body of
     `if hasattr(...)`, in the `else` of `if not isinstance(...)`, and after
     `if not hasattr(metadata, "X"): return` (or raise, break, continue) in the same block. The
@@ -96,18 +97,37 @@ class MetadataContract(FactRule):
             path="tensorrt_llm/_torch/attention_backend/frozen.py",
         ),
         Valid(
-            _HEAD + _TRTLLM_METADATA + "class TrtllmAttention(AttentionBackend[TrtllmAttentionMetadata]):\n"
+            "import builtins\n"
+            + _HEAD
+            + _TRTLLM_METADATA
+            + "class TrtllmAttention(AttentionBackend[TrtllmAttentionMetadata]):\n"
             "    Metadata = TrtllmAttentionMetadata\n\n"
             "    def forward(self, q, metadata):\n"
             "        try:\n"
             "            layout = metadata.kv_layout\n"
-            "        except (KeyError, AttributeError):\n"
+            "        except (KeyError, builtins.AttributeError):\n"
             '            layout = "NHD"\n'
             "        return layout\n",
             path="tensorrt_llm/_torch/attention_backend/trtllm.py",
         ),
     )
     INVALID: ClassVar = (
+        Invalid(  # code the try defines runs later, outside it; a handler raising again is no fallback
+            _HEAD + _TRTLLM_METADATA + "class TrtllmAttention(AttentionBackend[TrtllmAttentionMetadata]):\n"
+            "    Metadata = TrtllmAttentionMetadata\n\n"
+            "    def forward(self, q, metadata):\n"
+            "        try:\n"
+            "            get = lambda: metadata.kv_layout\n"
+            "        except AttributeError:\n"
+            "            get = None\n"
+            "        try:\n"
+            "            page = metadata.page_size\n"
+            "        except AttributeError:\n"
+            "            raise\n"
+            "        return get, page\n",
+            expect=((19, 26), (23, 19)),
+            path="tensorrt_llm/_torch/attention_backend/trtllm.py",
+        ),
         Invalid(  # a handler for something else, or for everything, is no fallback for the read
             _HEAD + _TRTLLM_METADATA + "class TrtllmAttention(AttentionBackend[TrtllmAttentionMetadata]):\n"
             "    Metadata = TrtllmAttentionMetadata\n\n"
