@@ -682,7 +682,11 @@ def module_name(path: Path, root: Path) -> str:
             parts += namespaces
             namespaces = []
             parts.append(directory.name)
-        elif root in directory.parents and directory.name.isidentifier():
+        elif (
+            root in directory.parents
+            and directory.name.isidentifier()
+            and not directory.with_name(directory.name + ".py").is_file()
+        ):
             namespaces.append(directory.name)
         else:
             break

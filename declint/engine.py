@@ -1021,9 +1021,10 @@ def _module_names(files: Sequence[SourcePath], root: str, probed: Recorded | Non
     """Module names, asking the file system once per directory (not once per file and level).
 
     A directory below `root` without `__init__.py` inside a package is a namespace package
-    (PEP 420: `pkg/ns/mod.py` is `pkg.ns.mod`, as TensorRT-LLM's `checkpoints/hf/` is); one
-    that no package holds names nothing (`scripts/tool.py` is `tool`), as `discovery.module_name`
-    names them. `probed` collects the `__init__.py` paths looked for that the walk did not find
+    (PEP 420: `pkg/ns/mod.py` is `pkg.ns.mod`, as TensorRT-LLM's `checkpoints/hf/` is) unless a
+    module of its name is beside it (`pkg/ns.py`, which Python imports instead); one that no
+    package holds names nothing (`scripts/tool.py` is `tool`), as `discovery.module_name` names
+    them. `probed` collects the `__init__.py` paths looked for that the walk did not find
     (the names depend on them), with their stat at the time.
     """
 
@@ -1043,7 +1044,8 @@ def _module_names(files: Sequence[SourcePath], root: str, probed: Recorded | Non
                 probed.note(marker, stat)
             if stat is None or not S_ISREG(stat.st_mode):
                 name = os.path.basename(directory)
-                if not (directory.startswith(below) and name.isidentifier()):
+                # A module of its name beside it is what Python imports (red-team 49): no package.
+                if not (directory.startswith(below) and name.isidentifier()) or os.path.isfile(directory + ".py"):
                     return None
                 above = package(parent)
                 return None if above is None else (*above, name)

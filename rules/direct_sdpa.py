@@ -576,7 +576,7 @@ class DirectSdpa(TreeRule):
         what = f"`{scope}`" if scope else "module-level code"
         sdpa = sorted(self._sdpa_names)[0]
         qualname = f"{self.context.module}.{top}"
-        owners = self.index.owners(qualname) if top else []
+        owners = self._owners(top)
         if not owners and top and self.index.language_owned(qualname):
             return None  # a language model's code (a draft head, an indexer): no encoder's
         verdicts = self._verdicts(owners)
@@ -605,10 +605,18 @@ class DirectSdpa(TreeRule):
             verdicts.append((owner, declared[0].entry(owner.encoder) if declared else None))
         return verdicts
 
+    def _owners(self, top: str) -> list[Ownership]:
+        """The models owning the file's top-level `top`: none when the index knows its module
+        from another file (`pkg/ns.py` beside a package `pkg/ns/`: Python imports the package,
+        and the two name classes alike; red-team 49)."""
+        known = self.index.modules.get(self.context.module)
+        if not top or known is None or known.path != self.context.rel:
+            return []
+        return self.index.owners(f"{self.context.module}.{top}")
+
     def _configurable_owner(self, top: str) -> tuple[Ownership, tuple[str, ...]] | None:
         """The first owner declaring the encoder configurable, with the backends it lists."""
-        owners = self.index.owners(f"{self.context.module}.{top}") if top else []
-        for owner, entry in self._verdicts(owners):
+        for owner, entry in self._verdicts(self._owners(top)):
             if entry is not None and entry.kind in ("configurable", "all"):
                 return owner, self.index.entry_backends(entry) or ()  # get_args of another Literal: none known
         return None

@@ -691,6 +691,24 @@ def test_a_tower_in_a_namespace_package_is_owned_through_its_import(make_tree: M
     ]
 
 
+def test_a_module_shadowed_by_a_package_of_its_name_is_owned_by_no_model(make_tree: MakeTree) -> None:
+    """`towers.py` beside the package `towers/`: Python imports the package, and the model owns
+    its VisionTower; the module's own VisionTower (dead code, the same qualified name) was
+    blamed on the configurable declaration (red-team 49)."""
+    sdpa_tower = (
+        "import torch.nn.functional as F\n\nclass VisionTower:\n    def forward(self, q, k, v):\n"
+        "        return F.scaled_dot_product_attention(q, k, v)\n"
+    )
+    clean_tower = "class VisionTower:\n    def forward(self, q, k, v):\n        return self.attn(q, k, v)\n"
+    shadowed = "tensorrt_llm/_torch/models/towers.py"
+    files = {
+        shadowed: sdpa_tower,
+        "tensorrt_llm/_torch/models/towers/__init__.py": clean_tower,
+        MODEL: HEADER + "from .towers import VisionTower\n" + _model("VisionTower"),
+    }
+    assert dl101(make_tree, files, checked=shadowed) == [f"5:16: {_undeclared('VisionTower.forward')}"]
+
+
 def test_an_imported_name_that_is_no_alias_of_sdpa_is_not_reported(make_tree: MakeTree) -> None:
     """Names of the alias module that are something else, and a function called `sdpa` of
     another module: the index resolves each import to what it is bound to."""

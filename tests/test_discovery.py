@@ -346,6 +346,9 @@ def test_module_names_read_namespace_packages_inside_packages_as_imports_do(tmp_
         "top/inner/__init__.py": "inner",
         "top/inner/y.py": "inner.y",
         "a/b/c.py": "c",
+        # a module beside a directory of its name is what Python imports: the directory is no package
+        "pkg/towers.py": "pkg.towers",
+        "pkg/towers/vit.py": "vit",
     }
     _files(tmp_path, {rel: "" for rel in expected})
     config = load_config(None, default_root=tmp_path, known_codes=frozenset())
