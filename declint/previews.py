@@ -430,11 +430,22 @@ def _comment_splice(lines: _Lines, fix: Fix) -> _Splice | None:
         return offset, comment_end, new
     before = text[:column]
     if not before.strip(" \t"):
+        # The line goes, as libcst removes its EmptyLine; but after a backslash continuation the
+        # comment ends that statement (the backslash goes too), and a last line without its newline,
+        # or in a file of no code, changes how libcst ends the module: the transform decides (red-team 50).
+        if line > 1 and lines.lines[line - 2].rstrip("\r\n").endswith("\\"):
+            return None
+        if line == len(lines.lines) and (not text.endswith("\n") or not _holds_code(lines.lines[: line - 1])):
+            return None
         return lines.starts[line - 1], lines.end_of(line - 1), ""
     kept = before.rstrip(" \t")
     if kept.endswith((";", "\\")):
         return None  # whitespace libcst may give to the semicolon: the transform decides
     return lines.starts[line - 1] + len(kept), comment_end, ""
+
+
+def _holds_code(lines: list[str]) -> bool:
+    return any(line.strip() and not line.lstrip().startswith("#") for line in lines)
 
 
 _SPLICES: dict[str, Callable[[_Lines, Fix], _Splice | None]] = {

@@ -150,6 +150,10 @@ _COMMENT_CASES = (
     "x = (1 +\n     2)  # declint: ignore[DL101] r\n",
     "x = 1 \\\n    + 2  # declint: ignore[DL101] r\n",
     "x = 1\n\n\n# declint: ignore[DL101] r\n\n\n",
+    # red-team 50: after a backslash continuation, at the end without a newline, alone in the file
+    "x = 1 \\\n# declint: ignore[DL101] reason\ny = 2\n",
+    "x = 1\n# declint: ignore[DL101] reason",
+    "# declint: ignore[DL101] reason\n",
 )
 
 
@@ -202,4 +206,6 @@ def test_a_preview_spliced_as_text_is_the_transforms_preview() -> None:
             preview = previews._spliced_preview("m.py", lines, fix, splice)
             assert (preview.edits, preview.line_edits, preview.diff) == (*expected_edits, expected_diff), (text, fix)
             spliced += 1
-    assert spliced > 50 and declined == 4  # a suppression after `;`; b'f', rb'g', Br"h"
+    # declined: after `;`, after a `\\` line, a last line without its newline or in a file of no code;
+    # b'f', rb'g', Br"h"
+    assert spliced > 50 and declined == 7
