@@ -72,6 +72,11 @@ class _GitIgnore(NamedTuple):
     negates: bool
 
 
+# Git reads ignore files as bytes: a leading BOM is skipped, and a byte that is not UTF-8 stays
+# in its pattern (matched against names as the walk decodes them, with surrogate escapes), not
+# the whole file dropped (red-team 50).
+_IGNORE_ENCODING = "utf-8-sig"
+
 # The .gitignore files that apply to a directory's entries, nearest first.
 _Applicable = tuple[_GitIgnore, ...]
 
@@ -310,7 +315,7 @@ class _Filter:
                     # must still see it become a file (an ancestor's directory is not listed).
                     sys.audit(PROBE_EVENT, path)
                     raise OSError("a symbolic link: not read, as git does not read it")
-                with open(path, encoding="utf-8") as handle:
+                with open(path, encoding=_IGNORE_ENCODING, errors="surrogateescape") as handle:
                     text = handle.read()
                 if not _stray_cache_mark(directory, text):
                     spec = pathspec.GitIgnoreSpec.from_lines(text.splitlines())
@@ -338,7 +343,9 @@ def _info_exclude(top: str) -> _Applicable:
     if git_dir is None:
         return ()
     try:
-        with open(os.path.join(git_dir, "info", "exclude"), encoding="utf-8") as handle:
+        with open(
+            os.path.join(git_dir, "info", "exclude"), encoding=_IGNORE_ENCODING, errors="surrogateescape"
+        ) as handle:
             spec = pathspec.GitIgnoreSpec.from_lines(handle.read().splitlines())
     except (OSError, UnicodeDecodeError):
         return ()

@@ -355,3 +355,13 @@ def test_module_names_read_namespace_packages_inside_packages_as_imports_do(tmp_
     files = discover([tmp_path], config).files
     assert _module_names(files, str(tmp_path)) == expected
     assert {rel: module_name(tmp_path / rel, tmp_path) for rel in expected} == expected
+
+
+def test_ignore_files_are_read_as_git_reads_them(tmp_path: Path) -> None:
+    """Red-team 50, checked against git 2.39: a leading BOM is no part of the first pattern, and
+    a line that is not UTF-8 costs only itself (the whole file was dropped)."""
+    _files(tmp_path, {rel: "x = 1\n" for rel in ("a.py", "b.py", "c.py", "d.py")})
+    (tmp_path / ".git" / "info").mkdir(parents=True)
+    (tmp_path / ".git" / "info" / "exclude").write_bytes(b"\xef\xbb\xbfa.py\nz\xff.py\n")
+    (tmp_path / ".gitignore").write_bytes(b"\xef\xbb\xbfb.py\nq\xfe.py\nc.py\n")
+    assert _walked(tmp_path) == ["d.py"]
