@@ -11,7 +11,7 @@ import difflib
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -122,7 +122,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "list[str]",
         ["vision", "audio"],
         "Encoder names a declaration may use (and the only ones `modality-encoders` and `encoder-name-hints` "
-        "may name).",
+        "may name; their defaults keep to these).",
     ),
     OptionSpec(
         "modality-encoders",
@@ -254,6 +254,11 @@ OPTIONS: tuple[OptionSpec, ...] = (
 
 OPTION_KEYS = tuple(spec.key for spec in OPTIONS)
 _SPECS = {spec.key: spec for spec in OPTIONS}
+# Defaults that name encoders, kept to those `encoders` lists when it is set and they are not.
+_BY_ENCODER: dict[str, Callable[[Any, frozenset[str]], Any]] = {
+    "modality-encoders": lambda default, known: {m: e for m, e in default.items() if e in known},
+    "encoder-name-hints": lambda default, known: {e: h for e, h in default.items() if e in known},
+}
 
 
 @dataclass(frozen=True)
@@ -273,6 +278,10 @@ class Config:
     def get(self, key: str) -> Any:
         if key not in _SPECS:
             raise KeyError(key)  # a programming error: every key read must be declared
+        if key in _BY_ENCODER and key not in self.values and "encoders" in self.values:
+            # The defaults name audio: a project whose `encoders` leaves it out registers no modality
+            # that would require it (red-team 50: DL102 asked for an entry DL104 then refused).
+            return _BY_ENCODER[key](_SPECS[key].default, frozenset(self.values["encoders"]))
         return self.values.get(key, _SPECS[key].default)
 
     def str_list(self, key: str) -> tuple[str, ...]:

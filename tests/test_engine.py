@@ -190,6 +190,27 @@ def test_an_encoder_the_encoders_option_does_not_list_is_a_configuration_error(
     assert check("--no-cache", str(root))[0] == 0
 
 
+def test_defaults_naming_an_encoder_the_encoders_option_leaves_out_keep_to_the_listed_ones(
+    make_tree: MakeTree,
+) -> None:
+    """Red-team 50: with `encoders = ["vision"]`, the default modality-encoders still mapped
+    audio to an audio encoder: a model registering audio got DL102 (declare audio) and, declaring
+    it, DL104 (unknown encoder). The defaults keep to the listed encoders."""
+    model = (
+        "from tensorrt_llm._torch.models.modeling_multimodal_mixin import FixedEncoderAttention, MultimodalModelMixin\n"
+        "from tensorrt_llm._torch.models.modeling_utils import register_input_processor\n\n\n"
+        "@register_input_processor(\n"
+        "    object, model_type='m', placeholder_metadata=dict(placeholder_map={'image': '<i>', 'audio': '<a>'})\n"
+        ")\n"
+        "class MModel(MultimodalModelMixin):\n"
+        "    encoder_attention_backends = {'vision': FixedEncoderAttention('hf')}\n"
+    )
+    root = make_tree({MODEL + "modeling_m.py": model})
+    assert "DL102" in check("--no-cache", str(root))[1]  # audio is an encoder by default: declare it
+    (root / "pyproject.toml").write_text('[tool.declint]\nroots = ["tensorrt_llm"]\nencoders = ["vision"]\n')
+    assert check("--no-cache", str(root)) == (0, "All clear: 15 files checked.\n")
+
+
 def test_resource_options_at_their_limits_are_accepted(make_tree: MakeTree) -> None:
     root = make_tree({MODEL + "modeling_good.py": CONFIG_CHECK})
     expected = check("--no-cache", str(root))

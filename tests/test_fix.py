@@ -417,21 +417,20 @@ def test_fix_on_a_copy_of_the_demo(tmp_path: Path) -> None:
     assert {p: p.read_bytes() for p in demo.rglob("*") if p.is_file()} == fixed_state
 
 
-def test_unsafe_fix_is_refused_when_it_would_add_another_finding(make_tree: MakeTree) -> None:
-    """The audio modality requires an "audio" encoder, but the project knows only "vision": the
-    inserted declaration would be a DL104 (unknown encoder), so nothing is written."""
+def test_unsafe_fix_is_refused_when_it_would_add_another_finding(
+    make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The inserted declaration would be a DL104 (made so here: a blank reason; an unknown encoder
+    did it before `encoders` kept the defaults to itself), so nothing is written."""
+    monkeypatch.setattr("declint.rules.missing_declaration.TODO_REASON", " ")
     source = IMPORTS + "\n" + REGISTER_BOTH + "class Phi(MultimodalModelMixin, nn.Module):\n    pass\n"
-    root = make_tree(
-        {
-            "pyproject.toml": '[tool.declint]\nroots = ["tensorrt_llm"]\nencoders = ["vision"]\n',
-            MODEL + "modeling_phi.py": source,
-        }
-    )
+    root = make_tree({MODEL + "modeling_phi.py": source})
     result = run("--fix", "--unsafe-fixes", str(root / "tensorrt_llm"))
     assert result.exit_code == 1
     assert result.stderr.splitlines()[1] == (
         f"declint: not fixed: {MODEL}modeling_phi.py:7:7: DL102: re-linting the fixed text reports DL104 in "
-        f'{MODEL}modeling_phi.py: unknown encoder "audio"; known encoders: vision'
+        f'{MODEL}modeling_phi.py: encoder "audio" is declared FixedEncoderAttention without a reason; say why '
+        "its attention cannot be changed"
     )
     assert (root / MODEL / "modeling_phi.py").read_text() == source
 
