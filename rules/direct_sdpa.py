@@ -609,10 +609,12 @@ class DirectSdpa(TreeRule):
         """The models owning the file's top-level `top`: none when the index knows its module
         from another file (`pkg/ns.py` beside a package `pkg/ns/`: Python imports the package,
         and the two name classes alike; red-team 49)."""
+        owners = self.index.owners(f"{self.context.module}.{top}") if top else []
+        if not owners:
+            return []  # asked first: the module lookup below reads a placeholder (and the engine
+            # then indexes it in full) where no model owns anything (transformers: 38 files, +0.8 s)
         known = self.index.modules.get(self.context.module)
-        if not top or known is None or known.path != self.context.rel:
-            return []
-        return self.index.owners(f"{self.context.module}.{top}")
+        return owners if known is not None and known.path == self.context.rel else []
 
     def _configurable_owner(self, top: str) -> tuple[Ownership, tuple[str, ...]] | None:
         """The first owner declaring the encoder configurable, with the backends it lists."""

@@ -862,3 +862,27 @@ def test_tensorrt_llms_own_auto_model_is_no_hugging_face_model(make_tree: MakeTr
     tower = HF_TOWER.replace("from transformers import AutoModel", "from .modeling_auto import AutoModel")
     model = HEADER + "from .edge_tower import EdgeSiglipTower\n" + _model("EdgeSiglipTower")
     assert dl101(make_tree, {TOWER_FILE: tower, MODEL: model}, checked=TOWER_FILE) == []
+
+
+def test_reporting_an_unowned_call_indexes_no_file_in_full(make_tree: MakeTree) -> None:
+    """9ac225b looked up the checked file's module in the index for every report: a placeholder
+    read, and the engine then indexed the file in full (38 files of the transformers sources,
+    +0.8 s cold). The lookup is asked only of code a model owns."""
+    from declint.config import find_config_file
+    from declint.engine import Engine, Selection
+    from declint.rules import ALL_RULES
+
+    plain = "tensorrt_llm/kernels/attend.py"
+    source = (
+        "import torch.nn.functional as F\n\n\ndef attend(q, k, v):\n"
+        "    return F.scaled_dot_product_attention(q, k, v)\n"
+    )
+    root = make_tree({plain: source})
+    config = load_config(find_config_file(root), default_root=root, known_codes=frozenset(RULES_BY_CODE))
+    indexed = []
+    for text in (source, source.replace("F.scaled_dot_product_attention(q, k, v)", "q")):
+        (root / plain).write_text(text)
+        engine = Engine(config, ALL_RULES, Selection(("DL101",), ()), cache=False)
+        engine.run([root / plain])
+        indexed.append(engine.stats.files_indexed)
+    assert indexed[0] == indexed[1]  # the report indexed nothing more than the clean file's run
