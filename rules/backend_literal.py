@@ -205,6 +205,7 @@ class BackendLiteral(TreeRule):
         self._declaration = str(self.config.get("declaration-attribute"))
         self._imports: dict[str, str] | None = None  # module-level imports, read when an annotation needs them
         self._locals: dict[int, _LocalValue] | None = None  # see `_held`, computed when first asked
+        self._given_contexts: set[str] = set()  # see `_note_given`
         # Findings whose context is a variable, held until the walk has seen every annotation:
         # (string, message, scope, the context nodes); reported unless all are typed by another
         # namespace's Literal, which can only be so when `_other_namespace_seen`.
@@ -278,6 +279,8 @@ class BackendLiteral(TreeRule):
         here was given in its function, as `_held` follows one (`backend = config.attn_backend`,
         then `backend == "FLASHINFER"`; red-team 48: not reported)."""
         stripped = _strip_case_calls(node)
+        if not (isinstance(stripped, ast.Name) and stripped.id in self._given_contexts):
+            return None  # most comparisons: no local was given a context (the locals map costs a pass)
         for value in self._held(stripped):
             if (context := self._context(value)) is not None:
                 return value if context is _strip_case_calls(value) else context
@@ -287,8 +290,16 @@ class BackendLiteral(TreeRule):
         contexts = tuple(context for context in map(self._context, node.targets) if context is not None)
         if contexts:
             self._check_strings(node.value, via=contexts)
+        self._note_given(node.targets, node.value)
+
+    def _note_given(self, targets: list[ast.expr], value: ast.expr | None) -> None:
+        """Names given a context's value (`backend = config.attn_backend`): the only locals a
+        comparison follows (`_read_into`), noted as the walk meets them (before their loads)."""
+        if value is not None and self._context(value) is not None:
+            self._given_contexts.update(t.id for t in targets if isinstance(t, ast.Name))
 
     def _annotated(self, node: ast.AnnAssign) -> None:
+        self._note_given([node.target], node.value)
         if self._context(node.target) is None:
             return
         self._check_annotation(node.annotation)
