@@ -46,6 +46,7 @@ from declint.fingerprint import identity
 from declint.lazy import lazy_module
 from declint.previews import encode, unified_diff, unrewritable
 from declint.reporting.sources import SourceCache
+from declint.rule import ProjectRule
 from declint.source import SourceFile, decode_source, split_lines_keepends
 from declint.suppressions import without_code_lists
 from declint.types import Applicability, Finding, Fix, RunResult
@@ -360,9 +361,14 @@ class _Session:
         old_sources = SourceCache(self.engine.config.root, self.mirrored({**self.original, **state}))
         new_sources = SourceCache(self.engine.config.root, {**self.original, **overrides})
         changed = frozenset(self.mirrored({rel: data for rel, (data, _) in proposals.items()}))
-        allowed = Counter(_identity(f, old_sources, changed) for f in before.findings)
-        allowed.subtract(_identity(f, old_sources, changed) for _, findings in proposals.values() for f in findings)
-        identified = [(_identity(f, new_sources, changed), f) for f in sorted(after.findings, key=Finding.sort_key)]
+        project = frozenset(rule.CODE for rule in self.engine.rules if issubclass(rule, ProjectRule))
+        allowed = Counter(_identity(f, old_sources, changed, project) for f in before.findings)
+        allowed.subtract(
+            _identity(f, old_sources, changed, project) for _, findings in proposals.values() for f in findings
+        )
+        identified = [
+            (_identity(f, new_sources, changed, project), f) for f in sorted(after.findings, key=Finding.sort_key)
+        ]
         seen = Counter(key for key, _ in identified)
         excess = min((key for key, count in seen.items() if count > allowed[key]), default=None)
         if excess is not None:
@@ -371,7 +377,9 @@ class _Session:
         return after, ""
 
 
-def _identity(finding: Finding, sources: SourceCache, changed: frozenset[str]) -> tuple[str, str, str, str, str]:
+def _identity(
+    finding: Finding, sources: SourceCache, changed: frozenset[str], project: frozenset[str]
+) -> tuple[str, str, str, str, str]:
     """What a finding is, to tell new ones from old: in a file the fixes change, its identity and
     message (it may move); in any other file, where nothing moves, its code and place. There a
     finding's wording may follow the fixed code (DL107's message quotes the declaration a DL104
@@ -379,9 +387,14 @@ def _identity(finding: Finding, sources: SourceCache, changed: frozenset[str]) -
 
     In a changed file, the code lists of suppression comments are left out of the offending text:
     a DL902 fix edits that list, and the other findings about the comment (DL901, DL903), whose
-    offending text is the rest of its line, are still the same findings, not new ones."""
+    offending text is the rest of its line, are still the same findings, not new ones. A project
+    rule's finding (`project`) in a changed file is its message: where it stands there is an anchor,
+    not its subject (DL100 without a configuration stands on line 1 of the first file, whose fixes
+    it refused; red-team 50)."""
     if finding.path not in changed:
         return (finding.code, finding.path, str(finding.line), str(finding.column), "")
+    if finding.code in project:
+        return (finding.code, finding.path, "", "", finding.message)
     code, path, context, text = identity(finding, sources)
     return (code, path, context, without_code_lists(text), finding.message)
 

@@ -883,3 +883,12 @@ def test_a_rewritten_file_keeps_its_owner(make_tree: MakeTree) -> None:
     info = path.stat()
     assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (65534, 65534, 0o664)
     assert path.read_text() == CASE.replace("trtllm", "TRTLLM")
+
+
+def test_a_fix_on_the_line_a_project_finding_is_anchored_to_goes_in(tmp_path: Path) -> None:
+    """Red-team 50: without a shared Literal, DL100 stands on line 1 of the first file; its
+    identity held that line's text, so any fix editing the line made it "new" and was refused."""
+    (tmp_path / "a.py").write_text("x = 1  # declint: ignore[DL101] reason\n")
+    result = run("--no-cache", "--fix", str(tmp_path / "a.py"))
+    assert result.stderr == "declint: fixed 1 finding in 1 file\n"
+    assert (tmp_path / "a.py").read_text() == "x = 1\n"
