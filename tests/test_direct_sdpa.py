@@ -865,7 +865,7 @@ def test_tensorrt_llms_own_auto_model_is_no_hugging_face_model(make_tree: MakeTr
 
 
 def test_reporting_an_unowned_call_indexes_no_file_in_full(make_tree: MakeTree) -> None:
-    """9ac225b looked up the checked file's module in the index for every report: a placeholder
+    """5c3649a looked up the checked file's module in the index for every report: a placeholder
     read, and the engine then indexed the file in full (38 files of the transformers sources,
     +0.8 s cold). The lookup is asked only of code a model owns."""
     from declint.config import find_config_file
