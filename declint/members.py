@@ -139,7 +139,7 @@ def _char_span(node: ast.expr, lines: list[str]) -> tuple[int, int, int, int]:
 
 
 def _reads(node: ast.AST, name: str, guarded: frozenset[str]) -> Iterator[tuple[str, ast.expr]]:
-    if isinstance(node, ast.Try | ast.TryStar) and any(_falls_back(h) for h in node.handlers):
+    if isinstance(node, ast.Try | ast.TryStar) and _falls_back(node.handlers):
         # The body's reads fail into a handler written for it: a fallback, as getattr's default is.
         yield from _branch(node.body, name, guarded | {_TRIED})
         for rest in (node.handlers, node.orelse, node.finalbody):
@@ -199,17 +199,32 @@ def _block(statements: list[ast.AST], name: str, guarded: frozenset[str]) -> Ite
 # "*" (an isinstance check proves every attribute): code defined there and run later drops it.
 _TRIED = "*try"
 _EVERYTHING = frozenset({"*", _TRIED})
-_DEFERRED = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.GeneratorExp, ast.ClassDef)
+# A lambda or function defined in the try may run after it (a generator expression is most often
+# consumed where it is written, `tuple(m.x for ...)`: still guarded; red-team 51).
+_DEFERRED = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def _falls_back(handler: ast.ExceptHandler) -> bool:
-    """`except AttributeError` (also `builtins.AttributeError`, or in a tuple) whose block does not
-    end by raising: not a bare `except` or `except Exception`, which catch whatever else fails
-    there too, nor a handler that raises again (the forward fails all the same; red-team 49)."""
-    caught = handler.type
-    names = caught.elts if isinstance(caught, ast.Tuple) else [caught] if caught is not None else []
-    named = any(_last_name(n) == "AttributeError" for n in names)
-    return named and not (handler.body and isinstance(handler.body[-1], ast.Raise))
+def _falls_back(handlers: list[ast.ExceptHandler]) -> bool:
+    """Does the first handler catching `AttributeError` (by that name, also `builtins.`, or in a
+    tuple) fall back? Not a bare `except` or `except Exception`, which catch whatever else fails
+    there too, nor one that raises again on every path (the forward fails all the same; red-team
+    49, 51); a later handler never sees the error."""
+    for handler in handlers:
+        caught = handler.type
+        names = caught.elts if isinstance(caught, ast.Tuple) else [caught] if caught is not None else []
+        if any(_last_name(n) == "AttributeError" for n in names):
+            return not _raises(handler.body)
+    return False
+
+
+def _raises(block: list[ast.stmt]) -> bool:
+    """Does the block end by raising on every path?"""
+    if not block:
+        return False
+    last = block[-1]
+    if isinstance(last, ast.If):
+        return _raises(last.body) and _raises(last.orelse)
+    return isinstance(last, ast.Raise)
 
 
 def _last_name(node: ast.expr) -> str | None:

@@ -46,7 +46,7 @@ class MetadataContract(FactRule):
     another metadata class. Guarded reads are fine: `getattr(metadata, "X", default)`, reads in
     the body of a `try` with an `except AttributeError` (by that name, or in a tuple; not a bare
     `except` or `except Exception`, which catch whatever else fails there too, nor a handler that
-    raises again; a lambda, function or generator defined there runs later, unguarded), and reads
+    raises again on every path; a lambda or function defined there may run later, unguarded), and reads
     where `hasattr(metadata, "X")` or an `isinstance` check is known to hold: in the body of
     `if hasattr(...)`, in the `else` of `if not isinstance(...)`, and after
     `if not hasattr(metadata, "X"): return` (or raise, break, continue) in the same block. The
@@ -107,7 +107,11 @@ class MetadataContract(FactRule):
             "            layout = metadata.kv_layout\n"
             "        except (KeyError, builtins.AttributeError):\n"
             '            layout = "NHD"\n'
-            "        return layout\n",
+            "        try:\n"
+            "            sizes = tuple(metadata.page_size for _ in range(2))\n"
+            "        except AttributeError:\n"
+            "            sizes = ()\n"
+            "        return layout, sizes\n",
             path="tensorrt_llm/_torch/attention_backend/trtllm.py",
         ),
     )
@@ -122,8 +126,11 @@ class MetadataContract(FactRule):
             "            get = None\n"
             "        try:\n"
             "            page = metadata.page_size\n"
-            "        except AttributeError:\n"
-            "            raise\n"
+            "        except AttributeError as error:\n"
+            "            if 'page' in str(error):\n"
+            "                raise RuntimeError('version skew') from error\n"
+            "            else:\n"
+            "                raise\n"
             "        return get, page\n",
             expect=((19, 26), (23, 19)),
             path="tensorrt_llm/_torch/attention_backend/trtllm.py",
