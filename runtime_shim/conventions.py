@@ -44,9 +44,15 @@ class Conventions:
     metadata_base: str = "AttentionMetadata"
 
     def encoder_for_modality(self, modality: str) -> str | None:
-        return dict(self.modality_encoders).get(modality)
+        """The encoder a modality requires; none when it maps to an encoder `encoders` does not
+        list (as declint keeps its defaults to `encoders`: `encoders=("vision",)` alone would
+        otherwise require an audio encoder no declaration may name; red-team 51)."""
+        encoder = dict(self.modality_encoders).get(modality)
+        return encoder if encoder in self.encoders else None
 
     def encoder_from_name(self, class_name: str) -> str:
         """Which encoder a class belongs to, from its name, as declint's DL101 reads it
-        (`declint.hints`); a name with no hint is the vision encoder's."""
-        return hinted_encoder(class_name, dict(self.encoder_name_hints)) or "vision"
+        (`declint.hints`, of the encoders `encoders` lists); a name with no hint is the vision
+        encoder's."""
+        hints = {e: h for e, h in self.encoder_name_hints if e in self.encoders}
+        return hinted_encoder(class_name, hints) or "vision"

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -1068,3 +1068,20 @@ def test_a_record_file_that_cannot_be_written_never_breaks_construction(
         f"declint runtime shim: cannot append to the record file {tmp_path}: Is a directory; "
         "violations are kept in memory (declint.runtime_shim.violations())"
     ]
+
+
+def test_the_shim_keeps_its_defaults_to_the_encoders_listed_as_the_linter_does() -> None:
+    """Red-team 51: `Conventions(encoders=("vision",))` still mapped audio to an audio encoder:
+    a model registering audio got DL102 (declare audio) and, declaring it, DL104 (unknown
+    encoder), where the linter (which keeps its defaults to `encoders`) says all clear."""
+    from declint.runtime_shim.conventions import Conventions
+    from declint.runtime_shim.declarations import model_facts
+
+    class VLModel:
+        encoder_attention_backends: ClassVar = {"vision": ("VANILLA", "TRTLLM", "FLASHINFER")}
+
+    members = ("VANILLA", "TRTLLM", "FLASHINFER")
+    facts = model_facts(VLModel, Conventions(encoders=("vision",)), members, (("image", "audio"), VLModel))
+    assert (dict(facts.required), facts.violations) == ({"vision": "image"}, ())
+    assert Conventions(encoders=("vision",)).encoder_from_name("WhisperEncoder") == "vision"
+    assert Conventions().encoder_from_name("WhisperEncoder") == "audio"
