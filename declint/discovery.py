@@ -315,10 +315,10 @@ class _Filter:
                     # must still see it become a file (an ancestor's directory is not listed).
                     sys.audit(PROBE_EVENT, path)
                     raise OSError("a symbolic link: not read, as git does not read it")
-                with open(path, encoding=_IGNORE_ENCODING, errors="surrogateescape") as handle:
+                with open(path, encoding=_IGNORE_ENCODING, errors="surrogateescape", newline="") as handle:
                     text = handle.read()
                 if not _stray_cache_mark(directory, text):
-                    spec = pathspec.GitIgnoreSpec.from_lines(text.splitlines())
+                    spec = pathspec.GitIgnoreSpec.from_lines(_ignore_lines(text))
                     negates = any(pattern.include is False for pattern in spec.patterns)
                     ignore = _GitIgnore(directory, spec, negates)
             except (OSError, UnicodeDecodeError):
@@ -344,14 +344,22 @@ def _info_exclude(top: str) -> _Applicable:
         return ()
     try:
         with open(
-            os.path.join(git_dir, "info", "exclude"), encoding=_IGNORE_ENCODING, errors="surrogateescape"
+            os.path.join(git_dir, "info", "exclude"), encoding=_IGNORE_ENCODING, errors="surrogateescape", newline=""
         ) as handle:
-            spec = pathspec.GitIgnoreSpec.from_lines(handle.read().splitlines())
+            spec = pathspec.GitIgnoreSpec.from_lines(_ignore_lines(handle.read()))
     except (OSError, UnicodeDecodeError):
         return ()
     if all(pattern.include is None for pattern in spec.patterns):
         return ()  # git's template: comments only (most clones); the walk then probes no file
     return (_GitIgnore(top, spec, any(pattern.include is False for pattern in spec.patterns)),)
+
+
+def _ignore_lines(text: str) -> list[str]:
+    """An ignore file's lines as git splits them: at "\n" only, a "\r" before it dropped (a lone
+    "\r", a form feed or U+2028 is part of its pattern, where `str.splitlines` split; red-team 51).
+    Read with `newline=""`: universal newlines made a lone "\r" a line break. (pathspec strips
+    trailing whitespace itself, a vertical tab included, which git keeps: not mended.)"""
+    return [line.removesuffix("\r") for line in text.split("\n")]
 
 
 def _named_directory(path: str, prefix: str) -> str | None:

@@ -365,3 +365,11 @@ def test_ignore_files_are_read_as_git_reads_them(tmp_path: Path) -> None:
     (tmp_path / ".git" / "info" / "exclude").write_bytes(b"\xef\xbb\xbfa.py\nz\xff.py\n")
     (tmp_path / ".gitignore").write_bytes(b"\xef\xbb\xbfb.py\nq\xfe.py\nc.py\n")
     assert _walked(tmp_path) == ["d.py"]
+
+
+def test_ignore_file_lines_are_split_as_git_splits_them(tmp_path: Path) -> None:
+    """Red-team 51, checked against git 2.39: only "\\n" ends a pattern (with a "\\r" before it
+    dropped); a lone "\\r", a form feed or U+0085 is part of its pattern."""
+    _files(tmp_path, {f"{name}.py": "x = 1\n" for name in "abcdefh"})
+    (tmp_path / ".gitignore").write_bytes(b"a.py\rb.py\nc.py\x0cd.py\ne.py\xc2\x85f.py\nh.py\r\n")
+    assert _walked(tmp_path) == [f"{name}.py" for name in "abcdef"]
