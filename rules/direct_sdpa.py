@@ -13,6 +13,7 @@ from typing import ClassVar, TypeGuard
 from declint.config import Config
 from declint.discovery import glob_match
 from declint.facts import DeclEntry
+from declint.hints import hinted_encoder
 from declint.index import Ownership, ProjectIndex
 from declint.names import NameResolver, Scope
 from declint.rule import FileContext, Invalid, TreeRule, Valid
@@ -50,7 +51,7 @@ def _tower(body: str) -> str:
 _ALIAS_VALUES = (ast.Name, ast.Attribute, ast.IfExp, ast.NamedExpr, ast.Call)
 _COLLECTED = frozenset({ast.Call, ast.Attribute, ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.ClassDef})
 # Class methods that build a Hugging Face model (`transformers.AutoModel.from_config(...)`).
-_HF_BUILDERS = frozenset({"from_config", "from_pretrained"})
+_HF_BUILDERS = frozenset({"from_config", "from_pretrained", "_from_config"})
 
 
 @dataclass(frozen=True)
@@ -90,11 +91,14 @@ class DirectSdpa(TreeRule):
     classes no model reaches (an encoder no model declares: only a direct call is reported
     there), and a base class defined in another module.
 
-    An encoder built on a Hugging Face model (`transformers.AutoModel.from_config(...)`, any
-    `Auto*` class, or `from_pretrained`, through imports) is reported where a model declares the
-    encoder configurable: the model's attention is its own, so the override is silently ignored
-    (a subclass swapping its tower for a Hugging Face one under an inherited declaration); under
-    a fixed declaration, or in code no model owns, it is not.
+    An encoder built on a Hugging Face model and kept by a module (`self.tower = ...`:
+    `transformers.AutoModel.from_config(...)` or `from_pretrained`, or a transformers model class
+    named after an encoder, `SiglipVisionModel(config)` or `CLIPVisionModel.from_pretrained(...)`,
+    through imports) is reported where a model declares the encoder configurable: the model's
+    attention is its own, so the override is silently ignored (a subclass swapping its tower for
+    a Hugging Face one under an inherited declaration). Not a config, tokenizer or processor, a
+    language model (`AutoModelForCausalLM`), or a model loaded into a local to read its weights;
+    nor under a fixed declaration, or in code no model owns.
 
     Not reported: calls inside the attention-backend packages (`sdpa-allowed-paths`: the VANILLA
     backend *is* SDPA), and calls in an encoder every owning model declares fixed with
@@ -268,6 +272,8 @@ class DirectSdpa(TreeRule):
         self._class_bases: dict[int, list[ast.expr]] = {}  # id(class scope) -> the class's bases
         self._chains: dict[int, list[Scope]] = {}  # id(class scope) -> `_class_chain`, once computed
         self._bound: set[int] = set()  # nodes not to report as a call site of their own
+        self._kept: set[int] = set()  # calls whose value a module keeps: `self.x = Call(...)`
+        self._hints = {k: tuple(v) for k, v in dict(self.config.get("encoder-name-hints")).items()}
 
     @classmethod
     def needles(cls, config: Config, index: ProjectIndex) -> tuple[bytes, ...]:
@@ -338,11 +344,20 @@ class DirectSdpa(TreeRule):
         elif isinstance(node, ast.Assign):
             for target in node.targets:
                 self._note_assignment(target, node.value)
+            self._note_kept(node.targets, node.value)
         elif isinstance(node, ast.AnnAssign | ast.NamedExpr) and node.value is not None:
             self._note_assignment(node.target, node.value)
+            self._note_kept([node.target], node.value)
         elif isinstance(node, ast.ClassDef):
             self._visit_class(node)
         return True
+
+    def _note_kept(self, targets: list[ast.expr], value: ast.expr) -> None:
+        """A call assigned to `self.x`: what it builds becomes part of the module (a tower)."""
+        if isinstance(value, ast.Call) and any(
+            isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self" for t in targets
+        ):
+            self._kept.add(id(value))
 
     def _visit_attribute(self, node: ast.Attribute) -> None:
         """Note every `self.x = ...`: an assignment that is no alias shadows a base class's alias."""
@@ -463,19 +478,29 @@ class DirectSdpa(TreeRule):
                 self.report(call, message, pending.scope)
 
     def _hugging_face_model(self, call: ast.Call) -> str | None:
-        """`transformers.AutoModel.from_config(...)` (any `Auto*` class, or `from_pretrained`)
-        as this call names it, through imports: a Hugging Face model, whose attention is its own."""
-        if not (isinstance(call.func, ast.Attribute) and call.func.attr in _HF_BUILDERS):
-            return None  # most calls: no names to resolve
-        for name in sorted(self._names.qualified(call.func)):
-            head, _, method = name.rpartition(".")
-            if (
-                name.startswith("transformers.")
-                and method in _HF_BUILDERS
-                and head.rpartition(".")[2].startswith("Auto")
-            ):
-                return name
+        """The Hugging Face model this call builds and a module keeps (`self.x = ...`), as the
+        call names it through imports: `transformers.AutoModel` (`from_config`,
+        `from_pretrained`), or a transformers model class named after an encoder
+        (`SiglipVisionModel(config)`, `CLIPVisionModel.from_pretrained(path)`). Not a config,
+        tokenizer or processor (`AutoProcessor.from_pretrained`), a language model
+        (`AutoModelForCausalLM`), or a model only loaded to read its weights (red-team 51)."""
+        if id(call) not in self._kept:
+            return None
+        func, method = call.func, ""
+        if isinstance(func, ast.Attribute) and func.attr in _HF_BUILDERS:
+            method = f".{func.attr}"
+            func = func.value
+        for name in sorted(self._names.qualified(func)):
+            if name.startswith("transformers.") and self._is_hf_encoder_class(name.rpartition(".")[2]):
+                return name + method
         return None
+
+    def _is_hf_encoder_class(self, name: str) -> bool:
+        if name == "AutoModel":
+            return True
+        if not name.endswith(("Model", "Encoder", "Transformer")) and not name.startswith("AutoModel"):
+            return False
+        return hinted_encoder(name, self._hints) is not None
 
     def _hf_message(self, built: str, scope: str, top: str) -> str | None:
         """Reported only where a model declares the encoder configurable (a tower on a Hugging Face
@@ -650,7 +675,7 @@ def _bound_names(config: Config, index: ProjectIndex) -> tuple[str, ...]:
 
 
 def _may_build_hugging_face_model(data: bytes) -> bool:
-    return b"transformers" in data and any(builder in data for builder in (b"from_config", b"from_pretrained"))
+    return b"transformers" in data  # a model class may be built directly: `SiglipVisionModel(config)`
 
 
 def _may_be_staticmethod(node: ast.expr) -> TypeGuard[ast.Call]:

@@ -858,6 +858,38 @@ def test_a_subclass_swapping_its_tower_for_a_hugging_face_one_is_reported(make_t
     ]
 
 
+def test_only_a_hugging_face_encoder_model_a_module_keeps_is_reported(make_tree: MakeTree) -> None:
+    """Red-team 51: every `transformers.Auto*.from_pretrained` was a model (AutoProcessor,
+    AutoTokenizer, AutoConfig in the input processor: five false findings), so were the wrapped
+    language model and a model loaded to read weights; and a tower built from its own class
+    (`SiglipVisionModel(cfg)`, PaliGemma's way) was missed."""
+    tower = (
+        "from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoProcessor, SiglipVisionModel\n"
+        "from transformers.models.siglip import modeling_siglip\n"
+        "from torch import nn\n\n"
+        "def load_weights(module, path):\n"
+        "    reference = AutoModel.from_pretrained(path)\n"  # a local: weights only
+        "    module.load_state_dict(reference.state_dict())\n\n"
+        "class EdgeSiglipTower(nn.Module):\n"
+        "    def __init__(self, config, path):\n"
+        "        self.processor = AutoProcessor.from_pretrained(path)\n"  # 11
+        "        self.hidden = AutoConfig.from_pretrained(path).hidden_size\n"
+        "        self.llm = AutoModelForCausalLM.from_config(config.text_config)\n"
+        "        self.direct = SiglipVisionModel(config.vision_config)\n"  # 14
+        "        self.loaded = SiglipVisionModel.from_pretrained(path)\n"  # 15
+        "        self.module = modeling_siglip.SiglipVisionModel(config.vision_config)\n"  # 16
+        "        load_weights(self, path)\n"
+    )
+    model = HEADER + "from .edge_tower import EdgeSiglipTower\n" + _model("EdgeSiglipTower")
+    found = dl101(make_tree, {TOWER_FILE: tower, MODEL: model}, checked=TOWER_FILE)
+    scope = "EdgeSiglipTower.__init__"
+    assert found == [
+        f"14:23: {_hf_bypass(scope, 'transformers.SiglipVisionModel')}",
+        f"15:23: {_hf_bypass(scope, 'transformers.SiglipVisionModel.from_pretrained')}",
+        f"16:23: {_hf_bypass(scope, 'transformers.models.siglip.modeling_siglip.SiglipVisionModel')}",
+    ]
+
+
 def test_tensorrt_llms_own_auto_model_is_no_hugging_face_model(make_tree: MakeTree) -> None:
     tower = HF_TOWER.replace("from transformers import AutoModel", "from .modeling_auto import AutoModel")
     model = HEADER + "from .edge_tower import EdgeSiglipTower\n" + _model("EdgeSiglipTower")
