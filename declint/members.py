@@ -213,18 +213,8 @@ def _falls_back(handlers: list[ast.ExceptHandler]) -> bool:
         caught = handler.type
         names = caught.elts if isinstance(caught, ast.Tuple) else [caught] if caught is not None else []
         if any(_last_name(n) == "AttributeError" for n in names):
-            return not _raises(handler.body)
+            return not _exits(handler.body, (ast.Raise,))
     return False
-
-
-def _raises(block: list[ast.stmt]) -> bool:
-    """Does the block end by raising on every path?"""
-    if not block:
-        return False
-    last = block[-1]
-    if isinstance(last, ast.If):
-        return _raises(last.body) and _raises(last.orelse)
-    return isinstance(last, ast.Raise)
 
 
 def _last_name(node: ast.expr) -> str | None:
@@ -233,14 +223,18 @@ def _last_name(node: ast.expr) -> str | None:
     return node.attr if isinstance(node, ast.Attribute) else None
 
 
-def _exits(block: list[ast.stmt]) -> bool:
-    """Does the block always leave the enclosing one (return, raise, break or continue)?"""
+_LEAVING: tuple[type[ast.stmt], ...] = (ast.Return, ast.Raise, ast.Break, ast.Continue)
+
+
+def _exits(block: list[ast.stmt], kinds: tuple[type[ast.stmt], ...] = _LEAVING) -> bool:
+    """Does the block end in one of `kinds` on every path (default: it always leaves the
+    enclosing one, by return, raise, break or continue)?"""
     if not block:
         return False
     last = block[-1]
     if isinstance(last, ast.If):
-        return _exits(last.body) and _exits(last.orelse)
-    return isinstance(last, ast.Return | ast.Raise | ast.Break | ast.Continue)
+        return _exits(last.body, kinds) and _exits(last.orelse, kinds)
+    return isinstance(last, kinds)
 
 
 def _as_list(value: object) -> list[ast.AST]:
