@@ -315,13 +315,10 @@ class _Filter:
                     # must still see it become a file (an ancestor's directory is not listed).
                     sys.audit(PROBE_EVENT, path)
                     raise OSError("a symbolic link: not read, as git does not read it")
-                with open(path, encoding=_IGNORE_ENCODING, errors="surrogateescape", newline="") as handle:
-                    text = handle.read()
+                text = _read_ignore_file(path)
                 if not _stray_cache_mark(directory, text):
-                    spec = pathspec.GitIgnoreSpec.from_lines(_ignore_lines(text))
-                    negates = any(pattern.include is False for pattern in spec.patterns)
-                    ignore = _GitIgnore(directory, spec, negates)
-            except (OSError, UnicodeDecodeError):
+                    ignore = _parsed_ignore(directory, text)
+            except OSError:
                 pass
             self._gitignores[directory] = ignore
         return self._gitignores[directory]
@@ -343,15 +340,24 @@ def _info_exclude(top: str) -> _Applicable:
     if git_dir is None:
         return ()
     try:
-        with open(
-            os.path.join(git_dir, "info", "exclude"), encoding=_IGNORE_ENCODING, errors="surrogateescape", newline=""
-        ) as handle:
-            spec = pathspec.GitIgnoreSpec.from_lines(_ignore_lines(handle.read()))
-    except (OSError, UnicodeDecodeError):
+        exclude = _parsed_ignore(top, _read_ignore_file(os.path.join(git_dir, "info", "exclude")))
+    except OSError:
         return ()
-    if all(pattern.include is None for pattern in spec.patterns):
+    if all(pattern.include is None for pattern in exclude.spec.patterns):
         return ()  # git's template: comments only (most clones); the walk then probes no file
-    return (_GitIgnore(top, spec, any(pattern.include is False for pattern in spec.patterns)),)
+    return (exclude,)
+
+
+def _read_ignore_file(path: str) -> str:
+    """An ignore file's text as git reads its bytes (see `_IGNORE_ENCODING`); OSError if unreadable.
+    (With surrogate escapes, no byte fails to decode.)"""
+    with open(path, encoding=_IGNORE_ENCODING, errors="surrogateescape", newline="") as handle:
+        return handle.read()
+
+
+def _parsed_ignore(directory: str, text: str) -> _GitIgnore:
+    spec = pathspec.GitIgnoreSpec.from_lines(_ignore_lines(text))
+    return _GitIgnore(directory, spec, any(pattern.include is False for pattern in spec.patterns))
 
 
 def _ignore_lines(text: str) -> list[str]:

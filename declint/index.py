@@ -361,15 +361,18 @@ class ProjectIndex:
     # ---- ownership: which model's encoder a class or function belongs to ----------------
     def owners(self, qualname: str) -> list[Ownership]:
         """The multimodal models reaching `qualname`, each with the encoder it belongs to there."""
-        if self._owners is None:
-            self._owners = self._compute_owners()
-        return self._owners.get(qualname, [])
+        return self._ownership().get(qualname, [])
 
     def language_owned(self, qualname: str) -> bool:
         """Does a language model (`is_language_model`) reach `qualname`? Its code is no encoder's."""
+        self._ownership()
+        return qualname in self._language_owned
+
+    def _ownership(self) -> dict[str, list[Ownership]]:
+        """Computed once per index (`_compute_owners` sets `_language_owned` on the way)."""
         if self._owners is None:
             self._owners = self._compute_owners()
-        return qualname in self._language_owned
+        return self._owners
 
     def is_language_model(self, cls: ClassFacts) -> bool:
         """A class registered as a model (`language-model-decorators`: TensorRT-LLM's

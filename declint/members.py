@@ -15,6 +15,8 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from declint.names import last_name
+
 METADATA_PARAMETERS = frozenset({"metadata", "attn_metadata"})
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -212,15 +214,9 @@ def _falls_back(handlers: list[ast.ExceptHandler]) -> bool:
     for handler in handlers:
         caught = handler.type
         names = caught.elts if isinstance(caught, ast.Tuple) else [caught] if caught is not None else []
-        if any(_last_name(n) == "AttributeError" for n in names):
+        if any(last_name(n) == "AttributeError" for n in names):
             return not _exits(handler.body, (ast.Raise,))
     return False
-
-
-def _last_name(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    return node.attr if isinstance(node, ast.Attribute) else None
 
 
 _LEAVING: tuple[type[ast.stmt], ...] = (ast.Return, ast.Raise, ast.Break, ast.Continue)

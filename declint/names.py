@@ -263,3 +263,12 @@ class _Binder:
             scope.bind(node.name)
         elif isinstance(node, ast.MatchMapping) and node.rest:
             scope.bind(node.rest)
+
+
+def last_name(node: ast.AST) -> str | None:
+    """The last name of a name chain (`x` of `x`, `y` of `a.b.y`); None for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 from declint.config import Config
 from declint.index import ProjectIndex
-from declint.names import absolute_module
+from declint.names import absolute_module, last_name
 from declint.prefilter import strings_close_to
 from declint.rule import FileContext, Invalid, TreeRule, Valid, name_matches_any
 from declint.types import Finding
@@ -243,12 +243,12 @@ class BackendLiteral(TreeRule):
         """Check the contexts `node` opens; False for a region whose strings are never retyped
         names: a declaration (DL104 validates it) or a `Literal[...]` (it defines names)."""
         if isinstance(node, ast.Assign):
-            if any(_last_name(target) == self._declaration for target in node.targets):
+            if any(last_name(target) == self._declaration for target in node.targets):
                 return False
         elif isinstance(node, ast.AnnAssign):
-            if _last_name(node.target) == self._declaration:
+            if last_name(node.target) == self._declaration:
                 return False
-        elif isinstance(node, ast.Subscript) and _last_name(node.value) == "Literal":
+        elif isinstance(node, ast.Subscript) and last_name(node.value) == "Literal":
             return False
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
             self._check_parameters(node.args)
@@ -334,7 +334,7 @@ class BackendLiteral(TreeRule):
                 for value in self._held(keyword.value):
                     self._check_strings(value)
         callee = (
-            self._aliases.get(node.func.id, node.func.id) if isinstance(node.func, ast.Name) else _last_name(node.func)
+            self._aliases.get(node.func.id, node.func.id) if isinstance(node.func, ast.Name) else last_name(node.func)
         )
         if callee in self._functions and node.args:
             first = node.args[0]
@@ -407,7 +407,7 @@ class BackendLiteral(TreeRule):
             key = _read_key(node)
             name = self._simple_string(key) if key is not None else None
         else:
-            name = _last_name(node)
+            name = last_name(node)
         return node if name is not None and name_matches_any(name, self._patterns) else None
 
     def _untyped(self, annotation: ast.expr) -> bool:
@@ -427,7 +427,7 @@ class BackendLiteral(TreeRule):
         for expression, _ in _annotation_exprs(annotation):
             for node in ast.walk(expression):
                 if isinstance(node, ast.Name | ast.Attribute) and (
-                    _last_name(node) == self._literal or self._imported_literal(node)
+                    last_name(node) == self._literal or self._imported_literal(node)
                 ):
                     return True
         return False
@@ -563,14 +563,6 @@ def _backend_names(config: Config, index: ProjectIndex) -> tuple[str, ...]:
     return (*members, *config.str_list("extra-backend-names"))
 
 
-def _last_name(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return None
-
-
 def _dotted(node: ast.expr) -> str | None:
     if isinstance(node, ast.Name):
         return node.id
@@ -643,7 +635,7 @@ def _strings(node: ast.expr) -> Iterator[ast.expr]:
     elif isinstance(node, ast.BoolOp):
         for operand in node.values:
             yield from _strings(operand)
-    elif isinstance(node, ast.Call) and _last_name(node.func) in _FIELD_SPECIFIERS:
+    elif isinstance(node, ast.Call) and last_name(node.func) in _FIELD_SPECIFIERS:
         defaults = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "default")]
         for default in defaults:  # pydantic's `Field` takes the default first, dataclasses' by keyword
             yield from _strings(default)
@@ -656,7 +648,7 @@ def _annotation_parts(annotation: ast.expr) -> Iterator[ast.Name | ast.Attribute
     while stack:
         node = stack.pop()
         if isinstance(node, ast.Name | ast.Attribute) or (
-            isinstance(node, ast.Subscript) and _last_name(node.value) == "Literal"
+            isinstance(node, ast.Subscript) and last_name(node.value) == "Literal"
         ):
             yield node
         else:

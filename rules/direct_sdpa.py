@@ -505,17 +505,10 @@ class DirectSdpa(TreeRule):
     def _hf_message(self, built: str, scope: str, top: str) -> str | None:
         """Reported only where a model declares the encoder configurable (a tower on a Hugging Face
         model is fine in an encoder declared fixed, and no finding of its own elsewhere)."""
-        configurable = self._configurable_owner(top)
+        configurable = _configurable(self._verdicts(self._owners(top)), self.index)
         if configurable is None:
             return None
-        owner, members = configurable
-        return self._HF_BYPASS.format(
-            what=f"`{scope}`" if scope else "module-level code",
-            built=built,
-            model=owner.model.rpartition(".")[2],
-            encoder=owner.encoder,
-            backends=", ".join(members),
-        )
+        return _bypass(self._HF_BYPASS, f"`{scope}`" if scope else "module-level code", *configurable, built=built)
 
     def _produces_sdpa(self, node: ast.expr) -> bool:
         """May `node` evaluate to the SDPA function itself (not to the result of calling it)?
@@ -605,16 +598,9 @@ class DirectSdpa(TreeRule):
         if not owners and top and self.index.language_owned(qualname):
             return None  # a language model's code (a draft head, an indexer): no encoder's
         verdicts = self._verdicts(owners)
-        configurable = self._configurable_owner(top)
+        configurable = _configurable(verdicts, self.index)
         if configurable is not None:
-            owner, members = configurable
-            return self._BYPASS.format(
-                what=what,
-                sdpa=sdpa,
-                model=owner.model.rpartition(".")[2],
-                encoder=owner.encoder,
-                backends=", ".join(members),
-            )
+            return _bypass(self._BYPASS, what, *configurable, sdpa=sdpa)
         if verdicts and all(e is not None and e.kind == "fixed" for _, e in verdicts):
             return None
         return self._UNDECLARED.format(what=what, sdpa=sdpa)
@@ -641,12 +627,21 @@ class DirectSdpa(TreeRule):
         known = self.index.modules.get(self.context.module)
         return owners if known is not None and known.path == self.context.rel else []
 
-    def _configurable_owner(self, top: str) -> tuple[Ownership, tuple[str, ...]] | None:
-        """The first owner declaring the encoder configurable, with the backends it lists."""
-        for owner, entry in self._verdicts(self._owners(top)):
-            if entry is not None and entry.kind in ("configurable", "all"):
-                return owner, self.index.entry_backends(entry) or ()  # get_args of another Literal: none known
-        return None
+
+def _configurable(
+    verdicts: list[tuple[Ownership, DeclEntry | None]], index: ProjectIndex
+) -> tuple[Ownership, tuple[str, ...]] | None:
+    """The first owner declaring the encoder configurable, with the backends it lists."""
+    for owner, entry in verdicts:
+        if entry is not None and entry.kind in ("configurable", "all"):
+            return owner, index.entry_backends(entry) or ()  # get_args of another Literal: none known
+    return None
+
+
+def _bypass(template: str, what: str, owner: Ownership, members: tuple[str, ...], **more: str) -> str:
+    """A configurable owner's message (`_BYPASS`, `_HF_BYPASS`)."""
+    model = owner.model.rpartition(".")[2]
+    return template.format(what=what, model=model, encoder=owner.encoder, backends=", ".join(members), **more)
 
 
 @functools.lru_cache(maxsize=8)
