@@ -52,6 +52,10 @@ _ALIAS_VALUES = (ast.Name, ast.Attribute, ast.IfExp, ast.NamedExpr, ast.Call)
 _COLLECTED = frozenset({ast.Call, ast.Attribute, ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.ClassDef})
 # Class methods that build a Hugging Face model (`transformers.AutoModel.from_config(...)`).
 _HF_BUILDERS = frozenset({"from_config", "from_pretrained", "_from_config"})
+# Words of an attribute or config name that say a generic `AutoModel` is the language model
+# (`self.language_model = AutoModel.from_config(config.text_config)`, LLaVA's pattern), read
+# as encoder-name hints are.
+_LANGUAGE_HINTS = {"language": ("language", "text", "llm", "lm")}
 
 
 @dataclass(frozen=True)
@@ -74,7 +78,7 @@ class DirectSdpa(TreeRule):
     `functools.partial(...)`, `getattr(F, "scaled_dot_product_attention")`, and names and
     `self.` attributes assigned from any of these: by a plain, annotated or walrus (`:=`)
     assignment (also a walrus called in place), as a class attribute, through
-    `staticmethod(...)`, or as either branch of `a if c else b`. A `self.` attribute counts in
+    `staticmethod(...)` or `torch.compile(...)`, or as either branch of `a if c else b`. A `self.` attribute counts in
     the class that assigns it and in its subclasses defined in the same file. Names follow
     Python's scoping: an alias assigned in a function counts there and in nested functions that
     do not rebind the name, a module-level alias everywhere a parameter or a local assignment
@@ -97,7 +101,9 @@ class DirectSdpa(TreeRule):
     through imports) is reported where a model declares the encoder configurable: the model's
     attention is its own, so the override is silently ignored (a subclass swapping its tower for
     a Hugging Face one under an inherited declaration). Not a config, tokenizer or processor, a
-    language model (`AutoModelForCausalLM`), or a model loaded into a local to read its weights;
+    language model (`AutoModelForCausalLM`, or an `AutoModel` kept as or built from a config
+    named for one: `self.language_model`, `config.text_config`, words `language`, `text`,
+    `llm`, `lm`), or a model loaded into a local to read its weights;
     nor under a fixed declaration, or in code no model owns.
 
     Not reported: calls inside the attention-backend packages (`sdpa-allowed-paths`: the VANILLA
@@ -272,7 +278,7 @@ class DirectSdpa(TreeRule):
         self._class_bases: dict[int, list[ast.expr]] = {}  # id(class scope) -> the class's bases
         self._chains: dict[int, list[Scope]] = {}  # id(class scope) -> `_class_chain`, once computed
         self._bound: set[int] = set()  # nodes not to report as a call site of their own
-        self._kept: set[int] = set()  # calls whose value a module keeps: `self.x = Call(...)`
+        self._kept: dict[int, str] = {}  # calls whose value a module keeps (`self.x = Call(...)`) -> x
         self._hints = {k: tuple(v) for k, v in dict(self.config.get("encoder-name-hints")).items()}
 
     @classmethod
@@ -354,10 +360,12 @@ class DirectSdpa(TreeRule):
 
     def _note_kept(self, targets: list[ast.expr], value: ast.expr) -> None:
         """A call assigned to `self.x`: what it builds becomes part of the module (a tower)."""
-        if isinstance(value, ast.Call) and any(
-            isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self" for t in targets
-        ):
-            self._kept.add(id(value))
+        if not isinstance(value, ast.Call):
+            return
+        for target in targets:
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                self._kept[id(value)] = target.attr
+                return
 
     def _visit_attribute(self, node: ast.Attribute) -> None:
         """Note every `self.x = ...`: an assignment that is no alias shadows a base class's alias."""
@@ -393,7 +401,7 @@ class DirectSdpa(TreeRule):
     def _bind_alias(self, target: ast.expr, value: ast.expr) -> bool:
         if not self._produces_sdpa(value):
             return False
-        self._bound.update(id(part) for part in self._alternatives(value))  # a named alias is no call site
+        self._mark_bound(value)  # a named alias is no call site
         if isinstance(target, ast.Name):
             scope = self._names.binding_scope(target)
             if scope is not None:
@@ -471,6 +479,7 @@ class DirectSdpa(TreeRule):
             self._bound.add(id(call.func))
             self._report(call, pending.scope, pending.top)
         elif self._is_partial_or_getattr(call):
+            self._mark_bound(call)  # one finding for `partial(partial(F.sdpa, ...), ...)`
             self._report(call, pending.scope, pending.top)  # created and passed on without a name
         elif (built := self._hugging_face_model(call)) is not None:
             message = self._hf_message(built, pending.scope, pending.top)
@@ -492,8 +501,16 @@ class DirectSdpa(TreeRule):
             func = func.value
         for name in sorted(self._names.qualified(func)):
             if name.startswith("transformers.") and self._is_hf_encoder_class(name.rpartition(".")[2]):
-                return name + method
+                return None if self._names_language_model(call, name) else name + method
         return None
+
+    def _names_language_model(self, call: ast.Call, built: str) -> bool:
+        """A generic `AutoModel` kept as, or built from a config named as, a language model."""
+        if built.rpartition(".")[2] != "AutoModel":
+            return False  # a class named after an encoder says which it is
+        first = call.args[0] if call.args else None
+        words = [self._kept[id(call)], first.attr if isinstance(first, ast.Attribute) else ""]
+        return any(hinted_encoder(word, _LANGUAGE_HINTS) for word in words)
 
     def _is_hf_encoder_class(self, name: str) -> bool:
         if name == "AutoModel":
@@ -535,7 +552,19 @@ class DirectSdpa(TreeRule):
                 stack.append(current.value)
             elif _may_be_staticmethod(current) and "builtins.staticmethod" in self._names.qualified(current.func):
                 stack.append(current.args[0])
+            elif _is_wrapper_call(current) and "torch.compile" in self._names.qualified(current.func):
+                stack.append(current.args[0])  # torch.compile(f) runs f's own code
         return found
+
+    def _mark_bound(self, value: ast.expr) -> None:
+        """`value` and the partials and getattrs it wraps are one alias, not calls of their own
+        (`partial(partial(F.sdpa, dropout_p=0.0), is_causal=False)`: the inner partial is no call site)."""
+        stack = [value]
+        while stack:
+            for part in self._alternatives(stack.pop()):
+                self._bound.add(id(part))
+                if isinstance(part, ast.Call) and "functools.partial" in self._names.qualified(part.func):
+                    stack.extend(_arguments(part)[:1])
 
     def _is_sdpa(self, node: ast.expr) -> bool:
         if isinstance(node, ast.Call):
@@ -671,6 +700,11 @@ def _bound_names(config: Config, index: ProjectIndex) -> tuple[str, ...]:
 
 def _may_build_hugging_face_model(data: bytes) -> bool:
     return b"transformers" in data  # a model class may be built directly: `SiglipVisionModel(config)`
+
+
+def _is_wrapper_call(node: ast.expr) -> TypeGuard[ast.Call]:
+    """A call with a positional first argument it may wrap (`torch.compile(f, mode=...)`)."""
+    return isinstance(node, ast.Call) and bool(node.args) and not isinstance(node.args[0], ast.Starred)
 
 
 def _may_be_staticmethod(node: ast.expr) -> TypeGuard[ast.Call]:

@@ -199,6 +199,30 @@ def test_class_attributes_and_staticmethod_are_aliases(make_tree: MakeTree) -> N
     ]
 
 
+def test_nested_partials_and_torch_compile_are_one_alias(make_tree: MakeTree) -> None:
+    """Red-team 53: the inner partial of `partial(partial(F.sdpa, ...), ...)` (or `partial(getattr(...))`)
+    was reported as a module-level call, even under a fixed declaration; `torch.compile(F.sdpa)`
+    was no alias."""
+    source = HEADER + (
+        "import functools\nimport torch\n"  # 5-6
+        "nested = functools.partial(functools.partial(F.scaled_dot_product_attention, dropout_p=0), is_causal=False)\n"
+        'through_getattr = functools.partial(getattr(F, "scaled_dot_product_attention"), dropout_p=0.0)\n'
+        "compiled = torch.compile(F.scaled_dot_product_attention, dynamic=True)\n"
+        "\nclass Tower(nn.Module):\n"  # 11
+        "    def forward(self, q, k, v, run):\n"
+        "        run(functools.partial(functools.partial(F.scaled_dot_product_attention), scale=1.0))\n"  # 13
+        "        return nested(q, k, v) + through_getattr(q, k, v) + compiled(q, k, v)\n"  # 14
+    )
+    assert dl101(make_tree, {MODEL: source + _model("Tower")}) == [
+        f"13:13: {_bypass('Tower.forward')}",
+        f"14:16: {_bypass('Tower.forward')}",
+        f"14:34: {_bypass('Tower.forward')}",
+        f"14:61: {_bypass('Tower.forward')}",
+    ]
+    fixed = _model("Tower", vision='FixedEncoderAttention("calls SDPA directly")')
+    assert dl101(make_tree, {MODEL: source + fixed}) == []
+
+
 def test_an_attribute_set_by_a_base_class_in_the_file(make_tree: MakeTree) -> None:
     source = HEADER + (
         "\nclass AttnBase(nn.Module):\n"  # 6
@@ -879,6 +903,11 @@ def test_only_a_hugging_face_encoder_model_a_module_keeps_is_reported(make_tree:
         "        self.loaded = SiglipVisionModel.from_pretrained(path)\n"  # 15
         "        self.module = modeling_siglip.SiglipVisionModel(config.vision_config)\n"  # 16
         "        load_weights(self, path)\n"
+        # red-team 53: LLaVA's language model through the generic AutoModel (by attribute or config)
+        "        self.language_model = AutoModel.from_config(config.text_config)\n"
+        "        self.text = AutoModel.from_config(config)\n"
+        "        self.decoder = AutoModel.from_config(config.text_config)\n"
+        "        self.tower = AutoModel.from_config(config.vision_config)\n"  # 21: still an encoder
     )
     model = HEADER + "from .edge_tower import EdgeSiglipTower\n" + _model("EdgeSiglipTower")
     found = dl101(make_tree, {TOWER_FILE: tower, MODEL: model}, checked=TOWER_FILE)
@@ -887,6 +916,7 @@ def test_only_a_hugging_face_encoder_model_a_module_keeps_is_reported(make_tree:
         f"14:23: {_hf_bypass(scope, 'transformers.SiglipVisionModel')}",
         f"15:23: {_hf_bypass(scope, 'transformers.SiglipVisionModel.from_pretrained')}",
         f"16:23: {_hf_bypass(scope, 'transformers.models.siglip.modeling_siglip.SiglipVisionModel')}",
+        f"21:22: {_hf_bypass(scope, 'transformers.AutoModel.from_config')}",
     ]
 
 
