@@ -68,8 +68,10 @@ class BackendLiteral(TreeRule):
     `fallback-backend-names`, so the retyped names of a tree that predates the Literal are found
     before it lands.
 
-    Not reported: the Literal itself and any annotation naming it (also under an import alias
-    or in a string annotation, `"EncoderAttentionBackend"`), the declaration (DL104
+    Not reported: the Literal itself and any annotation naming it (also under an import alias,
+    in a string annotation, `"EncoderAttentionBackend"`, or through a module-level type alias,
+    `OptionalBackend = Optional[EncoderAttentionBackend]`, bound once in the file or imported
+    from a module of the project), the declaration (DL104
     validates it), docstrings, comments, log and error messages, f-strings, and names of other
     namespaces (MoE backends, other Literals): a value annotated with a Literal that has a
     member which is no backend name (`MoeBackend`, `VisualGenAttentionBackend`, inline
@@ -204,6 +206,7 @@ class BackendLiteral(TreeRule):
         self._literal = self.index.literal_name
         self._declaration = str(self.config.get("declaration-attribute"))
         self._imports: dict[str, str] | None = None  # module-level imports, read when an annotation needs them
+        self._type_aliases: dict[str, ast.expr] | None = None  # see `_module_aliases`
         self._locals: dict[int, _LocalValue] | None = None  # see `_held`, computed when first asked
         self._given_contexts: set[str] = set()  # see `_note_given`
         # Findings whose context is a variable, held until the walk has seen every annotation:
@@ -421,16 +424,45 @@ class BackendLiteral(TreeRule):
             return False
         return True
 
-    def _typed_by_literal(self, annotation: ast.expr) -> bool:
+    def _typed_by_literal(self, annotation: ast.expr, seen: frozenset[str] = frozenset()) -> bool:
         """The annotation names the shared Literal: by its own name, or under an import alias
-        (`... import EncoderAttentionBackend as EAB`); in a string annotation too."""
+        (`... import EncoderAttentionBackend as EAB`); in a string annotation too; or through a
+        type alias of it (`OptionalBackend = Optional[EncoderAttentionBackend]`), see `_alias_of_literal`."""
         for expression, _ in _annotation_exprs(annotation):
             for node in ast.walk(expression):
                 if isinstance(node, ast.Name | ast.Attribute) and (
-                    last_name(node) == self._literal or self._imported_literal(node)
+                    last_name(node) == self._literal
+                    or self._imported_literal(node)
+                    or self._alias_of_literal(node, seen)
                 ):
                     return True
         return False
+
+    def _alias_of_literal(self, node: ast.Name | ast.Attribute, seen: frozenset[str]) -> bool:
+        """`node` is a module-level type alias naming the shared Literal: one this module binds
+        once (followed alias by alias), or one another module of the project binds, imported
+        (what that value references, as the index records it)."""
+        if isinstance(node, ast.Name) and node.id not in seen:
+            value = self._module_aliases().get(node.id)
+            if value is not None:
+                return self._typed_by_literal(value, seen | {node.id})
+        dotted = _dotted(node)
+        head, _, rest = (dotted or "").partition(".")
+        target = self._module_imports().get(head)
+        if target is None:
+            return False
+        found = self.index.values.get(self.index.resolve(f"{target}.{rest}" if rest else target))
+        return found is not None and any(self.index.is_shared_literal(ref) for ref in found.references)
+
+    def _module_aliases(self) -> dict[str, ast.expr]:
+        """Module-level names bound once to a type expression (a name or a subscript of one)."""
+        if self._type_aliases is None:
+            self._type_aliases = {
+                name: value
+                for name, value in _bound_once_values(self.tree).items()
+                if isinstance(value, ast.Name | ast.Attribute | ast.Subscript | ast.BinOp)
+            }
+        return self._type_aliases
 
     def _imported_literal(self, node: ast.Name | ast.Attribute) -> bool:
         """`node` resolves, through this module's imports, to the shared Literal (re-exports too)."""
@@ -683,6 +715,19 @@ def _inline_literals(annotation: ast.expr) -> Iterator[tuple[ast.Subscript, ast.
         for part in _annotation_parts(expression):
             if isinstance(part, ast.Subscript):
                 yield part, part if where is None else where
+
+
+def _bound_once_values(tree: ast.Module) -> dict[str, ast.expr]:
+    """Module-level names bound by exactly one plain or annotated assignment, with its value."""
+    bound: dict[str, list[ast.expr | None]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    bound.setdefault(target.id, []).append(node.value)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            bound.setdefault(node.target.id, []).append(node.value)
+    return {name: values[0] for name, values in bound.items() if len(values) == 1 and values[0] is not None}
 
 
 def _annotation_exprs(annotation: ast.expr) -> Iterator[tuple[ast.expr, ast.expr | None]]:

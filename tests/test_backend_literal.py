@@ -379,6 +379,30 @@ def test_the_shared_literal_under_an_alias_or_in_a_string_annotation_types_its_c
     assert found == [(18, 83, "build_c", RETYPED.format("TRTLLM"))]
 
 
+def test_a_type_alias_of_the_shared_literal_types_its_context(make_tree: MakeTree) -> None:
+    """Red-team 53: `OptionalBackend = Optional[EncoderAttentionBackend]` (DL100's own valid
+    example), defined in the file or imported from another module, typed nothing. An alias of
+    another namespace's Literal, or of `str`, still leaves the value unchecked."""
+    rel = "tensorrt_llm/_torch/models/modeling_aliased.py"
+    source = (
+        "from typing import Optional\n"
+        "from tensorrt_llm.llmapi.llm_args import EncoderAttentionBackend, OptionalEncoderAttentionBackend\n\n"
+        "OptionalBackend = Optional[EncoderAttentionBackend]\n"
+        "Backend = OptionalBackend\n"
+        "Loop = Loop\n"
+        "Text = Optional[str]\n\n"
+        'def build(attn_backend: Backend = "TRTLLM", backend_name: OptionalEncoderAttentionBackend = "VANILLA"):\n'
+        "    return attn_backend, backend_name\n\n"
+        'def other(attn_backend: Loop = "TRTLLM", backend_name: Text = "VANILLA"):\n'  # 12
+        "    return attn_backend, backend_name\n"
+    )
+    llm_args = LLM_ARGS + "OptionalEncoderAttentionBackend = Optional[EncoderAttentionBackend]\n"
+    llm_args = llm_args.replace("from typing import Literal", "from typing import Literal, Optional")
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": llm_args, rel: source})
+    found, _ = _dl103(root, rel)
+    assert found == [(12, 31, "other", RETYPED.format("TRTLLM")), (12, 62, "other", RETYPED.format("VANILLA"))]
+
+
 def test_an_inline_literal_of_backend_names_in_a_context_annotation_is_reported(make_tree: MakeTree) -> None:
     rel = "tensorrt_llm/_torch/models/modeling_inline.py"
     root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, rel: INLINE_LITERALS})
