@@ -376,6 +376,7 @@ class _Extractor:
         return Declaration(line, tuple(entries.values()), is_literal=None not in value.keys, empty=not value.keys)
 
     def _entry(self, encoder: str, value: ast.expr) -> DeclEntry:
+        value = _unwrap_tuple_call(value)
         if isinstance(value, ast.Tuple | ast.List | ast.Set):
             names = tuple(e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str))
             if len(names) < len(value.elts):
@@ -528,6 +529,20 @@ def _map_pairs(value: ast.expr) -> list[tuple[str | None, ast.expr]] | None:
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict" and not value.args:
         return [(keyword.arg, keyword.value) for keyword in value.keywords]
     return None
+
+
+def _unwrap_tuple_call(value: ast.expr) -> ast.expr:
+    """`tuple(get_args(EncoderAttentionBackend))` is the `get_args(...)` it wraps (the same names)."""
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "tuple"
+        and len(value.args) == 1
+        and not value.keywords
+        and isinstance(value.args[0], ast.Call)
+    ):
+        return value.args[0]
+    return value
 
 
 def _module_assignments(node: ast.stmt) -> list[tuple[str, ast.expr | None, int]]:

@@ -38,7 +38,8 @@ class InvalidDeclaration(Rule):
     twin.
 
     Accepted entry values: a tuple (or list/set) of Literal members, `typing.get_args(<Literal>)`
-    of the shared Literal for all of them (imported under any name, or through a re-export; the
+    of the shared Literal for all of them (also wrapped in `tuple(...)`; imported under any
+    name, or through a re-export; the
     `get_args` of another Literal, such as the MoE backends', is reported: the model would accept
     none of the names the docs table then lists), or `FixedEncoderAttention("<reason>")`: one
     reason, a non-blank string (None, a number, unpacked or extra arguments are reported; a
@@ -206,6 +207,7 @@ class InvalidDeclaration(Rule):
         return encoder
 
     def _check_entry(self, encoder: str, key: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        value = _unwrap_tuple_call(value)
         if isinstance(value, cst.Tuple | cst.List | cst.Set):
             if not value.elements:
                 self.report(
@@ -386,3 +388,18 @@ def would_duplicate(replacement: str | None, listed: frozenset[str]) -> bool:
     """Would rewriting a name to `replacement` list it twice? Then no fix is offered: the fixed
     text would be refused (its re-lint reports the duplicate), though it was counted fixable."""
     return replacement is not None and replacement in listed
+
+
+def _unwrap_tuple_call(value: cst.BaseExpression) -> cst.BaseExpression:
+    """`tuple(get_args(...))` is the call it wraps, as the facts read it (`declint.facts`)."""
+    if (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Name)
+        and value.func.value == "tuple"
+        and len(value.args) == 1
+        and value.args[0].keyword is None
+        and not value.args[0].star
+        and isinstance(value.args[0].value, cst.Call)
+    ):
+        return value.args[0].value
+    return value

@@ -836,3 +836,32 @@ def test_an_encoder_listed_twice_is_read_with_its_last_value_as_python_builds_th
         1,
         'encoder "vision" is declared twice; the last entry silently wins',
     )
+
+
+def test_tuple_of_get_args_is_read_as_get_args(make_tree: MakeTree) -> None:
+    """Red-team 53: `tuple(get_args(EncoderAttentionBackend))` (a tuple at run time) was "expected a
+    tuple of backend names" and an invalid row of the table; of another Literal it is DL104's
+    get_args finding."""
+    source = (
+        "from tensorrt_llm.llmapi.llm_args import EncoderAttentionBackend, MoeBackend\n"
+        + IMPORTS
+        + "\n\nclass TupleModel(MultimodalModelMixin):\n"
+        '    encoder_attention_backends = {"vision": tuple(get_args(EncoderAttentionBackend))}\n\n\n'
+        "class MoeModel(MultimodalModelMixin):\n"
+        '    encoder_attention_backends = {"vision": tuple(get_args(MoeBackend))}\n'
+    )
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, MODEL + "modeling_tuple.py": source})
+    code, lines = check(str(root))
+    assert (code, lines) == (
+        1,
+        [
+            'tensorrt_llm/_torch/models/modeling_tuple.py:13:51: DL104 encoder "vision": get_args must be '
+            "given the shared Literal EncoderAttentionBackend, not MoeBackend",
+            "Found 1 finding in 15 files.",
+        ],
+    )
+    table = CliRunner().invoke(cli, ["table", str(root)]).output.splitlines()
+    assert table[2:] == [
+        "| MoeModel | vision | invalid declaration |  | - |",
+        "| TupleModel | vision | VANILLA, TRTLLM, FLASHINFER |  | TRTLLM |",
+    ]
