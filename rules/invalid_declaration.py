@@ -31,7 +31,8 @@ class InvalidDeclaration(Rule):
 
     The declaration maps each encoder of a model to the backends it supports, read at load time
     to accept or reject `encoder_attention_backend` overrides. A backend name that is not a
-    member of the shared Literal (a typo, a wrong case) can never be selected; an unknown encoder
+    member of the shared Literal (a typo, a wrong case, two names Python joins where a comma is
+    missing: `"TRTLLM" "FLASHINFER"`) can never be selected; an unknown encoder
     name is never looked up (its entry is checked all the same, under the name it likely means);
     a fixed encoder without a reason leaves the user's rejected override unexplained; a duplicate
     (an encoder, or the whole declaration assigned twice in a class body) silently overrides its
@@ -271,6 +272,15 @@ class InvalidDeclaration(Rule):
                 self.report(string, f'encoder "{encoder}": backend "{name}" is listed twice')
             seen.add(name)
             if self._members is not None and name not in self._members:
+                parts = _joined_parts(string)
+                if any(part.upper() in self._members for part in parts):
+                    joined = " ".join(f'"{part}"' for part in parts)
+                    self.report(
+                        string,
+                        f'encoder "{encoder}": {joined} are joined by Python into "{name}", which is not a member '
+                        f"of {self._literal}; is a comma missing between them?",
+                    )
+                    continue
                 member, certain = _likely_member(name, self._members)
                 self.report(
                     string, f'encoder "{encoder}": "{name}" is not a member of {self._literal}{did_you_mean(member)}'
@@ -403,3 +413,19 @@ def _unwrap_tuple_call(value: cst.BaseExpression) -> cst.BaseExpression:
     ):
         return value.args[0].value
     return value
+
+
+def _joined_parts(string: cst.BaseExpression) -> list[str]:
+    """The values of the literals an implicit concatenation joins (`"TRTLLM" "FLASHINFER"`, a
+    comma missing at a line break); empty for one literal or a part that is no plain string."""
+    if not isinstance(string, cst.ConcatenatedString):
+        return []
+    parts: list[str] = []
+    for side in (string.left, string.right):
+        if isinstance(side, cst.ConcatenatedString):
+            parts += _joined_parts(side)
+        elif isinstance(side, cst.SimpleString) and isinstance(side.evaluated_value, str):
+            parts.append(side.evaluated_value)
+        else:
+            return []
+    return parts

@@ -865,3 +865,31 @@ def test_tuple_of_get_args_is_read_as_get_args(make_tree: MakeTree) -> None:
         "| MoeModel | vision | invalid declaration |  | - |",
         "| TupleModel | vision | VANILLA, TRTLLM, FLASHINFER |  | TRTLLM |",
     ]
+
+
+def test_dl104_names_a_missing_comma_between_backend_names(make_tree: MakeTree) -> None:
+    """Red-team 53: `("VANILLA", "TRTLLM"` / `"FLASHINFER")` joined two names into "TRTLLMFLASHINFER",
+    and "did you mean FLASHINFER?" would have dropped TRTLLM. A name split in two (`"TRT" "LLM"`)
+    is one member, and a joined typo of no member's parts is an ordinary typo."""
+    source = IMPORTS + (
+        "\n\nclass Joined(MultimodalModelMixin):\n"
+        '    encoder_attention_backends = {"vision": ("VANILLA", "TRTLLM"\n'
+        '                                             "FLASHINFER")}\n\n\n'
+        "class Split(MultimodalModelMixin):\n"
+        '    encoder_attention_backends = {"vision": ("TRT" "LLM", "VANILLA")}\n\n\n'
+        "class Typo(MultimodalModelMixin):\n"
+        '    encoder_attention_backends = {"vision": ("TRT" "LMM",)}\n'
+    )
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, MODEL + "modeling_joined.py": source})
+    code, lines = check("--select", "DL104", str(root))
+    assert (code, lines) == (
+        1,
+        [
+            'tensorrt_llm/_torch/models/modeling_joined.py:8:57: DL104 encoder "vision": "TRTLLM" "FLASHINFER" '
+            'are joined by Python into "TRTLLMFLASHINFER", which is not a member of EncoderAttentionBackend; '
+            "is a comma missing between them?",
+            'tensorrt_llm/_torch/models/modeling_joined.py:17:46: DL104 encoder "vision": "TRTLMM" is not a member '
+            'of EncoderAttentionBackend (did you mean "TRTLLM"?)',
+            "Found 2 findings in 15 files.",
+        ],
+    )
