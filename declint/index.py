@@ -228,12 +228,47 @@ class ProjectIndex:
         return any(self.is_mixin(name) for name, _ in self.ancestors(cls))
 
     def effective_declaration(self, cls: ClassFacts) -> tuple[Declaration, ClassFacts] | None:
-        """The nearest own-or-inherited declaration; a mixin's default does not count."""
-        chain = [cls, *(facts for _, facts in self.ancestors(cls) if facts is not None)]
-        for candidate in chain:
-            if candidate.declaration is not None and not self.is_mixin(candidate.qualname):
-                return candidate.declaration, candidate
+        """The declaration Python finds first along the class's MRO; a mixin's default declares
+        nothing, and one that comes before every declaration wins at run time (red-team 53:
+        `class M(MultimodalModelMixin, ConfigurableVisionMixin)` has the mixin's default)."""
+        for candidate in self._declaration_chain(cls):
+            if candidate.declaration is not None:
+                return None if self.is_mixin(candidate.qualname) else (candidate.declaration, candidate)
         return None
+
+    def hidden_declaration(self, cls: ClassFacts) -> tuple[ClassFacts, ClassFacts] | None:
+        """(the model mixin, the class) when the mixin's default, earlier in the MRO, hides the
+        class's declaration from `cls` (see `effective_declaration`)."""
+        declaring = [c for c in self._declaration_chain(cls) if c.declaration is not None]
+        if not declaring or not self.is_mixin(declaring[0].qualname):
+            return None
+        hidden = next((c for c in declaring if not self.is_mixin(c.qualname)), None)
+        return None if hidden is None else (declaring[0], hidden)
+
+    def _declaration_chain(self, cls: ClassFacts) -> list[ClassFacts]:
+        """`cls` and its indexed ancestors in method resolution order (C3, as Python computes it,
+        a base that is not indexed taken as having no bases); depth-first where C3 cannot order
+        them (a cycle, an inconsistent order: Python rejects those classes anyway)."""
+        order = self._c3(cls.qualname, cls, set())
+        if order is None:
+            return [cls, *(facts for _, facts in self.ancestors(cls) if facts is not None)]
+        return [facts for name in order if (facts := cls if name == cls.qualname else self.classes.get(name))]
+
+    def _c3(self, name: str, facts: ClassFacts | None, visiting: set[str]) -> list[str] | None:
+        if facts is None:
+            return [name]
+        if name in visiting or len(visiting) > _MAX_MRO_DEPTH:
+            return None
+        visiting.add(name)
+        try:
+            bases = list(dict.fromkeys(self.resolve(base) for base in facts.bases))
+            linears = [self._c3(base, self.classes.get(base), visiting) for base in bases]
+        finally:
+            visiting.discard(name)
+        if any(linear is None for linear in linears):
+            return None
+        merged = _c3_merge([linear for linear in linears if linear is not None] + [bases])
+        return None if merged is None else [name, *merged]
 
     def required_encoders(self, cls: ClassFacts) -> tuple[dict[str, str], ClassFacts] | None:
         """Encoder -> the modality requiring it, from the nearest registration with a placeholder map."""
@@ -479,3 +514,20 @@ def _encoder_of(path: tuple[str, ...], encoders: set[str], hints: Mapping[str, S
         if named is not None:
             return named
     return "vision"
+
+
+_MAX_MRO_DEPTH = 64  # bases deeper than this (or cyclic) fall back to the depth-first order
+
+
+def _c3_merge(sequences: list[list[str]]) -> list[str] | None:
+    """Python's C3 merge: repeatedly the first head that is in no other sequence's tail."""
+    pending = [list(sequence) for sequence in sequences if sequence]
+    merged: list[str] = []
+    while pending:
+        tails = {name for sequence in pending for name in sequence[1:]}
+        head = next((sequence[0] for sequence in pending if sequence[0] not in tails), None)
+        if head is None:
+            return None
+        merged.append(head)
+        pending = [rest for sequence in pending if (rest := [n for n in sequence if n != head])]
+    return merged

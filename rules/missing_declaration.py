@@ -55,7 +55,9 @@ class MissingDeclaration(Rule):
     that cannot be read: DL104 reports it, and DL102 does not guess which are missing.
 
     A declaration inherited from a model ancestor counts, across files (the project index
-    follows bases through imports and re-exports); the mixin's own empty default does not.
+    follows bases through imports and re-exports); the mixin's own empty default does not, and
+    it hides every declaration after it in the class's method resolution order (C3, as Python
+    computes it: `class M(MultimodalModelMixin, DeclaringMixin)` has the empty default at run time).
     `encoder_attention_backends = {}` explicitly declares a model without an attention encoder.
     """
 
@@ -218,6 +220,14 @@ class MissingDeclaration(Rule):
 
     def _missing_message(self, facts: ClassFacts, required: tuple[dict[str, str], ClassFacts] | None) -> str:
         head = f'multimodal model "{facts.name}" has no {self._attribute} declaration (own or inherited)'
+        hidden = self.index.hidden_declaration(facts)
+        if hidden is not None:
+            mixin, owner = hidden
+            head = (
+                f'multimodal model "{facts.name}" has no {self._attribute} declaration at run time: the default '
+                f'of "{mixin.name}" comes first in its method resolution order and hides the declaration of '
+                f'"{owner.name}"'
+            )
         if not required or not required[0]:
             return f"{head}; declare its encoders, or {{}} when it has no attention encoder"
         encoders = ", ".join(sorted(required[0]))

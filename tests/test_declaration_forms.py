@@ -893,3 +893,48 @@ def test_dl104_names_a_missing_comma_between_backend_names(make_tree: MakeTree) 
             "Found 2 findings in 15 files.",
         ],
     )
+
+
+def test_dl102_follows_the_method_resolution_order_past_the_mixins_default(make_tree: MakeTree) -> None:
+    """Red-team 53: a declaring mixin listed after MultimodalModelMixin (whose default wins at run
+    time) was taken as the model's declaration. Python's C3 order decides: in a diamond whose
+    two branches share the mixin, the declaring branch comes before the mixin."""
+    mixin_default = "    encoder_attention_backends = {}\n"  # the model mixin's own default, as in TensorRT-LLM
+    source = IMPORTS + (
+        "\n\nclass ConfigurableVision:\n"
+        '    encoder_attention_backends = {"vision": ("VANILLA", "TRTLLM")}\n\n\n'
+        + registered("hidden", "image")
+        + "class Hidden(MultimodalModelMixin, ConfigurableVision):\n    pass\n\n\n"
+        + registered("first", "image")
+        + "class First(ConfigurableVision, MultimodalModelMixin):\n    pass\n\n\n"
+        "class Plain(MultimodalModelMixin):\n    pass\n\n\n"
+        "class Declaring(MultimodalModelMixin):\n"
+        '    encoder_attention_backends = {"vision": ("TRTLLM",)}\n\n\n'
+        + registered("diamond", "image")
+        + "class Diamond(Plain, Declaring):\n    pass\n"
+    )
+    mixin = (
+        "class FixedEncoderAttention:\n    def __init__(self, reason=''):\n        self.reason = reason\n\n\n"
+        "class MultimodalModelMixin:\n" + mixin_default
+    )
+    root = make_tree(
+        {
+            "tensorrt_llm/llmapi/llm_args.py": LLM_ARGS,
+            "tensorrt_llm/_torch/models/modeling_multimodal_mixin.py": mixin,
+            MODEL + "modeling_mro.py": source,
+        }
+    )
+    code, lines = check("--select", "DL102", str(root))
+    assert (code, lines) == (
+        1,
+        [
+            'tensorrt_llm/_torch/models/modeling_mro.py:12:7: DL102 multimodal model "Hidden" has no '
+            'encoder_attention_backends declaration at run time: the default of "MultimodalModelMixin" comes '
+            'first in its method resolution order and hides the declaration of "ConfigurableVision"; declare its '
+            "encoders: vision (registered modalities: image)",
+            'tensorrt_llm/_torch/models/modeling_mro.py:21:7: DL102 multimodal model "Plain" has no '
+            "encoder_attention_backends declaration (own or inherited); declare its encoders, or {} when it has "
+            "no attention encoder",
+            "Found 2 findings in 15 files.",
+        ],
+    )
