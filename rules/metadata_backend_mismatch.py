@@ -122,8 +122,9 @@ class MetadataBackendMismatch(Rule):
     first and the config after, in straight-line code, is still taken for the override), and a
     backend read by expression before a rebinding (`backend = model_config.attn_backend`, then
     the rebinding) is judged as if read after it. A method's local names are its own (a factory
-    classmethod's `model_config`, rebound to an override, is not `__init__`'s); what it keeps on
-    `self` is the class's, in every method. One backend written two ways is one: a name through
+    classmethod's `model_config`, rebound to an override, is not `__init__`'s), but a parameter is
+    what the class hands it (`self._make(model_config, b)`, by position or keyword; the first such
+    call counts); what a method keeps on `self` is the class's, in every method. One backend written two ways is one: a name through
     what it was given
     (`self.backend = model_config.attn_backend`), `getattr(c, "attn_backend")` as
     `c.attn_backend`, an unchanged copy of a config as the config, the backend an override sets;
@@ -292,6 +293,12 @@ class MetadataBackendMismatch(Rule):
         self._retired: dict[str, cst.CSTNode] = {}  # a rebound name's earlier config -> the rebinding
         self._direct: list[_Direct] = []
         self._sources: list[_MetadataSource] = []
+        # A method's parameters (positional first, after self or cls), and the names handed to
+        # `self.method(...)` by position or keyword: a parameter is what the caller hands it (`_link`).
+        self._params: dict[str, list[str]] = {}
+        self._positional: dict[str, int] = {}
+        self._handed: list[tuple[str, int | str, str]] = []
+        self._methods: dict[str, str] = {}  # a method's mark (`_seal`) -> its name, for messages
         self._sealed = 0  # functions sealed so far (`_seal`)
         self._tag = f"{_SCOPE}0"  # the mark this function's local names will get
 
@@ -316,7 +323,17 @@ class MetadataBackendMismatch(Rule):
         super().visit_FunctionDef(node)
         if self._open_functions == 0:  # a method: the class body's names before it are not its own
             self._seal()
+            if len(self._scope) == 2:  # directly in the encoder class
+                self._parameters(node)
+            self._methods[self._tag] = node.name.value
         self._open_functions += 1
+
+    def _parameters(self, node: cst.FunctionDef) -> None:
+        static = any(_last_name(d.decorator) == "staticmethod" for d in node.decorators)
+        positional = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
+        positional = positional if static else positional[1:]
+        self._params[node.name.value] = positional + [p.name.value for p in node.params.kwonly_params]
+        self._positional[node.name.value] = len(positional)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._open_functions -= 1
@@ -332,6 +349,7 @@ class MetadataBackendMismatch(Rule):
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         if len(self._scope) == 1:
             self._seal()  # the class body's own names, so that every record's scope is marked
+            self._link()
             for source in self._sources:
                 self._judge(original_node.name.value, source)
         super().leave_ClassDef(original_node)
@@ -371,7 +389,34 @@ class MetadataBackendMismatch(Rule):
                 return None
         # Which of them are configs is asked at the class's end: a name may be known as one later.
         self._passed.update(name for name in (_name_of(a.value) for a in node.args) if name is not None)
+        if isinstance(node.func, cst.Attribute) and _is_self(node.func.value):
+            self._hand(node.func.attr.value, node)
         return None
+
+    def _hand(self, method: str, call: cst.Call) -> None:
+        """`self.method(model_config, backend=b)`: the names it is handed, for `_link`."""
+        plain = [a for a in call.args if not a.star]
+        for position, argument in enumerate(a for a in plain if a.keyword is None):
+            if (name := _name_of(argument.value)) is not None:
+                self._handed.append((method, position, name))
+        for argument in plain:
+            if argument.keyword is not None and (name := _name_of(argument.value)) is not None:
+                self._handed.append((method, argument.keyword.value, name))
+
+    def _link(self) -> None:
+        """A method's parameter is the config its caller in the class hands it (`self._make(
+        model_config, b)`): a helper that overrides its `model_config` and builds layers from the
+        override is judged against the caller's metadata class, as the methods' local names are
+        their own (`_seal`). The first caller counts; a parameter the method rebinds keeps its entry
+        value (`_retire` renamed it)."""
+        for method, slot, given in self._handed:
+            params = self._params.get(method, [])
+            if isinstance(slot, int):
+                param = params[slot] if slot < self._positional.get(method, 0) else None
+            else:
+                param = next((p for p in params if _shown(p) == slot), None)
+            if param is not None and not self._holds_config(param):
+                self._aliases[param] = given
 
     def _setattr(self, call: cst.Call) -> None:
         """`setattr(c, "attn_backend", b)`: the override `c.attn_backend = b` is."""
@@ -524,6 +569,8 @@ class MetadataBackendMismatch(Rule):
         self._passed = {rename(each) for each in self._passed}
         self._known = {rename(each) for each in self._known}
         self._retired = {rename(k): v for k, v in self._retired.items()}
+        self._params = {method: [rename(p) for p in params] for method, params in self._params.items()}
+        self._handed = [(method, slot, rename(given)) for method, slot, given in self._handed]
         self._sources = [
             dataclasses.replace(s, config=rename(s.config)) if s.config is not None else s for s in self._sources
         ]
@@ -638,14 +685,15 @@ class MetadataBackendMismatch(Rule):
         """The message for layers built from config `layers`, overridden, and a metadata class
         from `config`'s backend (the same name as it was before a rebinding, say)."""
         line = self._line(override.where)
-        read = f"{_shown(config)}'s attn_backend"
-        advice = f"derive both from {_shown(layers)}"
+        read = f"{self._told(config, layers)}'s attn_backend"
+        advice = f"derive both from {self._told(layers, config)}"
         if config in self._retired:
             read += f" read before line {self._line(self._retired[config])}"
             if _shown(config) == _shown(layers):  # the name rebound to the override: read it afterwards
                 advice = f"derive the metadata class from {_shown(layers)} after line {line}"
         return (
-            f"{encoder} takes its metadata class from {read}, but builds its attention layers from {_shown(layers)}, "
+            f"{encoder} takes its metadata class from {read}, but builds its attention layers from "
+            f"{self._told(layers, config)}, "
             f"whose attn_backend is overridden (line {line}): with a per-encoder override the layers get metadata of "
             f"another backend (AttributeError at the first forward); {advice}"
         )
@@ -670,17 +718,27 @@ class MetadataBackendMismatch(Rule):
         """The message for layers built from the config that `metadata`'s override was derived from
         (the same name before a rebinding, say)."""
         line = self._line(override.where)
-        built = _shown(layers)
-        advice = f"build the layers from {_shown(metadata)}"
+        built = self._told(layers, metadata)
+        advice = f"build the layers from {self._told(metadata, layers)}"
         if layers in self._retired:
             built += f" read before line {self._line(self._retired[layers])}"
             if _shown(layers) == _shown(metadata):  # the name rebound to the override: read it afterwards
                 advice += f" after line {line}"
         return (
-            f"{encoder} takes its metadata class from {_shown(metadata)}'s attn_backend, which is overridden (line "
+            f"{encoder} takes its metadata class from {self._told(metadata, layers)}'s attn_backend, which is "
+            "overridden (line "
             f"{line}), but builds its attention layers from {built}, whose attn_backend is not: with a per-encoder "
             f"override the layers get metadata of another backend (AttributeError at the first forward); {advice}"
         )
+
+    def _told(self, name: str, other: str) -> str:
+        """`name` as written, with its method when `other` is another method's variable of that name
+        (`_make()'s model_config`), so that the message does not read as one config against itself."""
+        mark = name[name.rfind(_SCOPE) :] if _SCOPE in name else ""
+        other_mark = other[other.rfind(_SCOPE) :] if _SCOPE in other else ""
+        if _shown(name) != _shown(other) or mark == other_mark or mark not in self._methods:
+            return _shown(name)
+        return f"{self._methods[mark]}()'s {_shown(name)}"
 
     def _judge_direct(self, encoder: str, source: _MetadataSource) -> bool:
         """Layers given a backend by name against the metadata class's source; True if reported."""
@@ -764,6 +822,8 @@ class MetadataBackendMismatch(Rule):
         value = self._values.get(name)
         if value is not None and not isinstance(value, cst.Call):
             return self._config_backend(value, self._scopes[name], depth + 1)
+        if value is None and name in self._aliases:  # a parameter: what its caller hands it (`_link`)
+            return self._named_config_backend(self._aliases[name], depth + 1)
         return f"{_unmarked(name)}.attn_backend"
 
     def _pinned_to(self, name: str) -> str | None:
@@ -811,6 +871,10 @@ def _is_logging(call: cst.Call) -> bool:
 def _shown(name: str) -> str:
     """A name as written: `model_config` for the config it held before a rebinding (`_retire`)."""
     return name.partition("@")[0]
+
+
+def _is_self(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "self"
 
 
 def _unmarked(name: str) -> str:

@@ -536,6 +536,68 @@ def test_dl106_a_methods_local_names_are_its_own(make_tree: MakeTree) -> None:
     ]
 
 
+def test_dl106_a_config_handed_to_a_helper_method_is_the_callers(make_tree: MakeTree) -> None:
+    """A method's parameter is what `self.method(...)` hands it (by position, after self unless
+    static, or by keyword): a helper that derives the override from its `model_config` and builds
+    the layers is judged against `__init__`'s metadata class, now that the two methods' local names
+    are their own; a helper given the override reads the same backend as a metadata class derived
+    from it (2026-12-02: reported, `cfg.attn_backend` taken for another backend)."""
+    head = ENCODER_HEAD.replace("import get_attention_backend", "import create_attention, get_attention_backend")
+    override = "dataclasses.replace(model_config, attn_backend=encoder_backend)"
+    metadata = "self.metadata_cls = get_attention_backend(model_config.attn_backend).Metadata"
+    source = head + (
+        "class HelperOverrides:\n"
+        "    def __init__(self, model_config, encoder_backend):\n"
+        "        self.attn = self._make(model_config, encoder_backend)\n"
+        f"        {metadata}\n\n"
+        "    def _make(self, model_config, encoder_backend):\n"
+        f"        vision_config = {override}\n"
+        "        return Attention(config=vision_config)\n\n\n"
+        "class HelperRebinds:\n"
+        "    def __init__(self, model_config, encoder_backend):\n"
+        "        self.attn = self._make(model_config, backend=encoder_backend)\n"
+        f"        {metadata}\n\n"
+        "    def _make(self, model_config, *, backend):\n"
+        "        if backend is not None:\n"
+        "            model_config = dataclasses.replace(model_config, attn_backend=backend)\n"
+        "        return Attention(config=model_config)\n\n\n"
+        "class StaticHelper:\n"
+        "    def __init__(self, model_config, encoder_backend):\n"
+        "        self.attn = self._make(model_config, encoder_backend)\n"
+        f"        {metadata}\n\n"
+        "    @staticmethod\n"
+        "    def _make(config, backend):\n"
+        "        vc = dataclasses.replace(config, attn_backend=backend)\n"
+        "        return Attention(config=vc)\n\n\n"
+        "class HelperGivenTheOverride:\n"
+        "    def __init__(self, model_config, encoder_backend):\n"
+        f"        vision_config = {override}\n"
+        "        self._build(vision_config)\n"
+        "        self.metadata_cls = get_attention_backend(vision_config.attn_backend).Metadata\n\n"
+        "    def _build(self, cfg):\n"
+        "        self.attn = create_attention(cfg.attn_backend, layer_idx=0)\n"
+    )
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, "tensorrt_llm/_torch/models/encoders.py": source})
+    code, lines = check("--select", "DL106", str(root))
+    assert code == 1
+    tail = (
+        "with a per-encoder override the layers get metadata of another backend (AttributeError at the first "
+        "forward); derive both from "
+    )
+    assert lines == [
+        "tensorrt_llm/_torch/models/encoders.py:12:29: DL106 HelperOverrides takes its metadata class from "
+        "model_config's attn_backend, but builds its attention layers from vision_config, whose attn_backend is "
+        "overridden (line 15): " + tail + "vision_config",
+        "tensorrt_llm/_torch/models/encoders.py:22:29: DL106 HelperRebinds takes its metadata class from "
+        "__init__()'s model_config's attn_backend, but builds its attention layers from _make()'s model_config, "
+        "whose attn_backend is overridden (line 26): " + tail + "_make()'s model_config",
+        "tensorrt_llm/_torch/models/encoders.py:33:29: DL106 StaticHelper takes its metadata class from "
+        "model_config's attn_backend, but builds its attention layers from vc, whose attn_backend is overridden "
+        "(line 37): " + tail + "vc",
+        "Found 3 findings in 15 files.",
+    ]
+
+
 def test_dl106_a_config_passed_to_layers_counts_however_it_is_named(make_tree: MakeTree) -> None:
     """A name the rule knows as a config (an override, a copy, what one is derived from, a
     config whose attn_backend is read) counts as the layers' config without "config" in its name
