@@ -6,6 +6,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 from declint.config import Config
 from declint.index import ProjectIndex
 from declint.lazy import lazy_module
@@ -27,6 +30,9 @@ _HEAD = (
 
 
 _DERIVATIONS = ("replace", "deepcopy", "copy")
+# Marks a local name with the function it belongs to (`model_config@f2`, see `_seal`); a rebound
+# name's earlier config is `model_config@0` (`_retire`), both written `model_config` (`_shown`).
+_SCOPE = "@f"
 # Backend functions that build a layer (their first argument is the layer's backend); the others
 # in `backend-functions` (`get_attention_backend`) pick a class.
 _LAYER_FACTORIES = ("create_attention",)
@@ -49,6 +55,7 @@ class _Override:
     pinned: str | None
     where: cst.CSTNode  # its assignment's target; its line is asked for only in a message
     value: cst.BaseExpression | None = None  # the backend expression it sets
+    scope: str = ""  # the function `value` was written in (`_seal`): its local names are that function's
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,7 @@ class _Direct:
     code: str  # as written
     pinned: str | None  # the backend it names, when written (a string or pinned constant)
     where: cst.CSTNode  # the expression as written; its line is asked for only in a message
+    scope: str  # the function it was written in (`_seal`)
 
 
 @dataclass(frozen=True)
@@ -69,6 +77,7 @@ class _MetadataSource:
     fixed: str | None  # a metadata class or backend name written in the code
     argument: cst.BaseExpression | None = None  # get_attention_backend's argument as written
     resolved: cst.BaseExpression | None = None  # the same, its local names replaced by their values then
+    scope: str = ""  # the function it was written in (`_seal`)
 
 
 class MetadataBackendMismatch(Rule):
@@ -105,9 +114,18 @@ class MetadataBackendMismatch(Rule):
     dataclasses.replace(model_config, attn_backend=...)`, or a copy under the same name given the
     backend) is the overridden config from there on and the original before: a metadata class
     read from it after the rebinding follows the layers, one read before does not; likewise a copy
-    read before `attn_backend` is set on it. Not followed: a backend read by expression before a
-    rebinding (`backend = model_config.attn_backend`, then the rebinding) is judged as if read
-    after it. One backend written two ways is one: a name through what it was given
+    read before `attn_backend` is set on it. A name given a config and, on another branch, its
+    override (`vision_config = model_config`, then `if b: vision_config = dataclasses.replace(
+    model_config, attn_backend=b)`; the two arms of an `if`, in either order; on `self` too)
+    holds the override, as `a if c else b` does: layers and a metadata class read from it agree,
+    one read before the override does not. Not followed: which branch runs (the override given
+    first and the config after, in straight-line code, is still taken for the override), and a
+    backend read by expression before a rebinding (`backend = model_config.attn_backend`, then
+    the rebinding) is judged as if read after it. A method's local names are its own (a factory
+    classmethod's `model_config`, rebound to an override, is not `__init__`'s), but a parameter is
+    what the class hands it (`self._make(model_config, b)`, by position or keyword; the first such
+    call counts); what a method keeps on `self` is the class's, in every method. One backend written two ways is one: a name through
+    what it was given
     (`self.backend = model_config.attn_backend`), `getattr(c, "attn_backend")` as
     `c.attn_backend`, an unchanged copy of a config as the config, the backend an override sets;
     a local name is what it holds where it is used (`backend = "VANILLA"` afterwards does not
@@ -261,6 +279,7 @@ class MetadataBackendMismatch(Rule):
         self._constants = dict(facts.constants)
         self._imports = dict(facts.imports)
         self._local_classes = {c.name: c.qualname for c in facts.classes}
+        self._open_functions = 0  # functions being visited, a method and those nested in it
         self._reset()
 
     def _reset(self) -> None:
@@ -268,11 +287,20 @@ class MetadataBackendMismatch(Rule):
         self._copies: dict[str, str] = {}
         self._aliases: dict[str, str] = {}  # `self.model_config = model_config`: one config, two names
         self._values: dict[str, cst.BaseExpression] = {}  # what a name or `self.x` was last given
+        self._scopes: dict[str, str] = {}  # the function a name's value was written in (`_seal`)
         self._passed: set[str] = set()  # names passed to calls: the configs among them build layers
         self._known: set[str] = set()  # names used as a config, whatever they are called
         self._retired: dict[str, cst.CSTNode] = {}  # a rebound name's earlier config -> the rebinding
         self._direct: list[_Direct] = []
         self._sources: list[_MetadataSource] = []
+        # A method's parameters (positional first, after self or cls), and the names handed to
+        # `self.method(...)` by position or keyword: a parameter is what the caller hands it (`_link`).
+        self._params: dict[str, list[str]] = {}
+        self._positional: dict[str, int] = {}
+        self._handed: list[tuple[str, int | str, str]] = []
+        self._methods: dict[str, str] = {}  # a method's mark (`_seal`) -> its name, for messages
+        self._sealed = 0  # functions sealed so far (`_seal`)
+        self._tag = f"{_SCOPE}0"  # the mark this function's local names will get
 
     @classmethod
     def needles(cls, config: Config, index: ProjectIndex) -> tuple[bytes, ...]:
@@ -293,8 +321,25 @@ class MetadataBackendMismatch(Rule):
     # ---- one encoder class at a time -------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         super().visit_FunctionDef(node)
-        # A function's local names are its own: another method's `backend` is another variable.
-        self._values = {name: value for name, value in self._values.items() if name.startswith("self.")}
+        if self._open_functions == 0:  # a method: the class body's names before it are not its own
+            self._seal()
+            if len(self._scope) == 2:  # directly in the encoder class
+                self._parameters(node)
+            self._methods[self._tag] = node.name.value
+        self._open_functions += 1
+
+    def _parameters(self, node: cst.FunctionDef) -> None:
+        static = any(_last_name(d.decorator) == "staticmethod" for d in node.decorators)
+        positional = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
+        positional = positional if static else positional[1:]
+        self._params[node.name.value] = positional + [p.name.value for p in node.params.kwonly_params]
+        self._positional[node.name.value] = len(positional)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._open_functions -= 1
+        if self._open_functions == 0:  # a nested function's names are its method's (a closure reads them)
+            self._seal()
+        super().leave_FunctionDef(original_node)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         super().visit_ClassDef(node)
@@ -303,6 +348,8 @@ class MetadataBackendMismatch(Rule):
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         if len(self._scope) == 1:
+            self._seal()  # the class body's own names, so that every record's scope is marked
+            self._link()
             for source in self._sources:
                 self._judge(original_node.name.value, source)
         super().leave_ClassDef(original_node)
@@ -342,7 +389,34 @@ class MetadataBackendMismatch(Rule):
                 return None
         # Which of them are configs is asked at the class's end: a name may be known as one later.
         self._passed.update(name for name in (_name_of(a.value) for a in node.args) if name is not None)
+        if isinstance(node.func, cst.Attribute) and _is_self(node.func.value):
+            self._hand(node.func.attr.value, node)
         return None
+
+    def _hand(self, method: str, call: cst.Call) -> None:
+        """`self.method(model_config, backend=b)`: the names it is handed, for `_link`."""
+        plain = [a for a in call.args if not a.star]
+        for position, argument in enumerate(a for a in plain if a.keyword is None):
+            if (name := _name_of(argument.value)) is not None:
+                self._handed.append((method, position, name))
+        for argument in plain:
+            if argument.keyword is not None and (name := _name_of(argument.value)) is not None:
+                self._handed.append((method, argument.keyword.value, name))
+
+    def _link(self) -> None:
+        """A method's parameter is the config its caller in the class hands it (`self._make(
+        model_config, b)`): a helper that overrides its `model_config` and builds layers from the
+        override is judged against the caller's metadata class, as the methods' local names are
+        their own (`_seal`). The first caller counts; a parameter the method rebinds keeps its entry
+        value (`_retire` renamed it)."""
+        for method, slot, given in self._handed:
+            params = self._params.get(method, [])
+            if isinstance(slot, int):
+                param = params[slot] if slot < self._positional.get(method, 0) else None
+            else:
+                param = next((p for p in params if _shown(p) == slot), None)
+            if param is not None and not self._holds_config(param):
+                self._aliases[param] = given
 
     def _setattr(self, call: cst.Call) -> None:
         """`setattr(c, "attn_backend", b)`: the override `c.attn_backend = b` is."""
@@ -373,7 +447,7 @@ class MetadataBackendMismatch(Rule):
         if isinstance(value, cst.Name) and value.value == "None":
             return None  # no backend given: the layer picks its own
         code = cst.Module([]).code_for_node(value)
-        return _Direct(self._locals_now(value), code, self._pinned(value), value)
+        return _Direct(self._locals_now(value), code, self._pinned(value), value, self._tag)
 
     def _line(self, node: cst.CSTNode) -> int:
         """Where `node` starts: asked for only in a message, since positions cost a pass over the
@@ -412,15 +486,46 @@ class MetadataBackendMismatch(Rule):
     def _bind(self, name: str, value: cst.BaseExpression, target: cst.CSTNode) -> None:
         value = self._deriving_arm(value)
         source = _derived_from(value)
+        if self._other_arm(name, value):
+            return
         if source == name:  # `c = replace(c, ...)`: the new c is derived from the earlier one
             source = self._retire(name, target)
+        elif self._holds_config(name):
+            self._rebind(name, target)
         # `self.x = backend`: x keeps what the local name held here, not its later values.
         self._values[name] = self._locals_now(value) if name.startswith("self.") else value
+        self._scopes[name] = self._tag
         alias = _name_of(value)
         if alias is not None:
             self._aliases[name] = alias
         elif source is not None:
             self._derivation(name, value, source, target)
+
+    def _other_arm(self, name: str, value: cst.BaseExpression) -> bool:
+        """`name = c` (or an unchanged copy of c) where `name` holds an override of c: the other arm
+        of an `if` (`if b: v = replace(c, attn_backend=b)` / `else: v = c`). The rule does not follow
+        which branch runs: the name keeps the override, as `replace(...) if b else c` does
+        (`_deriving_arm`); in straight-line code this rebinding is not followed."""
+        override = self._overrides.get(name)
+        if override is None:
+            return False
+        copied = isinstance(value, cst.Call) and _last_name(value.func) in ("copy", "deepcopy")
+        given = _derived_from(value) if copied else _name_of(value)
+        return given is not None and self._canonical(given) == self._canonical(override.source)
+
+    def _holds_config(self, name: str) -> bool:
+        return name in self._aliases or name in self._copies or name in self._overrides
+
+    def _rebind(self, name: str, where: cst.CSTNode) -> None:
+        """`name`, which held a config, is given another (`v = c`, then `if b: v = replace(c, ...)`):
+        the earlier one must not stay attached to the new (red-team, 2026-12-02: `v` read as
+        both `c` and its override). A local name's earlier config keeps what was read from it so far
+        (`_retire`); `self.x` is read by methods in any order, so it holds the new one everywhere."""
+        if not name.startswith("self."):
+            self._retire(name, where)
+            return
+        for mapping in (self._aliases, self._copies, self._overrides):
+            mapping.pop(name, None)
 
     def _set_in_place(self, config: cst.BaseExpression, value: cst.BaseExpression, where: cst.CSTNode) -> None:
         """`c.attn_backend = b` on a copy c: from here c reads b, what was read from c before read
@@ -428,7 +533,7 @@ class MetadataBackendMismatch(Rule):
         name = _name_of(config)
         if name is not None and name in self._copies:
             earlier = self._retire(name, where)
-            self._overrides[name] = _Override(earlier, self._pinned(value), where, value)
+            self._overrides[name] = _Override(earlier, self._pinned(value), where, value, self._tag)
             self._known.add(name)
 
     def _retire(self, name: str, where: cst.CSTNode) -> str:
@@ -436,23 +541,39 @@ class MetadataBackendMismatch(Rule):
         (layers, the metadata class, copies, aliases) read that earlier config, which takes a name
         of its own (`model_config@0`; `_shown` writes it as `model_config`). Returns that name."""
         earlier = f"{name}@{len(self._retired)}"
+        self._rename(lambda each: earlier if each == name else each)
         self._retired[earlier] = where
+        return earlier
 
-        def rename(each: str) -> str:
-            return earlier if each == name else each
+    def _seal(self) -> None:
+        """A function's local names are its own (`model_config` in a factory classmethod is not
+        `__init__`'s): once it is visited they take its mark (`model_config@f1`), so that the next
+        function starts with none (red-team, 2026-12-02: a classmethod's rebinding made `__init__`
+        read its config "before" it). `self.x` is the class's, in every method: not marked.
+        What is judged at the class's end looks local names up under the mark of the function it
+        was written in (`scope`)."""
+        tag = self._tag
+        self._rename(lambda each: each if each.startswith("self.") or _SCOPE in each else each + tag)
+        self._sealed += 1
+        self._tag = f"{_SCOPE}{self._sealed}"
 
+    def _rename(self, rename: Callable[[str], str]) -> None:
+        """Every name the rule holds, renamed."""
         self._overrides = {
             rename(k): dataclasses.replace(o, source=rename(o.source)) for k, o in self._overrides.items()
         }
         self._copies = {rename(k): rename(v) for k, v in self._copies.items()}
         self._aliases = {rename(k): rename(v) for k, v in self._aliases.items()}
         self._values = {rename(k): v for k, v in self._values.items()}
+        self._scopes = {rename(k): v for k, v in self._scopes.items()}
         self._passed = {rename(each) for each in self._passed}
         self._known = {rename(each) for each in self._known}
+        self._retired = {rename(k): v for k, v in self._retired.items()}
+        self._params = {method: [rename(p) for p in params] for method, params in self._params.items()}
+        self._handed = [(method, slot, rename(given)) for method, slot, given in self._handed]
         self._sources = [
             dataclasses.replace(s, config=rename(s.config)) if s.config is not None else s for s in self._sources
         ]
-        return earlier
 
     def _derivation(self, name: str, value: cst.BaseExpression, source: str, where: cst.CSTNode) -> None:
         """`name = replace(source, attn_backend=...)` (an override) or a copy of `source`."""
@@ -462,7 +583,7 @@ class MetadataBackendMismatch(Rule):
         if callee == "replace":
             for keyword, argument in _keywords(value):  # `**{"attn_backend": b}`, `**dict(...)` too
                 if name_matches_any(keyword, self._patterns):
-                    self._overrides[name] = _Override(source, self._pinned(argument), where, argument)
+                    self._overrides[name] = _Override(source, self._pinned(argument), where, argument, self._tag)
         else:
             self._copies[name] = source
 
@@ -507,7 +628,8 @@ class MetadataBackendMismatch(Rule):
                 config = _backend_read(argument)
                 if config is not None and (read := _name_of(config)) is not None:
                     self._known.add(read)
-                return _MetadataSource(value, _config_of(argument), None, argument, self._locals_now(argument))
+                resolved = self._locals_now(argument)
+                return _MetadataSource(value, _config_of(argument), None, argument, resolved, self._tag)
         if isinstance(value, cst.Name | cst.Attribute) and self._is_metadata_class(value):
             return _MetadataSource(value, None, _last_name(value))
         return _MetadataSource(value, None, None)
@@ -563,14 +685,15 @@ class MetadataBackendMismatch(Rule):
         """The message for layers built from config `layers`, overridden, and a metadata class
         from `config`'s backend (the same name as it was before a rebinding, say)."""
         line = self._line(override.where)
-        read = f"{_shown(config)}'s attn_backend"
-        advice = f"derive both from {_shown(layers)}"
+        read = f"{self._told(config, layers)}'s attn_backend"
+        advice = f"derive both from {self._told(layers, config)}"
         if config in self._retired:
             read += f" read before line {self._line(self._retired[config])}"
             if _shown(config) == _shown(layers):  # the name rebound to the override: read it afterwards
                 advice = f"derive the metadata class from {_shown(layers)} after line {line}"
         return (
-            f"{encoder} takes its metadata class from {read}, but builds its attention layers from {_shown(layers)}, "
+            f"{encoder} takes its metadata class from {read}, but builds its attention layers from "
+            f"{self._told(layers, config)}, "
             f"whose attn_backend is overridden (line {line}): with a per-encoder override the layers get metadata of "
             f"another backend (AttributeError at the first forward); {advice}"
         )
@@ -595,17 +718,27 @@ class MetadataBackendMismatch(Rule):
         """The message for layers built from the config that `metadata`'s override was derived from
         (the same name before a rebinding, say)."""
         line = self._line(override.where)
-        built = _shown(layers)
-        advice = f"build the layers from {_shown(metadata)}"
+        built = self._told(layers, metadata)
+        advice = f"build the layers from {self._told(metadata, layers)}"
         if layers in self._retired:
             built += f" read before line {self._line(self._retired[layers])}"
             if _shown(layers) == _shown(metadata):  # the name rebound to the override: read it afterwards
                 advice += f" after line {line}"
         return (
-            f"{encoder} takes its metadata class from {_shown(metadata)}'s attn_backend, which is overridden (line "
+            f"{encoder} takes its metadata class from {self._told(metadata, layers)}'s attn_backend, which is "
+            "overridden (line "
             f"{line}), but builds its attention layers from {built}, whose attn_backend is not: with a per-encoder "
             f"override the layers get metadata of another backend (AttributeError at the first forward); {advice}"
         )
+
+    def _told(self, name: str, other: str) -> str:
+        """`name` as written, with its method when `other` is another method's variable of that name
+        (`_make()'s model_config`), so that the message does not read as one config against itself."""
+        mark = name[name.rfind(_SCOPE) :] if _SCOPE in name else ""
+        other_mark = other[other.rfind(_SCOPE) :] if _SCOPE in other else ""
+        if _shown(name) != _shown(other) or mark == other_mark or mark not in self._methods:
+            return _shown(name)
+        return f"{self._methods[mark]}()'s {_shown(name)}"
 
     def _judge_direct(self, encoder: str, source: _MetadataSource) -> bool:
         """Layers given a backend by name against the metadata class's source; True if reported."""
@@ -644,46 +777,54 @@ class MetadataBackendMismatch(Rule):
 
     def _same_backend(self, direct: _Direct, source: _MetadataSource) -> bool:
         """Do the layers' backend and the metadata class's come from one place?"""
-        return source.resolved is not None and self._key(direct.node) == self._key(source.resolved)
+        if source.resolved is None:
+            return False
+        return self._key(direct.node, direct.scope) == self._key(source.resolved, source.scope)
 
-    def _key(self, node: cst.BaseExpression, depth: int = 0) -> str:
-        """What a backend expression reads, the same however it is written: a name through what it
-        was given (`backend = model_config.attn_backend`), a config's attn_backend (`X.attn_backend`,
-        `getattr(X, "attn_backend")`) through the config's copies and the override set on it, a
-        pinned backend by its name."""
+    def _key(self, node: cst.BaseExpression, scope: str, depth: int = 0) -> str:
+        """What a backend expression written in function `scope` reads, the same however it is
+        written: a name through what it was given (`backend = model_config.attn_backend`), a
+        config's attn_backend (`X.attn_backend`, `getattr(X, "attn_backend")`) through the config's
+        copies and the override set on it, a pinned backend by its name."""
         pinned = self._pinned(node)
         if pinned is not None:
             return f'="{pinned}"'
         name = _name_of(node)
         if name is not None and name.startswith("self.") and name in self._values and depth < 8:
-            return self._key(self._values[name], depth + 1)  # local names were resolved where used
+            # local names were resolved where used
+            return self._key(self._values[name], self._scopes[name], depth + 1)
         config = _backend_read(node)
         if config is not None:
-            return self._config_backend(config, depth + 1)
+            return self._config_backend(config, scope, depth + 1)
+        # A name given nothing here (a parameter) keeps its name, in any method: a helper method's
+        # `encoder_backend` is taken for what `__init__` hands it, not reported as another backend.
         return name if name is not None else cst.Module([]).code_for_node(node)
 
-    def _config_backend(self, config: cst.BaseExpression, depth: int) -> str:
+    def _config_backend(self, config: cst.BaseExpression, scope: str, depth: int) -> str:
         """The key of a config's attn_backend (`model_config.vision_config.attn_backend` as written
         when the config is no name)."""
         name = _name_of(config)
         if name is None:
             return cst.Module([]).code_for_node(config) + ".attn_backend"
-        return self._named_config_backend(name, depth)
+        return self._named_config_backend(name if name.startswith("self.") else name + scope, depth)
 
     def _named_config_backend(self, name: str, depth: int) -> str:
-        """The key of config `name`'s attn_backend: the value an override sets, else that of the
-        config it copies or was given (`self.config = model_config.vision_config`)."""
+        """The key of config `name` (marked with its function, `_seal`)'s attn_backend: the value an
+        override sets, else that of the config it copies or was given (`self.config =
+        model_config.vision_config`); a parameter's by its name, unmarked, as `_key` keeps it."""
         override = self._overrides.get(name)
         if depth >= 8:  # a chain this long is not real code; a cycle must not hang the rule
-            return f"{name}.attn_backend"
+            return f"{_unmarked(name)}.attn_backend"
         if override is not None and override.value is not None:
-            return self._key(override.value, depth + 1)
+            return self._key(override.value, override.scope, depth + 1)
         if name in self._copies:
             return self._named_config_backend(self._copies[name], depth + 1)
         value = self._values.get(name)
         if value is not None and not isinstance(value, cst.Call):
-            return self._config_backend(value, depth + 1)
-        return f"{name}.attn_backend"
+            return self._config_backend(value, self._scopes[name], depth + 1)
+        if value is None and name in self._aliases:  # a parameter: what its caller hands it (`_link`)
+            return self._named_config_backend(self._aliases[name], depth + 1)
+        return f"{_unmarked(name)}.attn_backend"
 
     def _pinned_to(self, name: str) -> str | None:
         """The backend the layers built from config `name` are pinned to, if one is written."""
@@ -730,6 +871,15 @@ def _is_logging(call: cst.Call) -> bool:
 def _shown(name: str) -> str:
     """A name as written: `model_config` for the config it held before a rebinding (`_retire`)."""
     return name.partition("@")[0]
+
+
+def _is_self(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "self"
+
+
+def _unmarked(name: str) -> str:
+    """A local name without its function's mark (`_seal`): `model_config@0` for `model_config@0@f1`."""
+    return name.partition(_SCOPE)[0]
 
 
 def _unpartial(call: cst.Call, callee: str | None) -> cst.Call:

@@ -428,6 +428,176 @@ def test_dl106_a_config_name_rebound_to_its_override_is_one_config_from_there(ma
     ]
 
 
+def test_dl106_a_name_given_a_config_and_its_override_on_two_branches_holds_the_override(make_tree: MakeTree) -> None:
+    """A default and a conditional override of one name (`vision_config = model_config`, then `if
+    b: vision_config = replace(...)`; the two arms of an `if`, in either order; the same kept on
+    self) is one config: layers and metadata class read from the name agree (red-team, 2026-12-02:
+    the earlier binding was kept next to the override, "derive both from vision_config"). Read
+    next to the config it overrides, or before the override, it still disagrees."""
+    override = "dataclasses.replace(model_config, attn_backend=encoder_backend)"
+    vision = (
+        "self.attn = Attention(config=vision_config)",
+        "self.metadata_cls = get_attention_backend(vision_config.attn_backend).Metadata",
+    )
+    on_self = (
+        "self.attn = Attention(config=self.model_config)",
+        "self.metadata_cls = get_attention_backend(self.model_config.attn_backend).Metadata",
+    )
+    metadata = "self.metadata_cls = get_attention_backend(model_config.attn_backend).Metadata"
+    source = ENCODER_HEAD + "".join(
+        [
+            encoder("DefaultThenIf", "vision_config = model_config", "if encoder_backend is not None:",
+                    f"    vision_config = {override}", *vision),
+            encoder("IfElse", "if encoder_backend is not None:", f"    vision_config = {override}", "else:",
+                    "    vision_config = model_config", *vision),
+            encoder("ElseOverrides", "if encoder_backend is None:", "    vision_config = model_config", "else:",
+                    f"    vision_config = {override}", *vision),
+            encoder("OnSelf", "self.model_config = model_config", "if encoder_backend is not None:",
+                    f"    self.model_config = {override}", *on_self),
+            encoder("OnSelfIfElse", "if encoder_backend is not None:", f"    self.model_config = {override}",
+                    "else:", "    self.model_config = model_config", *on_self),
+            encoder("DefaultThenIfOther", "vision_config = model_config", "if encoder_backend is not None:",
+                    f"    vision_config = {override}", vision[0], metadata),
+            encoder("IfElseOther", "if encoder_backend is not None:", f"    vision_config = {override}", "else:",
+                    "    vision_config = model_config", vision[0], metadata),
+            encoder("OnSelfOther", "self.model_config = model_config", "if encoder_backend is not None:",
+                    f"    self.model_config = {override}", on_self[0], metadata),
+            encoder("LayersBeforeOverride", "vision_config = model_config", vision[0],
+                    f"vision_config = {override}", vision[1]),
+        ]
+    )  # fmt: skip
+    root = make_tree({"tensorrt_llm/_torch/models/encoders.py": source})
+    code, lines = check("--select", "DL106", str(root))
+    assert code == 1
+    tail = (
+        "whose attn_backend is overridden ({line}): with a per-encoder override the layers get metadata of "
+        "another backend (AttributeError at the first forward); derive both from {layers}"
+    )
+    assert lines == [
+        "tensorrt_llm/_torch/models/encoders.py:63:29: DL106 DefaultThenIfOther takes its metadata class from "
+        "model_config's attn_backend, but builds its attention layers from vision_config, "
+        + tail.format(line="line 61", layers="vision_config"),
+        "tensorrt_llm/_torch/models/encoders.py:73:29: DL106 IfElseOther takes its metadata class from "
+        "model_config's attn_backend, but builds its attention layers from vision_config, "
+        + tail.format(line="line 69", layers="vision_config"),
+        "tensorrt_llm/_torch/models/encoders.py:82:29: DL106 OnSelfOther takes its metadata class from "
+        "model_config's attn_backend, but builds its attention layers from self.model_config, "
+        + tail.format(line="line 80", layers="self.model_config"),
+        "tensorrt_llm/_torch/models/encoders.py:90:29: DL106 LayersBeforeOverride takes its metadata class from "
+        "vision_config's attn_backend, which is overridden (line 89), but builds its attention layers from "
+        "vision_config read before line 89, whose attn_backend is not: with a per-encoder override the layers get "
+        "metadata of another backend (AttributeError at the first forward); build the layers from vision_config "
+        "after line 89",
+        "Found 4 findings in 15 files.",
+    ]
+
+
+def test_dl106_a_methods_local_names_are_its_own(make_tree: MakeTree) -> None:
+    """A factory classmethod that rebinds its `model_config` to an override and hands it to `cls`
+    does not make `__init__`'s `model_config` (another variable) read "before" that rebinding
+    (red-team, 2026-12-02: overrides, copies, aliases and names passed to calls carried over from
+    one method to the next). What a method keeps on self is the class's: a metadata class read
+    from it in another method is still judged against the layers."""
+    override = "dataclasses.replace(model_config, attn_backend=encoder_backend)"
+    source = ENCODER_HEAD + (
+        "class Factory:\n"
+        "    def __init__(self, model_config):\n"
+        "        self.attn = Attention(config=model_config)\n"
+        "        self.metadata_cls = get_attention_backend(model_config.attn_backend).Metadata\n\n"
+        "    @classmethod\n"
+        "    def from_llm_config(cls, model_config, encoder_backend=None):\n"
+        "        if encoder_backend is not None:\n"
+        f"            model_config = {override}\n"
+        "        return cls(model_config)\n\n\n"
+        "class HelperFirst:\n"  # a local override in an earlier method is not __init__'s
+        "    def _vision(self, model_config, encoder_backend):\n"
+        f"        vision_config = {override}\n"
+        "        check_backend(vision_config)\n\n"
+        "    def __init__(self, model_config, encoder_backend):\n"
+        "        self.attn = Attention(config=model_config)\n"
+        "        self.metadata_cls = get_attention_backend(model_config.attn_backend).Metadata\n\n\n"
+        "class CrossMethod:\n"
+        "    def __init__(self, model_config, encoder_backend):\n"
+        "        self.model_config = model_config\n"
+        f"        vision_config = {override}\n"
+        "        self.attn = Attention(config=vision_config)\n\n"
+        "    def _init_metadata(self):\n"
+        "        self.metadata_cls = get_attention_backend(self.model_config.attn_backend).Metadata\n"
+    )
+    root = make_tree({"tensorrt_llm/_torch/models/encoders.py": source})
+    code, lines = check("--select", "DL106", str(root))
+    assert code == 1
+    assert lines == [
+        "tensorrt_llm/_torch/models/encoders.py:38:29: DL106 CrossMethod takes its metadata class from "
+        "self.model_config's attn_backend, but builds its attention layers from vision_config, whose attn_backend "
+        "is overridden (line 34): with a per-encoder override the layers get metadata of another backend "
+        "(AttributeError at the first forward); derive both from vision_config",
+        "Found 1 finding in 15 files.",
+    ]
+
+
+def test_dl106_a_config_handed_to_a_helper_method_is_the_callers(make_tree: MakeTree) -> None:
+    """A method's parameter is what `self.method(...)` hands it (by position, after self unless
+    static, or by keyword): a helper that derives the override from its `model_config` and builds
+    the layers is judged against `__init__`'s metadata class, now that the two methods' local names
+    are their own; a helper given the override reads the same backend as a metadata class derived
+    from it (2026-12-02: reported, `cfg.attn_backend` taken for another backend)."""
+    head = ENCODER_HEAD.replace("import get_attention_backend", "import create_attention, get_attention_backend")
+    override = "dataclasses.replace(model_config, attn_backend=encoder_backend)"
+    metadata = "self.metadata_cls = get_attention_backend(model_config.attn_backend).Metadata"
+    source = head + (
+        "class HelperOverrides:\n"
+        "    def __init__(self, model_config, encoder_backend):\n"
+        "        self.attn = self._make(model_config, encoder_backend)\n"
+        f"        {metadata}\n\n"
+        "    def _make(self, model_config, encoder_backend):\n"
+        f"        vision_config = {override}\n"
+        "        return Attention(config=vision_config)\n\n\n"
+        "class HelperRebinds:\n"
+        "    def __init__(self, model_config, encoder_backend):\n"
+        "        self.attn = self._make(model_config, backend=encoder_backend)\n"
+        f"        {metadata}\n\n"
+        "    def _make(self, model_config, *, backend):\n"
+        "        if backend is not None:\n"
+        "            model_config = dataclasses.replace(model_config, attn_backend=backend)\n"
+        "        return Attention(config=model_config)\n\n\n"
+        "class StaticHelper:\n"
+        "    def __init__(self, model_config, encoder_backend):\n"
+        "        self.attn = self._make(model_config, encoder_backend)\n"
+        f"        {metadata}\n\n"
+        "    @staticmethod\n"
+        "    def _make(config, backend):\n"
+        "        vc = dataclasses.replace(config, attn_backend=backend)\n"
+        "        return Attention(config=vc)\n\n\n"
+        "class HelperGivenTheOverride:\n"
+        "    def __init__(self, model_config, encoder_backend):\n"
+        f"        vision_config = {override}\n"
+        "        self._build(vision_config)\n"
+        "        self.metadata_cls = get_attention_backend(vision_config.attn_backend).Metadata\n\n"
+        "    def _build(self, cfg):\n"
+        "        self.attn = create_attention(cfg.attn_backend, layer_idx=0)\n"
+    )
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, "tensorrt_llm/_torch/models/encoders.py": source})
+    code, lines = check("--select", "DL106", str(root))
+    assert code == 1
+    tail = (
+        "with a per-encoder override the layers get metadata of another backend (AttributeError at the first "
+        "forward); derive both from "
+    )
+    assert lines == [
+        "tensorrt_llm/_torch/models/encoders.py:12:29: DL106 HelperOverrides takes its metadata class from "
+        "model_config's attn_backend, but builds its attention layers from vision_config, whose attn_backend is "
+        "overridden (line 15): " + tail + "vision_config",
+        "tensorrt_llm/_torch/models/encoders.py:22:29: DL106 HelperRebinds takes its metadata class from "
+        "__init__()'s model_config's attn_backend, but builds its attention layers from _make()'s model_config, "
+        "whose attn_backend is overridden (line 26): " + tail + "_make()'s model_config",
+        "tensorrt_llm/_torch/models/encoders.py:33:29: DL106 StaticHelper takes its metadata class from "
+        "model_config's attn_backend, but builds its attention layers from vc, whose attn_backend is overridden "
+        "(line 37): " + tail + "vc",
+        "Found 3 findings in 15 files.",
+    ]
+
+
 def test_dl106_a_config_passed_to_layers_counts_however_it_is_named(make_tree: MakeTree) -> None:
     """A name the rule knows as a config (an override, a copy, what one is derived from, a
     config whose attn_backend is read) counts as the layers' config without "config" in its name
