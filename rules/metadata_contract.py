@@ -43,12 +43,15 @@ class MetadataContract(FactRule):
     `object.__setattr__(self, "X", ...)` (a frozen dataclass) or `super().__setattr__("X", ...)`
     in its methods (`__post_init__`, `prepare`). Read: `metadata.X` / `attn_metadata.X` in `forward*` methods, and `p.X` for a
     parameter annotated with a metadata class, including methods a backend inherits while pairing
-    another metadata class. Guarded reads are fine: `getattr(metadata, "X", default)`, reads in
-    the body of a `try` with an `except AttributeError` (by that name, or in a tuple; not a bare
-    `except` or `except Exception`, which catch whatever else fails there too, nor a handler that
-    raises again on every path; a lambda or function defined there may run later, unguarded), and reads
-    where `hasattr(metadata, "X")` or an `isinstance` check is known to hold: in the body of
-    `if hasattr(...)`, in the `else` of `if not isinstance(...)`, and after
+    another metadata class; `metadata.X += 1` reads X too. Guarded reads are fine:
+    `getattr(metadata, "X", default)`, reads in the body of a `try` with an `except AttributeError`
+    (by that name, or in a tuple; not a bare `except` or `except Exception`, which catch whatever
+    else fails there too, nor a handler that raises again on every path; a lambda or function
+    defined there may run later, unguarded) or of a `with suppress(AttributeError)`
+    (`contextlib.suppress`, by any path; not `suppress(Exception)`), and reads where
+    `hasattr(metadata, "X")` or an `isinstance` check is known to hold: in the body of
+    `if hasattr(...)`, in the `else` of `if not isinstance(...)`, in a `case` of `match metadata`
+    with a class pattern (`case FlashInferAttentionMetadata():`) or a guard that checks it, and after
     `if not hasattr(metadata, "X"): return` (or raise, break, continue) in the same block. The
     body of a negated check, or of an `or` whose other side may be the true one, is not guarded.
     Nor is a read after `assert hasattr(metadata, "X")`: the class still lacks X, and the first

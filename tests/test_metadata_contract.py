@@ -268,3 +268,75 @@ def test_getattr_in_the_metadata_base_itself_answers_nothing_new(make_tree: Make
         "metadata.cu_seqlens_q, which its metadata class PlainMetadata does not provide (AttributeError at "
         "the first forward); no metadata class provides cu_seqlens_q"
     ]
+
+
+# ---- contextlib.suppress, match, augmented assignment ------------------------------------------
+SUPPRESSED = {
+    "contextlib.suppress": "        import contextlib\n        with contextlib.suppress(AttributeError):\n"
+    "            return metadata.kv_layout\n",
+    "suppress imported": "        from contextlib import suppress\n        with suppress(KeyError, AttributeError):\n"
+    "            return metadata.kv_layout\n",
+    "an item entered inside suppress": "        from contextlib import suppress\n"
+    "        with suppress(AttributeError), open(metadata.kv_layout) as f:\n            return f\n",
+}
+
+
+def test_a_suppress_of_attribute_error_guards_its_body(make_tree: MakeTree) -> None:
+    for case, body in SUPPRESSED.items():
+        assert _probe(make_tree, body) == [], case
+
+
+def test_a_suppress_of_something_else_or_code_run_later_is_no_guard(make_tree: MakeTree) -> None:
+    where = "tensorrt_llm/_torch/attention_backend/probe.py"
+    cases = {
+        "another error": ("        from contextlib import suppress\n        with suppress(KeyError):\n", 20),
+        "every error": ("        import contextlib\n        with contextlib.suppress(Exception):\n", 20),
+        "a lambda": ("        from contextlib import suppress\n        with suppress(AttributeError):\n", 27),
+    }
+    for case, (head, column) in cases.items():
+        read = "get = lambda: metadata.kv_layout" if case == "a lambda" else "return metadata.kv_layout"
+        assert _probe(make_tree, f"{head}            {read}\n") == [f"{where}:10:{column}: {KV_LAYOUT_MISSING}"], case
+    before = (
+        "        from contextlib import suppress\n        with open(metadata.kv_layout), suppress(AttributeError):\n"
+    )
+    assert _probe(make_tree, before + "            pass\n") == [f"{where}:9:19: {KV_LAYOUT_MISSING}"]
+
+
+MATCHED = {
+    "class pattern": "        match metadata:\n            case FlashInferAttentionMetadata():\n"
+    "                return metadata.kv_layout\n",
+    "or of class patterns": "        match metadata:\n"
+    "            case FlashInferAttentionMetadata() | FlashInferAttentionMetadata(kv_layout='HND'):\n"
+    "                return metadata.kv_layout\n",
+    "guard of the case": "        match metadata:\n            case _ if hasattr(metadata, 'kv_layout'):\n"
+    "                return metadata.kv_layout\n",
+}
+
+
+def test_a_match_class_pattern_narrows_as_isinstance_does(make_tree: MakeTree) -> None:
+    for case, body in MATCHED.items():
+        assert _probe(make_tree, body) == [], case
+
+
+def test_a_match_that_does_not_narrow_the_metadata_is_no_guard(make_tree: MakeTree) -> None:
+    where = "tensorrt_llm/_torch/attention_backend/probe.py"
+    cases = {
+        "wildcard": "        match metadata:\n            case _:\n                return metadata.kv_layout\n",
+        "another subject": "        match q:\n            case FlashInferAttentionMetadata():\n"
+        "                return metadata.kv_layout\n",
+    }
+    for case, body in cases.items():
+        assert _probe(make_tree, body) == [f"{where}:10:24: {KV_LAYOUT_MISSING}"], case
+    after = MATCHED["class pattern"] + "            case _:\n                return metadata.kv_layout\n"
+    assert _probe(make_tree, after) == [f"{where}:12:24: {KV_LAYOUT_MISSING}"]
+
+
+def test_an_augmented_assignment_reads_the_attribute(make_tree: MakeTree) -> None:
+    """`metadata.num_calls += 1` loads num_calls first: AttributeError where the class lacks it."""
+    assert _probe(make_tree, "        metadata.num_calls += 1\n        return q\n") == [
+        "tensorrt_llm/_torch/attention_backend/probe.py:8:9: DL105 ProbeAttention.forward reads "
+        "metadata.num_calls, which its metadata class AttentionMetadata does not provide (AttributeError at the "
+        "first forward); no metadata class provides num_calls"
+    ]
+    guarded = '        if hasattr(metadata, "num_calls"):\n            metadata.num_calls += 1\n'
+    assert _probe(make_tree, guarded) == []
