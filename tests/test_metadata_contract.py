@@ -270,6 +270,97 @@ def test_getattr_in_the_metadata_base_itself_answers_nothing_new(make_tree: Make
     ]
 
 
+# ---- inherited forwards: the engine passes the subclass's Metadata, whatever the annotation says ----
+FLASHINFER_BACKEND = FLASHINFER.replace(
+    "from .interface import AttentionMetadata", "from .interface import AttentionBackend, AttentionMetadata"
+) + (
+    "\nclass FlashInferAttention(AttentionBackend[FlashInferAttentionMetadata]):\n"
+    "    Metadata = FlashInferAttentionMetadata\n\n"
+    "    def forward(self, q, {parameter}: FlashInferAttentionMetadata):\n"
+    "        return {parameter}.kv_layout\n"
+)
+STAR = (
+    "from dataclasses import dataclass\n"
+    "from .flashinfer import FlashInferAttention, FlashInferAttentionMetadata\n"
+    "from .interface import AttentionMetadata\n\n"
+    "@dataclass(kw_only=True)\n"
+    "class StarAttentionMetadata({base}):\n"
+    "    block_size: int = 2048\n\n"
+    "class StarAttention(FlashInferAttention):\n"
+    "    Metadata = StarAttentionMetadata\n"
+)
+
+
+def _star(make_tree: MakeTree, base: str, parameter: str = "metadata") -> list[str]:
+    files = {PKG + "flashinfer.py": FLASHINFER_BACKEND.format(parameter=parameter)}
+    return _dl105(make_tree, {**files, PKG + "star_flashinfer.py": STAR.format(base=base)}, "star_flashinfer.py")
+
+
+def test_an_inherited_forward_with_an_annotated_metadata_parameter_is_checked(make_tree: MakeTree) -> None:
+    """The annotation names what the author expected; StarAttention's forward gets a
+    StarAttentionMetadata all the same (red-team: skipped because it was annotated)."""
+    for parameter in ("metadata", "attn_metadata", "md"):  # md: annotated with FlashInferAttention's own class
+        assert _star(make_tree, "AttentionMetadata", parameter) == [
+            "tensorrt_llm/_torch/attention_backend/star_flashinfer.py:9:7: DL105 StarAttention inherits "
+            f"FlashInferAttention.forward, which reads {parameter}.kv_layout; its metadata class "
+            "StarAttentionMetadata does not provide it (AttributeError at the first forward); kv_layout is "
+            "provided by FlashInferAttentionMetadata"
+        ], parameter
+
+
+def test_an_inherited_annotated_read_its_metadata_inherits_is_fine(make_tree: MakeTree) -> None:
+    assert _star(make_tree, "FlashInferAttentionMetadata") == []
+
+
+# ---- a generic intermediate backend leaves the metadata type to its subclasses ----------------
+CONTIGUOUS_LACKS_PAGE_SIZE = (
+    "DL105 ContiguousAttention inherits PagedAttentionBase.forward, which reads metadata.page_size; its metadata "
+    "class ContiguousMetadata does not provide it (AttributeError at the first forward); page_size is provided "
+    "by PagedMetadata"
+)
+PAGED = (
+    "from dataclasses import dataclass\n"
+    "from typing import Any\n\n"
+    "from .interface import AttentionBackend, AttentionMetadata, TMetadata\n\n"
+    "@dataclass(kw_only=True)\n"
+    "class PagedMetadata(AttentionMetadata):\n"
+    "    tokens_per_page: int = 64\n\n"
+    "    @property\n"
+    "    def page_size(self) -> int:\n"
+    "        return self.tokens_per_page\n\n"
+    "class PagedAttentionBase(AttentionBackend[TMetadata]):\n"
+    "    def forward(self, q, metadata: TMetadata, **kwargs: Any):\n"
+    "        return q.view(-1, metadata.page_size)\n\n"
+    "class PagedAttention(PagedAttentionBase[PagedMetadata]):\n"
+    "    Metadata = PagedMetadata\n\n"
+    "@dataclass(kw_only=True)\n"
+    "class ContiguousMetadata(AttentionMetadata):\n"
+    "    workspace: Any = None\n\n"
+    "class ContiguousAttention(PagedAttentionBase[ContiguousMetadata]):\n"
+    "    Metadata = ContiguousMetadata\n"
+)
+
+
+def test_a_generic_backend_is_checked_in_the_subclasses_that_bind_its_metadata(make_tree: MakeTree) -> None:
+    """Not against the interface's default `Metadata = AttentionMetadata` (red-team): the base
+    passes its type parameter on; ContiguousAttention binds one without page_size."""
+    assert _dl105(make_tree, {PKG + "paged.py": PAGED}, "paged.py") == [
+        f"tensorrt_llm/_torch/attention_backend/paged.py:25:7: {CONTIGUOUS_LACKS_PAGE_SIZE}"
+    ]
+
+
+def test_a_generic_backend_still_checks_reads_annotated_with_a_concrete_class(make_tree: MakeTree) -> None:
+    paged = PAGED.replace(
+        "    def forward(", "    def plan(self, md: PagedMetadata):\n        return md.pages\n\n    def forward("
+    )
+    assert _dl105(make_tree, {PKG + "paged.py": paged}, "paged.py") == [
+        "tensorrt_llm/_torch/attention_backend/paged.py:16:16: DL105 PagedAttentionBase.plan reads md.pages, "
+        "which its metadata class PagedMetadata does not provide (AttributeError at the first forward); no "
+        "metadata class provides pages",
+        f"tensorrt_llm/_torch/attention_backend/paged.py:28:7: {CONTIGUOUS_LACKS_PAGE_SIZE}",
+    ]
+
+
 # ---- contextlib.suppress, match, augmented assignment ------------------------------------------
 SUPPRESSED = {
     "contextlib.suppress": "        import contextlib\n        with contextlib.suppress(AttributeError):\n"
