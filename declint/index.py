@@ -330,6 +330,34 @@ class ProjectIndex:
                 return resolved if resolved in self.classes else None
         return None
 
+    def passes_metadata_type_on(self, cls: ClassFacts) -> bool:
+        """`class PagedBase(AttentionBackend[TMetadata])` with no `Metadata` of its own: a generic
+        intermediate, whose forward gets the metadata class a subclass binds (not the interface's
+        default `Metadata`, which it only inherits)."""
+        if any(name == "Metadata" for name, _ in cls.class_attrs):
+            return False
+        module = cls.qualname.rpartition(".")[0]
+        return any(
+            self._is_typevar(arg, module)
+            for base, args in zip(cls.bases, cls.base_args, strict=True)
+            if args and self._is_backend_name(base)
+            for arg in args
+        )
+
+    def _is_backend_name(self, dotted: str) -> bool:
+        resolved = self.resolve(dotted)
+        facts = self.classes.get(resolved)
+        return name_matches(resolved, self.backend_base) or (facts is not None and self.is_backend(facts))
+
+    def _is_typevar(self, dotted: str, module: str) -> bool:
+        """A module-level `T = TypeVar(...)`; a name the defining module uses unqualified is looked
+        up there."""
+        for candidate in (self.resolve(dotted), self.resolve(f"{module}.{dotted}")):
+            value = self.values.get(candidate)
+            if value is not None and any(name_matches(ref, "TypeVar") for ref in value.references):
+                return True
+        return False
+
     def metadata_classes(self) -> list[ClassFacts]:
         return [c for _, c in sorted(self.classes.items()) if self.is_metadata_class(c)]
 

@@ -5,8 +5,10 @@ attributes, methods and properties, and every `self.X = ...` its methods assign 
 TRTLLM metadata creates most runtime fields in `__post_init__` and `prepare`). A backend's reads
 are the `metadata.X` / `attn_metadata.X` attribute loads in its methods that no `hasattr`,
 `getattr(..., default)` or `isinstance` check guards: a read is guarded where the check is known
-to hold (the `if` body of a true check, the `else` of a negated one, and the rest of a block after
-an `if` that returns, raises, breaks or continues when the check fails).
+to hold (the `if` body of a true check, the `else` of a negated one, a `case` of `match metadata`
+with a class pattern, and the rest of a block after an `if` that returns, raises, breaks or
+continues when the check fails), or where an AttributeError falls back (a `try` with an
+`except AttributeError`, a `with suppress(AttributeError)`).
 """
 
 from __future__ import annotations
@@ -149,6 +151,18 @@ def _reads(node: ast.AST, name: str, guarded: frozenset[str]) -> Iterator[tuple[
         return
     if _TRIED in guarded and isinstance(node, _DEFERRED):
         guarded = guarded - {_TRIED}  # run later, outside the try: its handler catches nothing there
+    if isinstance(node, ast.With | ast.AsyncWith):
+        yield from _with(node, name, guarded)
+        return
+    if isinstance(node, ast.Match) and _is_name(node.subject, name):
+        yield from _match(node, name, guarded)
+        return
+    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Attribute):
+        # `metadata.x += 1` loads x before it stores it: a read, though its target is a Store.
+        loaded = ast.copy_location(ast.Attribute(node.target.value, node.target.attr, ast.Load()), node.target)
+        yield from _reads(loaded, name, guarded)
+        yield from _reads(node.value, name, guarded)
+        return
     if isinstance(node, ast.If | ast.IfExp | ast.While):
         yield from _reads(node.test, name, guarded)
         yield from _branch(node.body, name, guarded | _proven(node.test, name, truth=True))
@@ -174,6 +188,55 @@ def _reads(node: ast.AST, name: str, guarded: frozenset[str]) -> Iterator[tuple[
             return
     for _, value in ast.iter_fields(node):
         yield from _branch(value, name, guarded)
+
+
+def _with(node: ast.With | ast.AsyncWith, name: str, guarded: frozenset[str]) -> Iterator[tuple[str, ast.expr]]:
+    """`with suppress(AttributeError):` falls back as a try with an AttributeError handler does.
+    Items are entered in order, each inside the ones before it: a suppress guards the later ones too."""
+    for item in node.items:
+        yield from _reads(item.context_expr, name, guarded)
+        if item.optional_vars is not None:
+            yield from _reads(item.optional_vars, name, guarded)
+        if _suppresses_attribute_error(item.context_expr):
+            guarded = guarded | {_TRIED}
+    yield from _branch(node.body, name, guarded)
+
+
+def _suppresses_attribute_error(context: ast.expr) -> bool:
+    """`contextlib.suppress(..., AttributeError, ...)`, by any path to `suppress` (the module's
+    imports are not at hand here). Not `suppress(Exception)`: as `except Exception`, it swallows
+    whatever else fails there too."""
+    if not (isinstance(context, ast.Call) and last_name(context.func) == "suppress"):
+        return False
+    return any(last_name(argument) == "AttributeError" for argument in context.args)
+
+
+def _match(node: ast.Match, name: str, guarded: frozenset[str]) -> Iterator[tuple[str, ast.expr]]:
+    """`match metadata:`: a class pattern narrows as `isinstance` does, for its case's guard and body
+    (and a guard proves what it checks, for the body). A later case learns nothing from earlier ones."""
+    yield from _reads(node.subject, name, guarded)
+    for case in node.cases:
+        proven = _matched(case.pattern)
+        yield from _reads(case.pattern, name, guarded)
+        if case.guard is not None:
+            yield from _reads(case.guard, name, guarded | proven)
+            proven = proven | _proven(case.guard, name, truth=True)
+        yield from _branch(case.body, name, guarded | proven)
+
+
+def _matched(pattern: ast.pattern) -> frozenset[str]:
+    """What the subject matching `pattern` proves ("*" for a class pattern, as for isinstance)."""
+    if isinstance(pattern, ast.MatchClass):
+        return frozenset({"*"})
+    if isinstance(pattern, ast.MatchAs) and pattern.pattern is not None:
+        return _matched(pattern.pattern)
+    if isinstance(pattern, ast.MatchOr):
+        return _common([_matched(option) for option in pattern.patterns])
+    return frozenset()
+
+
+def _is_name(node: ast.expr, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
 
 
 def _branch(value: object, name: str, guarded: frozenset[str]) -> Iterator[tuple[str, ast.expr]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from declint.facts import ClassFacts
+from declint.facts import ClassFacts, ModuleFacts
 from declint.members import METADATA_PARAMETERS, MetadataRead
 from declint.rule import FactRule, FileContext, Invalid, Valid
 from declint.types import Finding, Position, Span
@@ -43,12 +43,22 @@ class MetadataContract(FactRule):
     `object.__setattr__(self, "X", ...)` (a frozen dataclass) or `super().__setattr__("X", ...)`
     in its methods (`__post_init__`, `prepare`). Read: `metadata.X` / `attn_metadata.X` in `forward*` methods, and `p.X` for a
     parameter annotated with a metadata class, including methods a backend inherits while pairing
-    another metadata class. Guarded reads are fine: `getattr(metadata, "X", default)`, reads in
-    the body of a `try` with an `except AttributeError` (by that name, or in a tuple; not a bare
-    `except` or `except Exception`, which catch whatever else fails there too, nor a handler that
-    raises again on every path; a lambda or function defined there may run later, unguarded), and reads
-    where `hasattr(metadata, "X")` or an `isinstance` check is known to hold: in the body of
-    `if hasattr(...)`, in the `else` of `if not isinstance(...)`, and after
+    another metadata class; `metadata.X += 1` reads X too. An inherited `forward*` is checked
+    against the subclass's metadata class whatever its parameter's annotation says
+    (`metadata: FlashInferAttentionMetadata`, or the ancestor's own class under another name): the
+    engine passes it the object the subclass's `Metadata` builds, and what that class inherits from
+    the annotated one counts as provided. A generic intermediate backend
+    (`class PagedBase(AttentionBackend[TMetadata])` with no `Metadata` of its own) is checked in the
+    subclasses that bind its type, not against the interface's default `Metadata`; its reads
+    annotated with a concrete metadata class are still checked. Guarded reads are fine:
+    `getattr(metadata, "X", default)`, reads in the body of a `try` with an `except AttributeError`
+    (by that name, or in a tuple; not a bare `except` or `except Exception`, which catch whatever
+    else fails there too, nor a handler that raises again on every path; a lambda or function
+    defined there may run later, unguarded) or of a `with suppress(AttributeError)`
+    (`contextlib.suppress`, by any path; not `suppress(Exception)`), and reads where
+    `hasattr(metadata, "X")` or an `isinstance` check is known to hold: in the body of
+    `if hasattr(...)`, in the `else` of `if not isinstance(...)`, in a `case` of `match metadata`
+    with a class pattern (`case FlashInferAttentionMetadata():`) or a guard that checks it, and after
     `if not hasattr(metadata, "X"): return` (or raise, break, continue) in the same block. The
     body of a negated check, or of an `or` whose other side may be the true one, is not guarded.
     Nor is a read after `assert hasattr(metadata, "X")`: the class still lacks X, and the first
@@ -173,10 +183,10 @@ class MetadataContract(FactRule):
             ),
             path="tensorrt_llm/_torch/attention_backend/flashinfer.py",
         ),
-        Invalid(
+        Invalid(  # the engine passes the subclass's Metadata, whatever the inherited annotation says
             _HEAD + _FLASHINFER_METADATA + "class FlashInferAttention(AttentionBackend[FlashInferAttentionMetadata]):\n"
             "    Metadata = FlashInferAttentionMetadata\n\n"
-            "    def forward(self, q, metadata):\n"
+            "    def forward(self, q, metadata: FlashInferAttentionMetadata):\n"
             "        metadata.plan()\n"
             "        return metadata.kv_layout\n\n"
             "class StarAttention(FlashInferAttention):\n"
@@ -243,23 +253,28 @@ class MetadataContract(FactRule):
                     ),
                 )
             )
+        if index.passes_metadata_type_on(cls):
+            # Its metadata type is open: the subclasses that bind it are checked with what they inherit.
+            return findings + self._own_reads(context, cls, None)
         metadata = index.classes.get(attribute or type_arg or "")
         provided = index.provided(metadata) if metadata else None
         if metadata is None or provided is None:
             return findings
-        for read in cls.metadata_reads:
-            target = self._target_of(context, read, metadata)
-            if target is not None and read.attribute not in (index.provided(target) or {read.attribute}):
-                findings.append(self._at_read(context, cls, read, target))
-        return findings + self._inherited(context, cls, metadata, provided)
+        return findings + self._own_reads(context, cls, metadata) + self._inherited(context, cls, metadata, provided)
 
-    def _target_of(self, context: FileContext, read: MetadataRead, paired: ClassFacts) -> ClassFacts | None:
+    def _own_reads(self, context: FileContext, cls: ClassFacts, paired: ClassFacts | None) -> list[Finding]:
+        findings = []
+        for read in cls.metadata_reads:
+            target = self._target_of(context, read, paired)
+            if target is not None and read.attribute not in (context.index.provided(target) or {read.attribute}):
+                findings.append(self._at_read(context, cls, read, target))
+        return findings
+
+    def _target_of(self, context: FileContext, read: MetadataRead, paired: ClassFacts | None) -> ClassFacts | None:
         """The metadata class a read is checked against, or None when the read is not in scope."""
-        named = _METADATA_NAME.search(read.annotation)
-        if named is not None:
-            annotated = context.index.class_facts(_resolve_local(context, named.group(1)))
-            if annotated is not None and context.index.is_metadata_class(annotated):
-                return annotated
+        annotated = _annotated_class(context, context.facts, read)
+        if annotated is not None:
+            return annotated
         if _is_typevar(read) or (read.method.startswith("forward") and read.parameter in METADATA_PARAMETERS):
             return paired
         return None
@@ -273,7 +288,7 @@ class MetadataContract(FactRule):
             if ancestor is None:
                 continue
             for read in ancestor.metadata_reads:
-                if read.method in overridden or not read.method.startswith("forward") or read.annotation:
+                if read.method in overridden or not _gets_the_engines_metadata(context, ancestor, read):
                     continue
                 if read.attribute not in provided:
                     providers = _providers(context, read.attribute, metadata)
@@ -307,6 +322,32 @@ class MetadataContract(FactRule):
         return self.finding(type(self), context, Span(position, position), message, cls.name)
 
 
+def _gets_the_engines_metadata(context: FileContext, ancestor: ClassFacts, read: MetadataRead) -> bool:
+    """Is the read's parameter the one an inherited `forward*` is passed the metadata object in:
+    named so, typed with the type variable, or annotated with the ancestor's own metadata class?
+    Whatever the annotation says, that object is built from the subclass's `Metadata` (red-team:
+    an annotated one was skipped); an annotation the subclass's class derives from adds nothing,
+    its members are among the subclass's already."""
+    if not read.method.startswith("forward"):
+        return False
+    if read.parameter in METADATA_PARAMETERS or _is_typevar(read):
+        return True
+    index = context.index
+    module = index.modules.get(ancestor.qualname.rpartition(".")[0])
+    annotated = _annotated_class(context, module, read) if module is not None else None
+    own = {index.resolve(name) for name in index.metadata_pairing(ancestor) if name}
+    return annotated is not None and annotated.qualname in own
+
+
+def _annotated_class(context: FileContext, module: ModuleFacts, read: MetadataRead) -> ClassFacts | None:
+    """The metadata class the read's parameter is annotated with, as `module` names it."""
+    named = _METADATA_NAME.search(read.annotation)
+    if named is None:
+        return None
+    annotated = context.index.class_facts(_resolve_in(module, named.group(1)))
+    return annotated if annotated is not None and context.index.is_metadata_class(annotated) else None
+
+
 def _providers(context: FileContext, attribute: str, lacking: ClassFacts) -> str:
     names = [name for name in context.index.providers(attribute) if name != lacking.name]
     if not names:
@@ -322,9 +363,9 @@ def _is_typevar(read: MetadataRead) -> bool:
     return read.annotation.endswith("TMetadata")
 
 
-def _resolve_local(context: FileContext, annotation: str) -> str:
+def _resolve_in(module: ModuleFacts, annotation: str) -> str:
     head, _, rest = annotation.strip("'\"").partition(".")
-    imports = dict(context.facts.imports)
-    local = {c.name: c.qualname for c in context.facts.classes}
+    imports = dict(module.imports)
+    local = {c.name: c.qualname for c in module.classes}
     base = imports.get(head) or local.get(head) or head
     return f"{base}.{rest}" if rest else base

@@ -268,3 +268,166 @@ def test_getattr_in_the_metadata_base_itself_answers_nothing_new(make_tree: Make
         "metadata.cu_seqlens_q, which its metadata class PlainMetadata does not provide (AttributeError at "
         "the first forward); no metadata class provides cu_seqlens_q"
     ]
+
+
+# ---- inherited forwards: the engine passes the subclass's Metadata, whatever the annotation says ----
+FLASHINFER_BACKEND = FLASHINFER.replace(
+    "from .interface import AttentionMetadata", "from .interface import AttentionBackend, AttentionMetadata"
+) + (
+    "\nclass FlashInferAttention(AttentionBackend[FlashInferAttentionMetadata]):\n"
+    "    Metadata = FlashInferAttentionMetadata\n\n"
+    "    def forward(self, q, {parameter}: FlashInferAttentionMetadata):\n"
+    "        return {parameter}.kv_layout\n"
+)
+STAR = (
+    "from dataclasses import dataclass\n"
+    "from .flashinfer import FlashInferAttention, FlashInferAttentionMetadata\n"
+    "from .interface import AttentionMetadata\n\n"
+    "@dataclass(kw_only=True)\n"
+    "class StarAttentionMetadata({base}):\n"
+    "    block_size: int = 2048\n\n"
+    "class StarAttention(FlashInferAttention):\n"
+    "    Metadata = StarAttentionMetadata\n"
+)
+
+
+def _star(make_tree: MakeTree, base: str, parameter: str = "metadata") -> list[str]:
+    files = {PKG + "flashinfer.py": FLASHINFER_BACKEND.format(parameter=parameter)}
+    return _dl105(make_tree, {**files, PKG + "star_flashinfer.py": STAR.format(base=base)}, "star_flashinfer.py")
+
+
+def test_an_inherited_forward_with_an_annotated_metadata_parameter_is_checked(make_tree: MakeTree) -> None:
+    """The annotation names what the author expected; StarAttention's forward gets a
+    StarAttentionMetadata all the same (red-team: skipped because it was annotated)."""
+    for parameter in ("metadata", "attn_metadata", "md"):  # md: annotated with FlashInferAttention's own class
+        assert _star(make_tree, "AttentionMetadata", parameter) == [
+            "tensorrt_llm/_torch/attention_backend/star_flashinfer.py:9:7: DL105 StarAttention inherits "
+            f"FlashInferAttention.forward, which reads {parameter}.kv_layout; its metadata class "
+            "StarAttentionMetadata does not provide it (AttributeError at the first forward); kv_layout is "
+            "provided by FlashInferAttentionMetadata"
+        ], parameter
+
+
+def test_an_inherited_annotated_read_its_metadata_inherits_is_fine(make_tree: MakeTree) -> None:
+    assert _star(make_tree, "FlashInferAttentionMetadata") == []
+
+
+# ---- a generic intermediate backend leaves the metadata type to its subclasses ----------------
+CONTIGUOUS_LACKS_PAGE_SIZE = (
+    "DL105 ContiguousAttention inherits PagedAttentionBase.forward, which reads metadata.page_size; its metadata "
+    "class ContiguousMetadata does not provide it (AttributeError at the first forward); page_size is provided "
+    "by PagedMetadata"
+)
+PAGED = (
+    "from dataclasses import dataclass\n"
+    "from typing import Any\n\n"
+    "from .interface import AttentionBackend, AttentionMetadata, TMetadata\n\n"
+    "@dataclass(kw_only=True)\n"
+    "class PagedMetadata(AttentionMetadata):\n"
+    "    tokens_per_page: int = 64\n\n"
+    "    @property\n"
+    "    def page_size(self) -> int:\n"
+    "        return self.tokens_per_page\n\n"
+    "class PagedAttentionBase(AttentionBackend[TMetadata]):\n"
+    "    def forward(self, q, metadata: TMetadata, **kwargs: Any):\n"
+    "        return q.view(-1, metadata.page_size)\n\n"
+    "class PagedAttention(PagedAttentionBase[PagedMetadata]):\n"
+    "    Metadata = PagedMetadata\n\n"
+    "@dataclass(kw_only=True)\n"
+    "class ContiguousMetadata(AttentionMetadata):\n"
+    "    workspace: Any = None\n\n"
+    "class ContiguousAttention(PagedAttentionBase[ContiguousMetadata]):\n"
+    "    Metadata = ContiguousMetadata\n"
+)
+
+
+def test_a_generic_backend_is_checked_in_the_subclasses_that_bind_its_metadata(make_tree: MakeTree) -> None:
+    """Not against the interface's default `Metadata = AttentionMetadata` (red-team): the base
+    passes its type parameter on; ContiguousAttention binds one without page_size."""
+    assert _dl105(make_tree, {PKG + "paged.py": PAGED}, "paged.py") == [
+        f"tensorrt_llm/_torch/attention_backend/paged.py:25:7: {CONTIGUOUS_LACKS_PAGE_SIZE}"
+    ]
+
+
+def test_a_generic_backend_still_checks_reads_annotated_with_a_concrete_class(make_tree: MakeTree) -> None:
+    paged = PAGED.replace(
+        "    def forward(", "    def plan(self, md: PagedMetadata):\n        return md.pages\n\n    def forward("
+    )
+    assert _dl105(make_tree, {PKG + "paged.py": paged}, "paged.py") == [
+        "tensorrt_llm/_torch/attention_backend/paged.py:16:16: DL105 PagedAttentionBase.plan reads md.pages, "
+        "which its metadata class PagedMetadata does not provide (AttributeError at the first forward); no "
+        "metadata class provides pages",
+        f"tensorrt_llm/_torch/attention_backend/paged.py:28:7: {CONTIGUOUS_LACKS_PAGE_SIZE}",
+    ]
+
+
+# ---- contextlib.suppress, match, augmented assignment ------------------------------------------
+SUPPRESSED = {
+    "contextlib.suppress": "        import contextlib\n        with contextlib.suppress(AttributeError):\n"
+    "            return metadata.kv_layout\n",
+    "suppress imported": "        from contextlib import suppress\n        with suppress(KeyError, AttributeError):\n"
+    "            return metadata.kv_layout\n",
+    "an item entered inside suppress": "        from contextlib import suppress\n"
+    "        with suppress(AttributeError), open(metadata.kv_layout) as f:\n            return f\n",
+}
+
+
+def test_a_suppress_of_attribute_error_guards_its_body(make_tree: MakeTree) -> None:
+    for case, body in SUPPRESSED.items():
+        assert _probe(make_tree, body) == [], case
+
+
+def test_a_suppress_of_something_else_or_code_run_later_is_no_guard(make_tree: MakeTree) -> None:
+    where = "tensorrt_llm/_torch/attention_backend/probe.py"
+    cases = {
+        "another error": ("        from contextlib import suppress\n        with suppress(KeyError):\n", 20),
+        "every error": ("        import contextlib\n        with contextlib.suppress(Exception):\n", 20),
+        "a lambda": ("        from contextlib import suppress\n        with suppress(AttributeError):\n", 27),
+    }
+    for case, (head, column) in cases.items():
+        read = "get = lambda: metadata.kv_layout" if case == "a lambda" else "return metadata.kv_layout"
+        assert _probe(make_tree, f"{head}            {read}\n") == [f"{where}:10:{column}: {KV_LAYOUT_MISSING}"], case
+    before = (
+        "        from contextlib import suppress\n        with open(metadata.kv_layout), suppress(AttributeError):\n"
+    )
+    assert _probe(make_tree, before + "            pass\n") == [f"{where}:9:19: {KV_LAYOUT_MISSING}"]
+
+
+MATCHED = {
+    "class pattern": "        match metadata:\n            case FlashInferAttentionMetadata():\n"
+    "                return metadata.kv_layout\n",
+    "or of class patterns": "        match metadata:\n"
+    "            case FlashInferAttentionMetadata() | FlashInferAttentionMetadata(kv_layout='HND'):\n"
+    "                return metadata.kv_layout\n",
+    "guard of the case": "        match metadata:\n            case _ if hasattr(metadata, 'kv_layout'):\n"
+    "                return metadata.kv_layout\n",
+}
+
+
+def test_a_match_class_pattern_narrows_as_isinstance_does(make_tree: MakeTree) -> None:
+    for case, body in MATCHED.items():
+        assert _probe(make_tree, body) == [], case
+
+
+def test_a_match_that_does_not_narrow_the_metadata_is_no_guard(make_tree: MakeTree) -> None:
+    where = "tensorrt_llm/_torch/attention_backend/probe.py"
+    cases = {
+        "wildcard": "        match metadata:\n            case _:\n                return metadata.kv_layout\n",
+        "another subject": "        match q:\n            case FlashInferAttentionMetadata():\n"
+        "                return metadata.kv_layout\n",
+    }
+    for case, body in cases.items():
+        assert _probe(make_tree, body) == [f"{where}:10:24: {KV_LAYOUT_MISSING}"], case
+    after = MATCHED["class pattern"] + "            case _:\n                return metadata.kv_layout\n"
+    assert _probe(make_tree, after) == [f"{where}:12:24: {KV_LAYOUT_MISSING}"]
+
+
+def test_an_augmented_assignment_reads_the_attribute(make_tree: MakeTree) -> None:
+    """`metadata.num_calls += 1` loads num_calls first: AttributeError where the class lacks it."""
+    assert _probe(make_tree, "        metadata.num_calls += 1\n        return q\n") == [
+        "tensorrt_llm/_torch/attention_backend/probe.py:8:9: DL105 ProbeAttention.forward reads "
+        "metadata.num_calls, which its metadata class AttentionMetadata does not provide (AttributeError at the "
+        "first forward); no metadata class provides num_calls"
+    ]
+    guarded = '        if hasattr(metadata, "num_calls"):\n            metadata.num_calls += 1\n'
+    assert _probe(make_tree, guarded) == []
