@@ -16,7 +16,8 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from declint.members import MetadataRead, metadata_reads, method_names, model_default_backend, provided_members
+from declint.members import MetadataRead, metadata_reads, method_names, provided_members
+from declint.model_defaults import map_pairs, model_default_backend
 from declint.names import absolute_module
 from declint.source import split_lines
 
@@ -26,6 +27,9 @@ _TYPING_UNIONS = frozenset({"Union", "typing.Union", "typing_extensions.Union"})
 # The reason of a fixed entry whose reason is not a literal (a constant's name, a call): the
 # docs table shows it as is; nothing may write it back as though it were the reason.
 DYNAMIC_REASON = "<dynamic>"
+# A model default `get_model_defaults` picks at run time (a call, a branch): the table shows this
+# and DL107 takes the docs' word for it; the default-backend option would be a wrong claim.
+DYNAMIC_DEFAULT = "<dynamic>"
 _MAX_MAP_DEPTH = 8  # placeholder maps followed through names and `**` unpacking, at most
 
 
@@ -275,7 +279,7 @@ class _Extractor:
             members=provided_members(node),
             methods=method_names(node),
             metadata_reads=metadata_reads(node, self.lines),
-            default_backend=self._constant(model_default_backend(node)),
+            default_backend=self._default_backend(node),
             name_column=self._name_column(node),
             references=tuple(sorted({*self._references(node), *(b for b in bases if "." in b)})),
         )
@@ -288,6 +292,12 @@ class _Extractor:
             resolved = self.resolve(node)
             return f"={resolved}" if resolved else None
         return None
+
+    def _default_backend(self, node: ast.ClassDef) -> str | None:
+        """What `get_model_defaults` sets attn_backend to, as `_constant` reads it; DYNAMIC_DEFAULT
+        for a value that is neither a string literal nor a name."""
+        value = model_default_backend(node)
+        return None if value is None else self._constant(value) or DYNAMIC_DEFAULT
 
     def _name_column(self, node: ast.ClassDef) -> int:
         line = self.lines[node.lineno - 1] if node.lineno <= len(self.lines) else ""
@@ -343,7 +353,7 @@ class _Extractor:
         if isinstance(value, ast.Name) and depth < _MAX_MAP_DEPTH:
             known = self.module_values.get(value.id)
             return self._map_keys(known, depth + 1) if known is not None else None
-        pairs = _map_pairs(value)
+        pairs = map_pairs(value)
         if pairs is None:
             return None
         keys: set[str] = set()
@@ -515,20 +525,6 @@ def _is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
     )
-
-
-def _map_pairs(value: ast.expr) -> list[tuple[str | None, ast.expr]] | None:
-    """(key, value) of a `{...}` or `dict(...)` map's entries, key None for an unpacked mapping
-    (`**x`); entries whose key is not a string constant are left out; None for another shape."""
-    if isinstance(value, ast.Dict):
-        return [
-            (None if key is None else str(key.value), item)
-            for key, item in zip(value.keys, value.values, strict=True)
-            if key is None or isinstance(key, ast.Constant)
-        ]
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict" and not value.args:
-        return [(keyword.arg, keyword.value) for keyword in value.keywords]
-    return None
 
 
 def _unwrap_tuple_call(value: ast.expr) -> ast.expr:

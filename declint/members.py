@@ -371,15 +371,3 @@ def _common(parts: list[frozenset[str]]) -> frozenset[str]:
 
 def _is_call_to(call: ast.Call, name: str) -> bool:
     return isinstance(call.func, ast.Name) and call.func.id == name
-
-
-def model_default_backend(node: ast.ClassDef, key: str = "attn_backend") -> ast.expr | None:
-    """The `attn_backend` value a `get_model_defaults` method returns (a literal or a name), if any."""
-    for statement in node.body:
-        if isinstance(statement, _FUNCTIONS) and statement.name == "get_model_defaults":
-            for inner in ast.walk(statement):
-                if isinstance(inner, ast.Dict):
-                    for k, v in zip(inner.keys, inner.values, strict=True):
-                        if isinstance(k, ast.Constant) and k.value == key:
-                            return v
-    return None

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
 from declint.config import Config
-from declint.facts import ClassFacts, DeclEntry
+from declint.facts import DYNAMIC_DEFAULT, ClassFacts, DeclEntry
 from declint.index import ProjectIndex
 from declint.source import split_lines
 from declint.types import escape_controls
@@ -44,41 +45,70 @@ class Row:
 def support_matrix(index: ProjectIndex, config: Config) -> list[Row]:
     """One row per declared (model, encoder); a model declaring `{}` gets one "(none)" row."""
     rows: list[Row] = []
-    for model in index.models():
+    models = index.models()
+    names = model_names(models)
+    for model in models:
         declared = index.effective_declaration(model)
         if declared is None or not declared[0].is_literal:
             continue
         declaration = declared[0]
+        name = names[model.qualname]
         if not declaration.entries:
-            rows.append(Row(model.name, NO_ENCODER, NOT_CONFIGURABLE, "no attention encoder", "-"))
+            rows.append(Row(name, NO_ENCODER, NOT_CONFIGURABLE, "no attention encoder", "-"))
         default = _default_backend(index, model, config)
-        rows += [_row(model, entry, default, index) for entry in declaration.entries]
+        rows += [_row(name, entry, default, index) for entry in declaration.entries]
     return sorted(rows)
 
 
 def left_out(index: ProjectIndex) -> list[str]:
     """The models the table has no row for: no declaration (DL102), or one that cannot be read
     without running the code (DL104)."""
+    models = index.models()
+    names = model_names(models)
     return sorted(
-        model.name
-        for model in index.models()
+        names[model.qualname]
+        for model in models
         if (declared := index.effective_declaration(model)) is None or not declared[0].is_literal
     )
 
 
-def _row(model: ClassFacts, entry: DeclEntry, default: str, index: ProjectIndex) -> Row:
+def model_names(models: list[ClassFacts]) -> dict[str, str]:
+    """qualname -> the model's name in the table: its class name, or, where other models share it,
+    the shortest dotted tail of its qualified name that none of them ends with (`modeling_a.X`):
+    rows are keyed by name, and two models named alike made one row that matched either."""
+    namesakes: dict[str, list[str]] = defaultdict(list)
+    for model in models:
+        namesakes[model.name].append(model.qualname)
+    return {qualname: _tail(qualname, group) for group in namesakes.values() for qualname in group}
+
+
+def _tail(qualname: str, group: list[str]) -> str:
+    parts = qualname.split(".")
+    for size in range(1, len(parts) + 1):
+        tail = ".".join(parts[-size:])
+        if not any(other != qualname and f".{other}".endswith(f".{tail}") for other in group):
+            return tail
+    return qualname
+
+
+def _row(name: str, entry: DeclEntry, default: str, index: ProjectIndex) -> Row:
     if entry.kind == "fixed":
-        return Row(model.name, entry.encoder, NOT_CONFIGURABLE, entry.reason, "-")
+        return Row(name, entry.encoder, NOT_CONFIGURABLE, entry.reason, "-")
     backends = index.entry_backends(entry)
     if backends is None:  # an invalid entry, or `get_args` of another Literal (DL104 reports both)
-        return Row(model.name, entry.encoder, "invalid declaration", "", "-")
-    return Row(model.name, entry.encoder, ", ".join(backends), "", default)
+        return Row(name, entry.encoder, "invalid declaration", "", "-")
+    return Row(name, entry.encoder, ", ".join(backends), "", default)
 
 
 def _default_backend(index: ProjectIndex, model: ClassFacts, config: Config) -> str:
+    """The default of the nearest class in the chain whose `get_model_defaults` sets one: a name
+    that is no module-level string constant is DYNAMIC_DEFAULT, not the next class's default or
+    the option's, which would be claims the code does not make."""
     chain = [model, *(facts for _, facts in index.ancestors(model) if facts is not None)]
-    found = (index.constant(c.default_backend) for c in chain if c.default_backend)
-    return next((value for value in found if value), str(config.get("default-backend")))
+    found = next((c.default_backend for c in chain if c.default_backend), None)
+    if found is None:
+        return str(config.get("default-backend"))
+    return index.constant(found) or DYNAMIC_DEFAULT
 
 
 def render(rows: list[Row], output_format: str) -> str:
@@ -189,7 +219,7 @@ def compare(code_rows: list[Row], docs: DocsTable) -> list[Drift]:
         differences = [
             f"{c} is {getattr(written, c)!r} in the docs but {_cell(getattr(row, c))!r} in the code"
             for c in HEADER[2:]
-            if getattr(written, c) != _cell(getattr(row, c))
+            if _differs(c, getattr(written, c), _cell(getattr(row, c)))
         ]
         if differences:
             drifts.append(Drift(line, f"{_row_name(row)}: " + "; ".join(differences), _row_name(row)))
@@ -199,6 +229,18 @@ def compare(code_rows: list[Row], docs: DocsTable) -> list[Drift]:
                 Drift(line, f"{_row_name(written)} is in the docs table but no model declares it", _row_name(written))
             )
     return sorted(drifts, key=lambda d: (d.line, d.message))
+
+
+def _differs(column: str, written: str, declared: str) -> bool:
+    """Backends are a set: the order of a declaration promises nothing (`declint table` writes
+    the code's). A default known only at run time is whatever the docs say it is."""
+    if column == "backends":
+        return _backend_set(written) != _backend_set(declared)
+    return written != declared and not (column == "default" and declared == DYNAMIC_DEFAULT)
+
+
+def _backend_set(cell: str) -> frozenset[str]:
+    return frozenset(name for part in cell.split(",") if (name := part.strip()))
 
 
 def _row_name(row: Row) -> str:

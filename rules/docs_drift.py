@@ -38,10 +38,16 @@ class DocsDrift(ProjectRule):
     (the first table whose header is `| model | encoder | backends | reason | default |`, outer
     pipes optional, outside fenced code blocks and HTML comments) and reports each missing, extra
     or different row at its docs line (missing rows at the header); each finding's context is its
-    row (`Model / encoder`), which tells a baseline's entries apart. The table ends, as GitHub
-    renders it, at a line without a pipe or one that starts another block (a list item, a
-    blockquote, a heading, a fence, an HTML block), and, under a header with a leading pipe, at
-    a line without one.
+    row (`Model / encoder`), which tells a baseline's entries apart. A model whose class name
+    another model shares is named by the shortest dotted tail of its qualified name that tells
+    them apart (`modeling_a.LlavaModel`). Backends compare as a set (the table writes them in
+    the declaration's order). The default is the `attn_backend` that `get_model_defaults`
+    returns (in a `{...}` or `dict(...)`, or set on the dict it returns: `d["attn_backend"] =`,
+    `d.update(...)`), else the nearest ancestor's, else `default-backend`; one known only at run
+    time (a call, a branch, a write under an `if`) is `<dynamic>`, and any docs value passes for
+    it. The table ends, as GitHub renders it, at a line without a pipe or one that starts
+    another block (a list item, a blockquote, a heading, a fence, an HTML block), and, under a
+    header with a leading pipe, at a line without one.
     Fix by pasting the output of `declint table` into the page. A table file that cannot be read
     (missing, not a regular file, larger than `max-file-size`, not UTF-8) is one finding at its
     first line (at the bad byte's when not UTF-8).

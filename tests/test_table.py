@@ -215,3 +215,172 @@ def test_an_entry_naming_a_backend_by_a_constant_is_an_invalid_row(make_tree: Ma
     root = make_tree({"tensorrt_llm/_torch/models/modeling_k.py": model})
     code, output = invoke(str(root))
     assert (code, output.splitlines()[2:]) == (0, ["| KModel | vision | invalid declaration |  | - |"])
+
+
+DEFAULTS = """\
+from typing import Any
+
+from tensorrt_llm._torch.models.modeling_multimodal_mixin import MultimodalModelMixin
+
+
+class AModel(MultimodalModelMixin):
+    encoder_attention_backends = {"vision": ("VANILLA", "FLASHINFER")}
+
+    @classmethod
+    def get_model_defaults(cls, llm_args: Any) -> dict[str, Any]:
+        return dict(attn_backend="FLASHINFER")
+
+
+class BModel(MultimodalModelMixin):
+    encoder_attention_backends = {"vision": ("VANILLA", "FLASHINFER")}
+
+    @classmethod
+    def get_model_defaults(cls, llm_args: Any) -> dict[str, Any]:
+        defaults = super().get_model_defaults(llm_args) if hasattr(super(), "get_model_defaults") else {}
+        defaults["attn_backend"] = "FLASHINFER"
+        return defaults
+
+
+class CModel(MultimodalModelMixin):
+    encoder_attention_backends = {"vision": ("VANILLA", "FLASHINFER")}
+
+    @classmethod
+    def get_model_defaults(cls, llm_args: Any) -> dict[str, Any]:
+        return {"attn_backend": "FLASHINFER" if llm_args.fast else "VANILLA"}
+
+
+class DModel(MultimodalModelMixin):
+    encoder_attention_backends = {"vision": ("VANILLA", "TRTLLM")}
+
+    @classmethod
+    def get_model_defaults(cls, llm_args: Any) -> dict[str, Any]:
+        return {"max_seq_len": 4096}
+"""
+
+
+def test_a_default_given_by_dict_call_or_set_on_the_returned_dict_is_the_model_default(make_tree: MakeTree) -> None:
+    """Red-team b/t2: `return dict(attn_backend=...)` and `defaults["attn_backend"] = ...; return
+    defaults` were not read: the table claimed the default-backend option (TRTLLM, which AModel
+    does not even accept) and DL107 reported the correct docs row. A default only known at run
+    time is `<dynamic>`, and any docs value passes for it; a method that sets none leaves TRTLLM."""
+    root = make_tree({"tensorrt_llm/_torch/models/modeling_d.py": DEFAULTS})
+    code, output = invoke(str(root))
+    assert (code, output.splitlines()[2:]) == (
+        0,
+        [
+            "| AModel | vision | VANILLA, FLASHINFER |  | FLASHINFER |",
+            "| BModel | vision | VANILLA, FLASHINFER |  | FLASHINFER |",
+            "| CModel | vision | VANILLA, FLASHINFER |  | <dynamic> |",
+            "| DModel | vision | VANILLA, TRTLLM |  | TRTLLM |",
+        ],
+    )
+    page = root / "docs.md"
+    page.write_text(output.replace("<dynamic>", "FLASHINFER on Hopper"), encoding="utf-8")
+    assert invoke("--check", str(page), str(root)) == (0, "All clear: 1 file checked.\n")
+    page.write_text(output.replace("FLASHINFER |\n", "TRTLLM |\n", 1), encoding="utf-8")
+    assert invoke("--check", str(page), str(root)) == (
+        1,
+        "docs.md:3:1: DL107 AModel / vision: default is 'TRTLLM' in the docs but 'FLASHINFER' in the code\n"
+        "Found 1 finding in 1 file.\n",
+    )
+
+
+def test_the_backends_of_a_row_are_compared_as_a_set(make_tree: MakeTree) -> None:
+    """Red-team b/c1: code `("TRTLLM", "VANILLA")` against a docs row `VANILLA, TRTLLM` was a
+    drift, though the encoder accepts the same backends either way."""
+    model = (
+        "from tensorrt_llm._torch.models.modeling_multimodal_mixin import MultimodalModelMixin\n\n\n"
+        "class EModel(MultimodalModelMixin):\n"
+        '    encoder_attention_backends = {"vision": ("TRTLLM", "VANILLA")}\n'
+    )
+    root = make_tree({"tensorrt_llm/_torch/models/modeling_e.py": model})
+    page = root / "docs.md"
+    page.write_text(TABLE.replace(ROW, "| EModel | vision | VANILLA, TRTLLM |  | TRTLLM |"), encoding="utf-8")
+    assert invoke("--check", str(page), str(root)) == (0, "All clear: 1 file checked.\n")
+    page.write_text(
+        TABLE.replace(ROW, "| EModel | vision | VANILLA, TRTLLM, FLASHINFER |  | TRTLLM |"), encoding="utf-8"
+    )
+    assert invoke("--check", str(page), str(root)) == (
+        1,
+        "docs.md:3:1: DL107 EModel / vision: backends is 'VANILLA, TRTLLM, FLASHINFER' in the docs but "
+        "'TRTLLM, VANILLA' in the code\nFound 1 finding in 1 file.\n",
+    )
+
+
+def test_models_sharing_a_class_name_are_told_apart_by_their_module(make_tree: MakeTree) -> None:
+    """Red-team b/t4: two `LlavaModel`s in modeling_a.py and modeling_b.py made two rows keyed
+    alike, and DL107 matched one docs row to either (the other was never reported missing). Each
+    is named by the shortest dotted tail of its module path that tells them apart."""
+    model = (
+        "from tensorrt_llm._torch.models.modeling_multimodal_mixin import MultimodalModelMixin\n\n\n"
+        "class LlavaModel(MultimodalModelMixin):\n"
+        '    encoder_attention_backends = {"vision": ("TRTLLM",)}\n'
+    )
+    root = make_tree(
+        {
+            "tensorrt_llm/_torch/models/modeling_a.py": model,
+            "tensorrt_llm/_torch/models/modeling_b.py": model.replace('"TRTLLM",', '"TRTLLM", "VANILLA"'),
+        }
+    )
+    code, output = invoke(str(root))
+    assert (code, output.splitlines()[2:]) == (
+        0,
+        [
+            "| modeling_a.LlavaModel | vision | TRTLLM |  | TRTLLM |",
+            "| modeling_b.LlavaModel | vision | TRTLLM, VANILLA |  | TRTLLM |",
+        ],
+    )
+    page = root / "docs.md"
+    page.write_text(output, encoding="utf-8")
+    assert invoke("--check", str(page), str(root)) == (0, "All clear: 1 file checked.\n")
+    page.write_text(TABLE.replace(ROW, "| LlavaModel | vision | TRTLLM |  | TRTLLM |"), encoding="utf-8")
+    assert invoke("--check", str(page), str(root)) == (
+        1,
+        "docs.md:1:1: DL107 modeling_a.LlavaModel / vision is declared (TRTLLM) but missing from the docs table\n"
+        "docs.md:1:1: DL107 modeling_b.LlavaModel / vision is declared (TRTLLM, VANILLA) but missing from the "
+        "docs table\n"
+        "docs.md:3:1: DL107 LlavaModel / vision is in the docs table but no model declares it\n"
+        "Found 3 findings in 1 file.\n",
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ('return {"attn_backend": "A", "max_seq_len": 1}', "'A'"),
+        ("return dict(attn_backend=BACKEND_A, max_seq_len=1)", "BACKEND_A"),
+        ('return {**super().get_model_defaults(llm_args), "max_seq_len": 1}', None),
+        ('return {**super().get_model_defaults(llm_args), "attn_backend": "A"}', "'A'"),
+        ('return {**load(), "max_seq_len": 1}', "..."),
+        ('d = {"max_seq_len": 1}\n        d["attn_backend"] = "A"\n        return d', "'A'"),
+        ('d = dict(attn_backend="A")\n        d["attn_backend"] = "B"\n        return d', "'B'"),
+        ('d = {}\n        d.update(attn_backend="A")\n        return d', "'A'"),
+        ('d = {}\n        d.update({"attn_backend": "A"})\n        return d', "'A'"),
+        ('d = {}\n        d |= {"attn_backend": "A"}\n        return d', "'A'"),
+        ("d = {}\n        d.update(max_seq_len=1)\n        return d", None),
+        ("d = load()\n        return d", "..."),
+        ('d = {}\n        if llm_args.fast:\n            d["attn_backend"] = "A"\n        return d', "..."),
+        ('d = {}\n        with ctx():\n            d["attn_backend"] = "A"\n        return d', "'A'"),
+        ('if llm_args.fast:\n            return {"attn_backend": "A"}\n        return {}', "..."),
+        ('if llm_args.fast:\n            return {"attn_backend": "A"}\n        return dict(attn_backend="A")', "'A'"),
+        ('return {"attn_backend": "A" if llm_args.fast else "B"}', "'A' if llm_args.fast else 'B'"),
+        ('return {"attn_backend": "A"} if llm_args.fast else dict(attn_backend="A")', "'A'"),
+        ('def inner():\n            return {"attn_backend": "B"}\n        return {"attn_backend": "A"}', "'A'"),
+        ('d = {}\n        d = {**d, "attn_backend": "A"}\n        return d', "'A'"),
+        ("return None", None),
+        ("pass", None),
+    ],
+)
+def test_the_default_backend_get_model_defaults_returns(body: str, expected: str | None) -> None:
+    """The returned dict's attn_backend, written in place or filled through a local name; `...`
+    (model_defaults.UNKNOWN) where only running the method would tell: a call's dict, a write
+    under an `if`, returns that disagree."""
+    import ast
+
+    from declint.model_defaults import model_default_backend
+
+    source = f"class M:\n    @classmethod\n    def get_model_defaults(cls, llm_args):\n        {body}\n"
+    node = ast.parse(source).body[0]
+    assert isinstance(node, ast.ClassDef)
+    found = model_default_backend(node)
+    assert (None if found is None else ast.unparse(found)) == expected
