@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 from declint.config import Config
 from declint.index import ProjectIndex
-from declint.names import absolute_module, last_name
+from declint.names import NameResolver, absolute_module, last_name
 from declint.prefilter import strings_close_to
 from declint.rule import FileContext, Invalid, TreeRule, Valid, name_matches_any
 from declint.types import Finding
@@ -53,7 +53,11 @@ class BackendLiteral(TreeRule):
     An annotated assignment (`backend: str = "TRTLLM"`) is followed alike, unless its annotation
     names the shared Literal or another namespace's, which types the value as a context's does.
     The other way too: a local given a context's value (`backend = config.attn_backend`, when
-    that is its only binding) is compared as the context (`backend == "FLASHINFER"`).
+    that is its only binding) is compared as the context (`backend == "FLASHINFER"`). A
+    module-level constant bound once to a tuple, list or set and compared with a context
+    (`_SUPPORTED = ("TRTLLM", "VANILLA")`, then `cfg.attn_backend in _SUPPORTED`) is a list of
+    backend names whatever its name: reported once, at its definition (not where a parameter or
+    local of the same name shadows it).
 
     A context annotated with a Literal of its own, all of whose members are backend names
     (`attn_backend: Literal["TRTLLM", "VANILLA"]`, also nested, in a string annotation, or as the
@@ -207,6 +211,9 @@ class BackendLiteral(TreeRule):
         self._declaration = str(self.config.get("declaration-attribute"))
         self._imports: dict[str, str] | None = None  # module-level imports, read when an annotation needs them
         self._type_aliases: dict[str, ast.expr] | None = None  # see `_module_aliases`
+        self._constants: dict[str, ast.expr] | None = None  # module-level collections, see `_check_compared`
+        self._constants_checked: set[str] = set()
+        self._resolver: NameResolver | None = None
         self._locals: dict[int, _LocalValue] | None = None  # see `_held`, computed when first asked
         self._given_contexts: set[str] = set()  # see `_note_given`
         # Findings whose context is a variable, held until the walk has seen every annotation:
@@ -269,13 +276,39 @@ class BackendLiteral(TreeRule):
                 continue
             left, right = operands[position], operands[position + 1]
             if (context := self._context(left)) is not None:
-                self._check_strings(right, lowered=_lowered(left), via=(context,))
+                self._check_compared(right, lowered=_lowered(left), via=(context,))
             elif (context := self._context(right)) is not None:
-                self._check_strings(left, lowered=_lowered(right), via=(context,))
+                self._check_compared(left, lowered=_lowered(right), via=(context,))
             elif (read := self._read_into(left)) is not None:
                 self._check_strings(right, lowered=_lowered(left) or _lowered(read), via=(read,))
             elif (read := self._read_into(right)) is not None:
                 self._check_strings(left, lowered=_lowered(right) or _lowered(read), via=(read,))
+
+    def _check_compared(self, node: ast.expr, lowered: bool, via: tuple[ast.expr, ...]) -> None:
+        """What a context is compared with; a module-level constant bound once to a collection
+        (`_SUPPORTED = ("TRTLLM", "VANILLA")`, then `cfg.attn_backend in _SUPPORTED`) is a list of
+        backend names whatever its name: checked at its definition, once."""
+        self._check_strings(node, lowered=lowered, via=via)
+        if not isinstance(node, ast.Name) or node.id in self._constants_checked:
+            return
+        if self._constants is None:
+            self._constants = {
+                name: value
+                for name, value in _bound_once_values(self.tree).items()
+                if isinstance(value, ast.Tuple | ast.List | ast.Set)
+            }
+        value = self._constants.get(node.id)
+        if value is None or not self._names_module_binding(node):
+            return
+        self._constants_checked.add(node.id)
+        self._check_strings(value, lowered=lowered, via=via, scope="")
+
+    def _names_module_binding(self, node: ast.Name) -> bool:
+        """`node` reads the module-level binding (no parameter or local shadows it): asked of a
+        scope resolver made for the few files that compare a context with such a constant."""
+        if self._resolver is None:
+            self._resolver = NameResolver(self.tree)
+        return self._resolver.binding_scope(node) is self._resolver.module_scope
 
     def _read_into(self, node: ast.expr) -> ast.expr | None:
         """The context read (`config.attn_backend`, `kwargs.get("attn_backend")`) a local compared
@@ -530,9 +563,13 @@ class BackendLiteral(TreeRule):
                 self.scope_name,
             )
 
-    def _check_strings(self, node: ast.expr, lowered: bool = False, via: tuple[ast.expr, ...] = ()) -> None:
+    def _check_strings(
+        self, node: ast.expr, lowered: bool = False, via: tuple[ast.expr, ...] = (), scope: str | None = None
+    ) -> None:
         """Report the retyped names `node` holds; with a variable among the contexts `via`, once
-        the walk has told whether it is typed by another namespace's Literal."""
+        the walk has told whether it is typed by another namespace's Literal. `scope`: where the
+        strings are, when not where the walk is (a module-level constant)."""
+        where = self.scope_name if scope is None else scope
         for string in _strings(node):
             value = self._simple_string(string)
             if value is None:
@@ -542,9 +579,9 @@ class BackendLiteral(TreeRule):
             if message is None:
                 continue
             if via and all(isinstance(context, ast.Name | ast.Attribute | ast.Call) for context in via):
-                self._pending.append((string, message, self.scope_name, via))
+                self._pending.append((string, message, where, via))
             else:
-                self.report(string, message, self.scope_name)
+                self.report(string, message, where)
 
     def _simple_string(self, node: ast.expr) -> str | None:
         """The value of a one-token `str` literal (what libcst calls a SimpleString); None for

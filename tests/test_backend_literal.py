@@ -779,3 +779,28 @@ def test_a_nonlocal_that_refers_to_a_scope_in_between_rebinds_nothing_outside(ma
         (5, 14, "deeper_nonlocal", RETYPED.format("TRTLLM")),
         (16, 14, "parameter_nonlocal", RETYPED.format("VANILLA")),
     ]
+
+
+def test_a_module_constant_a_context_is_compared_with_lists_backend_names(make_tree: MakeTree) -> None:
+    """Red-team 53 (mission failure 3): `_SUPPORTED = ("TRTLLM", "VANILLA")` compared with a context
+    drifts from the Literal as a list named like a context does; it was reported only when its own
+    name matched a context pattern. Reported once, at its definition; a local or a parameter of the
+    same name, a constant bound twice, or one never compared with a context is not followed."""
+    rel = "tensorrt_llm/_torch/models/modeling_supported.py"
+    source = (
+        '_SUPPORTED = ("TRTLLM", "VANILLA")\n'
+        '_TWICE = ["TRTLLM"]\n'
+        '_TWICE = ["VANILLA"]\n'
+        '_UNUSED = {"FLASHINFER"}\n\n'
+        "def check(model_config):\n"
+        "    if model_config.attn_backend not in _SUPPORTED or model_config.attn_backend in _TWICE:\n"
+        "        raise ValueError(model_config.attn_backend)\n"
+        "    return _SUPPORTED.index(model_config.attn_backend)\n\n"
+        "def again(model_config):\n"
+        "    return model_config.attn_backend in _SUPPORTED\n\n"
+        "def shadowed(model_config, _SUPPORTED):\n"
+        "    return model_config.attn_backend in _SUPPORTED\n"
+    )
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, rel: source})
+    found, _ = _dl103(root, rel)
+    assert found == [(1, 14, "", RETYPED.format("TRTLLM")), (1, 24, "", RETYPED.format("VANILLA"))]
