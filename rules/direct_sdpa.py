@@ -7,6 +7,7 @@ import functools
 import io
 import re
 import tokenize
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar, TypeGuard
 
@@ -98,7 +99,8 @@ class DirectSdpa(TreeRule):
     An encoder built on a Hugging Face model and kept by a module (`self.tower = ...`:
     `transformers.AutoModel.from_config(...)` or `from_pretrained`, or a transformers model class
     named after an encoder, `SiglipVisionModel(config)` or `CLIPVisionModel.from_pretrained(...)`,
-    through imports) is reported where a model declares the encoder configurable: the model's
+    through imports; also kept through a method call or an attribute of the result,
+    `.to(dtype)`, `SiglipVisionModel(config).vision_model`) is reported where a model declares the encoder configurable: the model's
     attention is its own, so the override is silently ignored (a subclass swapping its tower for
     a Hugging Face one under an inherited declaration). Not a config, tokenizer or processor, a
     language model (`AutoModelForCausalLM`, or an `AutoModel` kept as or built from a config
@@ -360,11 +362,9 @@ class DirectSdpa(TreeRule):
 
     def _note_kept(self, targets: list[ast.expr], value: ast.expr) -> None:
         """A call assigned to `self.x`: what it builds becomes part of the module (a tower)."""
-        if not isinstance(value, ast.Call):
-            return
         for target in targets:
             if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                self._kept[id(value)] = target.attr
+                self._kept.update((id(call), target.attr) for call in _kept_calls(value))
                 return
 
     def _visit_attribute(self, node: ast.Attribute) -> None:
@@ -700,6 +700,21 @@ def _bound_names(config: Config, index: ProjectIndex) -> tuple[str, ...]:
 
 def _may_build_hugging_face_model(data: bytes) -> bool:
     return b"transformers" in data  # a model class may be built directly: `SiglipVisionModel(config)`
+
+
+def _kept_calls(value: ast.expr) -> Iterator[ast.Call]:
+    """The calls whose result `self.x = value` keeps: the value, and through method calls and
+    attributes on a call's result, the call they start from (`AutoModel.from_config(c).to(dtype)`,
+    `SiglipVisionModel(c).vision_model`)."""
+    node: ast.expr | None = value
+    while node is not None:
+        if isinstance(node, ast.Call):
+            yield node
+            node = node.func.value if isinstance(node.func, ast.Attribute) else None
+        elif isinstance(node, ast.Attribute):
+            node = node.value
+        else:
+            node = None
 
 
 def _is_wrapper_call(node: ast.expr) -> TypeGuard[ast.Call]:

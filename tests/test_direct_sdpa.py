@@ -908,6 +908,8 @@ def test_only_a_hugging_face_encoder_model_a_module_keeps_is_reported(make_tree:
         "        self.text = AutoModel.from_config(config)\n"
         "        self.decoder = AutoModel.from_config(config.text_config)\n"
         "        self.tower = AutoModel.from_config(config.vision_config)\n"  # 21: still an encoder
+        "        self.cast = AutoModel.from_config(config.vision_config).to(config.dtype).eval()\n"  # 22
+        "        self.inner = SiglipVisionModel(config.vision_config).vision_model\n"  # 23
     )
     model = HEADER + "from .edge_tower import EdgeSiglipTower\n" + _model("EdgeSiglipTower")
     found = dl101(make_tree, {TOWER_FILE: tower, MODEL: model}, checked=TOWER_FILE)
@@ -917,6 +919,8 @@ def test_only_a_hugging_face_encoder_model_a_module_keeps_is_reported(make_tree:
         f"15:23: {_hf_bypass(scope, 'transformers.SiglipVisionModel.from_pretrained')}",
         f"16:23: {_hf_bypass(scope, 'transformers.models.siglip.modeling_siglip.SiglipVisionModel')}",
         f"21:22: {_hf_bypass(scope, 'transformers.AutoModel.from_config')}",
+        f"22:21: {_hf_bypass(scope, 'transformers.AutoModel.from_config')}",
+        f"23:22: {_hf_bypass(scope, 'transformers.SiglipVisionModel')}",
     ]
 
 
