@@ -453,12 +453,42 @@ class _Extractor:
         literal = value if inner is None else inner
         if not isinstance(literal, ast.Subscript):
             return None
-        head = self.resolve(literal.value) or ""
-        if head not in TYPING_LITERALS and head != "Literal":
-            return None
+        if not self._is_literal(literal):
+            # A Literal inside another type (`Annotated[Literal[...], Field(...)]`, `dict[str,
+            # Literal[...]]`): a copy of its members as the Optional one is, if it is the only one.
+            # Not in a union with another type (`Union[Literal[...], str]` accepts any string).
+            if (self.resolve(literal.value) or "") in _TYPING_UNIONS:
+                return None
+            nested = list(self._nested_literals(literal.slice))
+            if len(nested) != 1:
+                return None
+            literal, inner = nested[0], nested[0]
         elements = literal.slice.elts if isinstance(literal.slice, ast.Tuple) else [literal.slice]
         members = tuple(str(e.value) for e in elements if isinstance(e, ast.Constant))
         return LiteralDef(target, f"{self.module}.{target}", line, members, inner is not None, type_checking)
+
+    def _nested_literals(self, node: ast.expr) -> Iterator[ast.Subscript]:
+        """The Literals of a type expression, not those in a union with another type."""
+        if isinstance(node, ast.Subscript) and self._is_literal(node):
+            yield node
+            return
+        if self._optional_of(node) is not None or self._is_union(node):
+            inner = self._optional_of(node)
+            if inner is not None:
+                yield from self._nested_literals(inner)
+            return
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                yield from self._nested_literals(child)
+
+    def _is_union(self, node: ast.expr) -> bool:
+        if isinstance(node, ast.BinOp):
+            return isinstance(node.op, ast.BitOr)
+        return isinstance(node, ast.Subscript) and (self.resolve(node.value) or "") in _TYPING_UNIONS
+
+    def _is_literal(self, node: ast.Subscript) -> bool:
+        head = self.resolve(node.value) or ""
+        return head in TYPING_LITERALS or head == "Literal"
 
     def _optional_of(self, value: ast.expr | None) -> ast.expr | None:
         """X of `Optional[X]`, `Union[X, None]`, `X | None` (and `None` first), else None."""

@@ -21,7 +21,9 @@ class MissingSharedLiteral(ProjectRule):
     copied under another name with the same members, the copies drift apart. A copy is found
     at module level, in `if` and `try` blocks too (`if TYPE_CHECKING:`), and wrapped as
     `Optional[Literal[...]]`, `Union[Literal[...], None]` or `Literal[...] | None` (write
-    `Optional[EncoderAttentionBackend]`). A wrapped Literal is never the shared one's definition.
+    `Optional[EncoderAttentionBackend]`), or inside another type as its only Literal
+    (`Annotated[Literal[...], Field(...)]`, `dict[str, Literal[...]]`; not in a union with another
+    type, `Union[Literal[...], str]`). A wrapped Literal is never the shared one's definition.
     A configured name that re-exports the Literal (`llm_args` importing it, a package's
     `__init__`) is followed to the module that defines it. Definitions in different arms of one
     `if` (`if sys.version_info >= ...:` / `else:`) are one definition, only one of them runs, when

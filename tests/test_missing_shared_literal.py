@@ -44,6 +44,10 @@ def _copy(name: str, line: int) -> str:
         (f"Backend = Literal[{MEMBERS}] | None\n", 4),
         (f"Backend = None | Literal[{MEMBERS}]\n", 4),
         (f"if TYPE_CHECKING:\n    Backend = Optional[Literal[{MEMBERS}]]\n", 5),
+        # red-team 53: inside another type, pydantic's way or a mapping's values
+        (f"Backend = typing.Annotated[Literal[{MEMBERS}], object()]\n", 4),
+        (f"Backend = Optional[typing.Annotated[Literal[{MEMBERS}], 'doc']]\n", 4),
+        (f"Backend = dict[str, Literal[{MEMBERS}]]\n", 4),
     ],
 )
 def test_a_copy_nested_or_optional_is_reported_like_a_top_level_one(
@@ -59,6 +63,8 @@ def test_a_copy_nested_or_optional_is_reported_like_a_top_level_one(
         'Backend = Optional[Literal["VANILLA", "TRTLLM"]]\n',
         f"Backend = Union[Literal[{MEMBERS}], str]\n",
         f"Backend = Union[Literal[{MEMBERS}], None, str]\n",
+        f"Backend = dict[Literal[{MEMBERS}], Literal[{MEMBERS}]]\n",  # two: no one copy to name
+        f"Backend = list[Union[Literal[{MEMBERS}], str]]\n",
         'if TYPE_CHECKING:\n    Backend = Literal["VANILLA", "TRTLLM"]\n',
     ],
 )
