@@ -24,6 +24,8 @@ from declint.source import split_lines
 TYPING_LITERALS = frozenset({"typing.Literal", "typing_extensions.Literal"})
 _TYPING_OPTIONALS = frozenset({"Optional", "typing.Optional", "typing_extensions.Optional"})
 _TYPING_UNIONS = frozenset({"Union", "typing.Union", "typing_extensions.Union"})
+_TYPING_ANNOTATED = frozenset({"Annotated", "typing.Annotated", "typing_extensions.Annotated"})
+_TYPING_MODULES = frozenset({"typing", "typing_extensions", "builtins"})
 # The reason of a fixed entry whose reason is not a literal (a constant's name, a call): the
 # docs table shows it as is; nothing may write it back as though it were the reason.
 DYNAMIC_REASON = "<dynamic>"
@@ -74,6 +76,12 @@ class ClassFacts:
     metadata_reads: tuple[MetadataRead, ...] = ()
     default_backend: str | None = None
     name_column: int = 6
+    # The class body's annotated fields (`attention_backend: VisualGenAttentionBackend = ...`),
+    # each with the names its annotation holds as the module imports them (Optional, Annotated's
+    # metadata, builtins and typing's own names left out, so `x: str` holds none; string
+    # annotations read): what DL103 asks to tell a field typed by another namespace's Literal.
+    # Sorted by field name.
+    fields: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -281,8 +289,69 @@ class _Extractor:
             metadata_reads=metadata_reads(node, self.lines),
             default_backend=self._default_backend(node),
             name_column=self._name_column(node),
+            fields=self._fields(node),
             references=tuple(sorted({*self._references(node), *(b for b in bases if "." in b)})),
         )
+
+    def _fields(self, node: ast.ClassDef) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """The class body's annotated names with the names their annotations hold (the last
+        annotation of a name: the one a type checker and a dataclass keep); a field annotated
+        only with builtins or typing's own names (`str`, `Optional[int]`) holds none, and hides
+        the annotation of a base class's field of its name."""
+        fields: dict[str, tuple[str, ...]] = {}
+        for statement in node.body:
+            if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+                fields[statement.target.id] = self._annotation_names(statement.annotation)
+        return tuple(sorted(fields.items()))
+
+    def _annotation_names(self, annotation: ast.expr) -> tuple[str, ...]:
+        """The dotted names an annotation holds, as this module binds them, sorted: a name of the
+        module's own (a Literal it defines) qualified with the module's name. Not followed: an
+        inline `Literal[...]` (its strings are members), the metadata of `Annotated[X, ...]`, calls."""
+        found: set[str] = set()
+        stack: list[ast.expr] = [annotation]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                try:
+                    stack.append(ast.parse(node.value.strip(), mode="eval").body)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    continue
+            elif isinstance(node, ast.Name | ast.Attribute):
+                dotted = self._annotation_name(node)
+                if dotted is not None:
+                    found.add(dotted)
+            elif isinstance(node, ast.Subscript):
+                head = self.resolve(node.value) or ""
+                if head in TYPING_LITERALS or head == "Literal":
+                    continue
+                if head in _TYPING_ANNOTATED:
+                    metadata = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+                    stack.extend(metadata[:1])
+                    continue
+                stack.extend((node.value, node.slice))
+            elif not isinstance(node, ast.Call):
+                stack.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.expr))
+        return tuple(sorted(found))
+
+    def _annotation_name(self, node: ast.Name | ast.Attribute) -> str | None:
+        """A name chain of an annotation as this module binds it; None for a builtin, a name of
+        typing's (`Optional`), or a name the module does not bind (nothing the index could find)."""
+        head: ast.expr = node
+        while isinstance(head, ast.Attribute):
+            head = head.value
+        if not isinstance(head, ast.Name):
+            return None
+        if head.id in self.names or self.stars:
+            dotted = self.resolve(node)
+        elif head.id in self.module_values:  # a Literal (or alias) of this module's
+            dotted = self.resolve(node)
+            dotted = f"{self.module}.{dotted}" if dotted else None
+        else:
+            return None
+        if dotted is None or "." not in dotted or dotted.partition(".")[0] in _TYPING_MODULES:
+            return None
+        return dotted
 
     def _constant(self, node: ast.expr | None) -> str | None:
         """A string literal as itself; a name as `=dotted.name`, for the index to look up."""

@@ -421,6 +421,23 @@ class ProjectIndex:
         found = [lit.members for lit in facts.literals if lit.name == name] if facts else []
         return found[0] if found else None
 
+    def field_literal_members(self, cls_dotted: str, field: str) -> tuple[tuple[str, ...], ...] | None:
+        """The members of each indexed Literal the annotation of `field` names, in the class
+        `cls_dotted` names (as a module imports it, through re-exports) or, when it does not
+        annotate the field, the first class of its MRO that does (DL103: a config class whose
+        field is typed by another namespace's Literal). None when the class is not indexed or no
+        class of its MRO annotates the field; () when the annotation names no indexed Literal
+        (`str`, a class)."""
+        cls = self.classes.get(self.resolve(cls_dotted))
+        if cls is None:
+            return None
+        for candidate in self._declaration_chain(cls):
+            names = dict(candidate.fields).get(field)
+            if names is not None:
+                found = (self.literal_members_of(name) for name in names)
+                return tuple(members for members in found if members is not None)
+        return None
+
     # ---- ownership: which model's encoder a class or function belongs to ----------------
     def owners(self, qualname: str) -> list[Ownership]:
         """The multimodal models reaching `qualname`, each with the encoder it belongs to there."""

@@ -23,6 +23,8 @@ _LOWERING_METHODS = frozenset({"lower", "casefold"})
 _FIELD_SPECIFIERS = frozenset({"Field", "field"})
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _CUTOFF = 0.8  # how close a string must come to a backend name to be taken for a typo of it
+_WRAPPERS = frozenset({"Optional", "Union", "Annotated"})  # unwrapped around a config class's name
+_MAX_UNWRAP = 8
 
 
 class BackendLiteral(TreeRule):
@@ -82,9 +84,17 @@ class BackendLiteral(TreeRule):
     `Literal["CUTLASS", "TRTLLM"]`; a project Literal is found through the file's module-level
     imports and re-exports), and what is compared with a variable so annotated in its scope
     (`backend_name: MoeBackend`, then `backend_name == "TRTLLM"`), or with `self.x` (or
-    `getattr(self, "x", ...)`) where the class annotates `x` so. An annotation the index cannot
-    resolve to a Literal (`str`, a class) is no other namespace; string annotations are read
-    as the names they hold.
+    `getattr(self, "x", ...)`) where the class annotates `x` so. Likewise a field a config class
+    of the project annotates so, in this file or another, its own or inherited (`class
+    VisualGenConfig: attention_backend: VisualGenAttentionBackend`): passed as that keyword to
+    the class (`VisualGenConfig(attention_backend="FLASHINFER")`, the class imported or defined
+    in the file), or read through a parameter or an annotated local of the class's type
+    (`config: VisualGenConfig`, also `Optional[...]` or in a string annotation; then
+    `config.attention_backend == "FLASHINFER"`), or through `self.config` where the class
+    annotates `config` so or only ever assigns it such a parameter (`self.config = config`).
+    An annotation the index cannot resolve to a Literal (`str`, a class) is no other namespace,
+    nor is a field annotated so or with the shared Literal (also one that overrides a base
+    class's field); string annotations are read as the names they hold.
     """
 
     CODE = "DL103"
@@ -123,6 +133,12 @@ class BackendLiteral(TreeRule):
         Valid('def f(attn_backend):\n    return attn_backend == "auto"\n'),
         Valid('def moe(kwargs):\n    return kwargs.get("moe_backend", "TRTLLM")\n'),
         Valid('def route(config):\n    backend = config.moe_backend\n    return backend == "TRTLLM"\n'),
+        Valid(
+            'VisualGenAttentionBackend = Literal["TORCH_SDPA", "FLASHINFER"]\n\n'
+            'class VisualGenConfig:\n    attention_backend: VisualGenAttentionBackend = "TORCH_SDPA"\n\n'
+            'def pick(config: VisualGenConfig):\n    return config.attention_backend == "FLASHINFER"\n\n'
+            'fast = VisualGenConfig(attention_backend="FLASHINFER")\n'
+        ),
     )
     INVALID: ClassVar = (
         Invalid(
@@ -214,6 +230,7 @@ class BackendLiteral(TreeRule):
         self._constants: dict[str, ast.expr] | None = None  # module-level collections, see `_check_compared`
         self._constants_checked: set[str] = set()
         self._resolver: NameResolver | None = None
+        self._module_classes: frozenset[str] | None = None  # see `_class_named`
         self._locals: dict[int, _LocalValue] | None = None  # see `_held`, computed when first asked
         self._given_contexts: set[str] = set()  # see `_note_given`
         # Findings whose context is a variable, held until the walk has seen every annotation:
@@ -242,8 +259,12 @@ class BackendLiteral(TreeRule):
     def check(self) -> list[Finding]:
         self.walk(self._visit)
         other: set[int] = set()
-        if self._other_namespace_seen:
-            other = _OtherNamespaceBindings(self._other_literal_typed).find(self.tree)
+        # Attribute contexts read through an owner (`config.attention_backend`, `self.config.
+        # attention_backend`) whose annotation may name a config class with such a field.
+        owned = frozenset(id(c) for *_, contexts in self._pending for c in contexts if _owned_attribute(c))
+        if self._other_namespace_seen or owned:
+            typed = self._other_literal_typed if self._other_namespace_seen else _never_typed
+            other = _OtherNamespaceBindings(typed, self._typed_field, owned).find(self.tree)
         for string, message, scope, contexts in self._pending:
             if any(id(context) not in other for context in contexts):
                 self.report(string, message, scope)
@@ -365,10 +386,15 @@ class BackendLiteral(TreeRule):
         if default is not None and (context := self._context(node)) is not None:
             self._check_strings(default, via=(context,))
         for keyword in node.keywords:
-            if keyword.arg is not None and name_matches_any(keyword.arg, self._patterns):
-                self._check_strings(keyword.value)
-                for value in self._held(keyword.value):
-                    self._check_strings(value)
+            if keyword.arg is None or not name_matches_any(keyword.arg, self._patterns):
+                continue
+            values = [keyword.value, *self._held(keyword.value)]
+            # `VisualGenConfig(attention_backend="FLASHINFER")`: the class's field is typed by
+            # another namespace's Literal (asked of the index only when a name is passed).
+            if any(map(self._holds_names, values)) and self._field_of_other_namespace(node.func, keyword.arg):
+                continue
+            for value in values:
+                self._check_strings(value)
         callee = (
             self._aliases.get(node.func.id, node.func.id) if isinstance(node.func, ast.Name) else last_name(node.func)
         )
@@ -399,6 +425,48 @@ class BackendLiteral(TreeRule):
         only: each resolution is an index question. Unlike `_untyped`, it leaves
         `_other_namespace_seen` alone: the local is no context, nothing compared with it is held."""
         return self._typed_by_literal(annotation) or self._names_other_literal(annotation)
+
+    def _holds_names(self, node: ast.expr) -> bool:
+        """`node` holds a string `_check_strings` would report."""
+        for string in _strings(node):
+            value = self._simple_string(string)
+            if value is not None and self._message(value) is not None:
+                return True
+        return False
+
+    def _field_of_other_namespace(self, cls: ast.expr, field: str) -> bool:
+        """`cls` names a class of the project (see `_class_named`) whose field `field`, its own or
+        inherited, is annotated with Literals that all have a member which is no backend name
+        (`attention_backend: VisualGenAttentionBackend`). A field typed by the shared Literal,
+        by `str` or by nothing the index resolves to a Literal is no other namespace."""
+        dotted = self._class_named(cls)
+        if dotted is None:
+            return False
+        found = self.index.field_literal_members(dotted, field)
+        if not found:
+            return False
+        return all(any(m.upper() not in self._names for m in members) for members in found)
+
+    def _typed_field(self, annotation: ast.expr, field: str) -> bool:
+        """An owner annotated with a config class (`config: VisualGenConfig`, also Optional or in
+        a string annotation) whose `field` is typed by another namespace's Literal."""
+        named = _class_annotation(annotation)
+        return named is not None and self._field_of_other_namespace(named, field)
+
+    def _class_named(self, node: ast.expr) -> str | None:
+        """The dotted name of what `node` (a callee or an annotation) names, for the index: through
+        the file's module-level imports, or a class the module defines at its top level; None for
+        anything else (a builtin, a local, a method: nothing to ask the index about)."""
+        dotted = _dotted(node)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        target = self._module_imports().get(head)
+        if target is not None:
+            return f"{target}.{rest}" if rest else target
+        if self._module_classes is None:
+            self._module_classes = frozenset(n.name for n in self.tree.body if isinstance(n, ast.ClassDef))
+        return f"{self.context.module}.{head}" if not rest and head in self._module_classes else None
 
     def _dict(self, node: ast.Dict) -> None:
         for key, value in zip(node.keys, node.values, strict=True):
@@ -624,6 +692,45 @@ class BackendLiteral(TreeRule):
         return f'"{value}" is not a member of {self._literal} (did you mean "{canonical}"?)'
 
 
+def _never_typed(name: str, annotation: ast.expr) -> bool:
+    return False
+
+
+def _owned_attribute(node: ast.expr) -> bool:
+    """`owner.field` or `self.owner.field`: a context a config class's field may type."""
+    if not isinstance(node, ast.Attribute):
+        return False
+    owner = node.value
+    return isinstance(owner, ast.Name) or (isinstance(owner, ast.Attribute) and isinstance(owner.value, ast.Name))
+
+
+def _class_annotation(annotation: ast.expr) -> ast.Name | ast.Attribute | None:
+    """The one class an annotation names: itself, in a string annotation, or the `X` of
+    `Optional[X]`, `X | None`, `Union[X, None]`, `Annotated[X, ...]`; None for anything else."""
+    for _ in range(_MAX_UNWRAP):
+        if isinstance(annotation, ast.Name | ast.Attribute):
+            return annotation
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            try:
+                annotation = ast.parse(annotation.value.strip(), mode="eval").body
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return None
+            continue
+        if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+            elements = [annotation.left, annotation.right]
+        elif isinstance(annotation, ast.Subscript) and last_name(annotation.value) in _WRAPPERS:
+            elements = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
+            if last_name(annotation.value) != "Union":  # Optional[X], Annotated[X, metadata...]
+                elements = elements[:1]
+        else:
+            return None
+        others = [e for e in elements if not (isinstance(e, ast.Constant) and e.value is None)]
+        if len(others) != 1:
+            return None
+        annotation = others[0]
+    return None
+
+
 def _backend_names(config: Config, index: ProjectIndex) -> tuple[str, ...]:
     """The Literal's members, or the fallback names while it is not found, and the extra names."""
     members = index.literal_members
@@ -805,28 +912,51 @@ class _OtherNamespaceBindings:
     with another namespace's Literal, scope by scope as Python binds names: a parameter or an
     annotated assignment of a function binds the name in the whole function and in the functions
     nested in it, until one of them binds it again; a class body's fields are read through the
-    first parameter of its methods."""
+    first parameter of its methods.
 
-    def __init__(self, other_literal_typed: Callable[[str, ast.expr], bool]) -> None:
+    Also, among the attribute contexts `wanted` (`owner.field`, `self.owner.field`), those whose
+    owner is annotated with a class whose field is typed by another namespace's Literal
+    (`field_typed(annotation, field)`): a parameter or an annotated local or module-level name
+    (bound as above), or `self.owner` where the class annotates `owner` (in its body, or `self.
+    owner: T` in a method) or only ever assigns it, `self.owner = parameter`, parameters all
+    annotated alike."""
+
+    def __init__(
+        self,
+        other_literal_typed: Callable[[str, ast.expr], bool],
+        field_typed: Callable[[ast.expr, str], bool] = lambda annotation, field: False,
+        wanted: frozenset[int] = frozenset(),
+    ) -> None:
         self._typed = other_literal_typed
+        self._field_typed = field_typed
+        self._wanted = wanted
         self._found: set[int] = set()
 
     def find(self, tree: ast.Module) -> set[int]:
-        # (scope, the enclosing function scopes' bindings, the enclosing class's fields, its receiver)
-        stack: list[tuple[ast.AST, dict[str, bool], frozenset[str], str | None]] = [(tree, {}, frozenset(), None)]
+        # (scope, the enclosing function scopes' bindings, and their annotations, the enclosing
+        # class's fields, the annotations of its `self.x`, its receiver)
+        stack: list[tuple[ast.AST, dict[str, bool], _Annotations, frozenset[str], _Annotations, str | None]] = [
+            (tree, {}, {}, frozenset(), {}, None)
+        ]
         while stack:
-            scope, outer, fields, receiver = stack.pop()
+            scope, outer, outer_types, fields, attributes, receiver = stack.pop()
             own = _own_nodes(scope)
             bindings = self._bindings(scope, own)
             bound = {**outer, **bindings}
+            types = {**outer_types, **_binding_annotations(scope, own)} if self._wanted else {}
             self._mark(own, bound, fields, receiver)
+            if self._wanted:
+                self._mark_owned(own, types, attributes, receiver)
             nested = [n for n in own if isinstance(n, _SCOPES)]
             if isinstance(scope, ast.ClassDef):  # methods do not see the class body's names
                 class_fields = frozenset(self._fields(scope, bindings))
-                stack.extend((n, outer, class_fields, _receiver(n)) for n in nested)
+                typed_attributes = _attribute_annotations(scope) if self._wanted else {}
+                stack.extend((n, outer, outer_types, class_fields, typed_attributes, _receiver(n)) for n in nested)
             else:
-                stack.extend((n, bound, fields, receiver) for n in nested if not isinstance(n, ast.ClassDef))
-                stack.extend((n, bound, frozenset(), None) for n in nested if isinstance(n, ast.ClassDef))
+                stack.extend(
+                    (n, bound, types, fields, attributes, receiver) for n in nested if not isinstance(n, ast.ClassDef)
+                )
+                stack.extend((n, bound, types, frozenset(), {}, None) for n in nested if isinstance(n, ast.ClassDef))
         return self._found
 
     def _bindings(self, scope: ast.AST, own: list[ast.AST]) -> dict[str, bool]:
@@ -864,6 +994,83 @@ class _OtherNamespaceBindings:
                 if isinstance(owner, ast.Name) and owner.id == receiver and isinstance(key, ast.Constant):
                     if key.value in fields:
                         self._found.add(id(node))
+
+    def _mark_owned(
+        self, own: list[ast.AST], types: _Annotations, attributes: _Annotations, receiver: str | None
+    ) -> None:
+        """The wanted `owner.field` contexts whose owner's annotation types the field."""
+        for node in own:
+            if id(node) not in self._wanted or not isinstance(node, ast.Attribute):
+                continue
+            owner = node.value
+            annotation: ast.expr | None = None
+            if isinstance(owner, ast.Name) and owner.id != receiver:
+                annotation = types.get(owner.id)
+            elif isinstance(owner, ast.Attribute) and isinstance(owner.value, ast.Name) and owner.value.id == receiver:
+                annotation = attributes.get(owner.attr)
+            if annotation is not None and self._field_typed(annotation, node.attr):
+                self._found.add(id(node))
+
+
+# A scope's names (or a class's `self.x`) with the annotation that types each; None for a name
+# bound without one.
+_Annotations = dict[str, ast.expr | None]
+
+
+def _binding_annotations(scope: ast.AST, own: list[ast.AST]) -> _Annotations:
+    """Each name `scope` binds, with its annotation (a parameter's, an annotated assignment's),
+    or None where it is bound without one (a plain assignment, a loop target, a def)."""
+    annotated: dict[str, ast.expr] = {}
+    if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+        for argument in _all_arguments(scope.args):
+            if argument.annotation is not None:
+                annotated[argument.arg] = argument.annotation
+    for node in own:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            annotated.setdefault(node.target.id, node.annotation)
+    found: _Annotations = {n.id: None for n in own if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    found.update((n.name, None) for n in own if isinstance(n, _SCOPES) and not isinstance(n, ast.Lambda))
+    if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+        found.update((argument.arg, None) for argument in _all_arguments(scope.args))
+    found.update(annotated)
+    return found
+
+
+def _attribute_annotations(cls: ast.ClassDef) -> _Annotations:
+    """`x` -> the annotation typing `self.x` in the class's methods: the class body's `x: T`, a
+    method's `self.x: T`, else, when every assignment of `self.x` gives it a parameter of its
+    method annotated alike (`self.config = config`, `config: VisualGenConfig`), that annotation."""
+    annotated: dict[str, ast.expr] = {}
+    assigned: dict[str, list[ast.expr | None]] = {}
+    for statement in cls.body:
+        if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+            annotated[statement.target.id] = statement.annotation
+    for method in cls.body:
+        receiver = _receiver(method)
+        if receiver is None or not isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        parameters = {a.arg: a.annotation for a in _all_arguments(method.args)}
+        given: dict[int, ast.expr | None] = {}
+        for node in _own_nodes(method):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Name):
+                given[id(node.targets[0])] = parameters.get(node.value.id)
+            elif isinstance(node, ast.AnnAssign) and _on_receiver(node.target, receiver):
+                assert isinstance(node.target, ast.Attribute)
+                annotated.setdefault(node.target.attr, node.annotation)
+        for node in ast.walk(method):  # nested functions' assignments too: they may give it anything
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and _on_receiver(node, receiver):
+                assigned.setdefault(node.attr, []).append(given.get(id(node)))
+    found: _Annotations = {}
+    for name, values in assigned.items():
+        first = values[0]
+        if first is not None and all(v is not None and ast.dump(v) == ast.dump(first) for v in values):
+            found[name] = first
+    found.update(annotated)
+    return found
+
+
+def _on_receiver(node: ast.expr, receiver: str) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == receiver
 
 
 def _own_nodes(scope: ast.AST) -> list[ast.AST]:

@@ -804,3 +804,171 @@ def test_a_module_constant_a_context_is_compared_with_lists_backend_names(make_t
     root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, rel: source})
     found, _ = _dl103(root, rel)
     assert found == [(1, 14, "", RETYPED.format("TRTLLM")), (1, 24, "", RETYPED.format("VANILLA"))]
+
+
+# Red-team (2026-12-03): a visual-generation config has its own attention Literal. A value is
+# typed by it through the field of a config class defined in another file: passed as the keyword
+# of the class's constructor, or read through a parameter, a local or `self.config` annotated with
+# (or given a parameter annotated with) the class. Each near miss stays reported: a field typed by
+# the shared Literal or by `str` (also overriding an inherited one), a callee that is no class, an
+# owner that is unannotated, shadowed or given two differently typed values.
+CONFIG_LLM_ARGS = """\
+from dataclasses import dataclass
+from typing import Literal, Optional
+
+from pydantic import BaseModel
+
+EncoderAttentionBackend = Literal["VANILLA", "TRTLLM", "FLASHINFER"]
+VisualGenAttentionBackend = Literal["TORCH_SDPA", "FLASHINFER"]
+
+
+@dataclass
+class VisualGenConfig:
+    attention_backend: VisualGenAttentionBackend = "TORCH_SDPA"
+
+
+class OptionalVisualGenConfig(BaseModel):
+    attention_backend: Optional["VisualGenAttentionBackend"] = None
+
+
+class EncoderConfig:
+    attention_backend: EncoderAttentionBackend = "TRTLLM"
+
+
+class StrConfig:
+    attention_backend: str = "TRTLLM"
+"""
+
+CONFIG_SUBCLASSES = """\
+from ...llmapi.llm_args import VisualGenConfig
+
+
+class WanConfig(VisualGenConfig):
+    pass
+
+
+class StrWanConfig(VisualGenConfig):
+    attention_backend: str = "TRTLLM"
+"""
+
+CONFIG_USES = """\
+from typing import Optional
+
+from ...llmapi import llm_args
+from ...llmapi.llm_args import EncoderConfig, OptionalVisualGenConfig, StrConfig, VisualGenConfig
+from .config import StrWanConfig, WanConfig
+
+
+def fast_configs(make_config):
+    chosen = "FLASHINFER"
+    return (
+        VisualGenConfig(attention_backend="FLASHINFER"),
+        llm_args.VisualGenConfig(attention_backend=chosen),
+        WanConfig(attention_backend="FLASHINFER"),
+        OptionalVisualGenConfig(attention_backend="FLASHINFER"),
+        EncoderConfig(attention_backend="FLASHINFER"),
+        StrConfig(attention_backend="FLASHINFER"),
+        StrWanConfig(attention_backend="FLASHINFER"),
+        make_config(attention_backend="FLASHINFER"),
+    )
+
+
+class WanAttention:
+    def __init__(self, config: VisualGenConfig, other: EncoderConfig, plain):
+        self.config = config
+        self.other = other
+        self.plain = plain
+        self.twice = config
+
+    def reset(self, config: StrConfig):
+        self.twice = config
+
+    def forward(self):
+        if self.config.attention_backend == "FLASHINFER":
+            return 1
+        backend = self.config.attention_backend
+        if backend == "FLASHINFER":
+            return 2
+        return (
+            self.other.attention_backend == "FLASHINFER",
+            self.plain.attention_backend == "FLASHINFER",
+            self.twice.attention_backend == "FLASHINFER",
+        )
+
+
+class DiTAttention:
+    config: "Optional[WanConfig]"
+
+    def forward(self):
+        return self.config.attention_backend == "FLASHINFER"
+
+
+def pick(config: VisualGenConfig, other: StrConfig, untyped):
+    local: Optional[llm_args.OptionalVisualGenConfig] = untyped.visual_gen
+    return (
+        config.attention_backend == "FLASHINFER",
+        local.attention_backend.upper() in ("FLASHINFER",),
+        other.attention_backend == "FLASHINFER",
+        untyped.attention_backend == "FLASHINFER",
+    )
+
+
+def rebound(config: VisualGenConfig):
+    def inner(config):
+        return config.attention_backend == "FLASHINFER"
+
+    return inner
+"""
+
+CONFIG_USES_EXPECTED = [
+    (15, 40, "fast_configs", RETYPED.format("FLASHINFER")),
+    (16, 36, "fast_configs", RETYPED.format("FLASHINFER")),
+    (17, 39, "fast_configs", RETYPED.format("FLASHINFER")),
+    (18, 38, "fast_configs", RETYPED.format("FLASHINFER")),
+    (39, 44, "WanAttention.forward", RETYPED.format("FLASHINFER")),
+    (40, 44, "WanAttention.forward", RETYPED.format("FLASHINFER")),
+    (41, 44, "WanAttention.forward", RETYPED.format("FLASHINFER")),
+    (57, 35, "pick", RETYPED.format("FLASHINFER")),
+    (58, 37, "pick", RETYPED.format("FLASHINFER")),
+    (64, 43, "rebound.inner", RETYPED.format("FLASHINFER")),
+]
+
+
+def test_a_field_of_a_config_class_typed_by_another_literal_types_its_keyword_and_reads(
+    make_tree: MakeTree,
+) -> None:
+    rel = "tensorrt_llm/_torch/visual_gen/pipeline.py"
+    root = make_tree(
+        {
+            "tensorrt_llm/llmapi/llm_args.py": CONFIG_LLM_ARGS,
+            "tensorrt_llm/_torch/visual_gen/__init__.py": "",
+            "tensorrt_llm/_torch/visual_gen/config.py": CONFIG_SUBCLASSES,
+            rel: CONFIG_USES,
+        }
+    )
+    found, _ = _dl103(root, rel)
+    assert found == CONFIG_USES_EXPECTED
+
+
+def test_a_config_class_of_the_checked_file_types_its_field_reads(make_tree: MakeTree) -> None:
+    """The class is defined in the file that reads it (which the prefilter indexes only for its
+    Literals until the rule asks about its classes)."""
+    rel = "tensorrt_llm/_torch/models/modeling_dit.py"
+    source = (
+        "from dataclasses import dataclass\n"
+        "from typing import Literal\n\n"
+        'VisualGenAttentionBackend = Literal["TORCH_SDPA", "FLASHINFER"]\n\n\n'
+        "@dataclass\nclass VisualGenConfig:\n"
+        '    attention_backend: VisualGenAttentionBackend = "TORCH_SDPA"\n\n\n'
+        "def pick_kernel(config: VisualGenConfig, other):\n"
+        '    return config.attention_backend == "FLASHINFER", other.attention_backend == "FLASHINFER"\n\n\n'
+        "class DiTAttention:\n"
+        "    def __init__(self, config: VisualGenConfig):\n"
+        "        self.config = config\n\n"
+        "    def forward(self):\n"
+        '        fast = VisualGenConfig(attention_backend="FLASHINFER")\n'
+        '        return self.config.attention_backend == "FLASHINFER", fast\n'
+    )
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, rel: source})
+    found, _ = _dl103(root, rel)
+    assert found == [(13, 80, "pick_kernel", RETYPED.format("FLASHINFER"))]

@@ -234,6 +234,42 @@ def test_a_change_to_another_literal_invalidates_the_comparisons_it_types(tmp_pa
     ]
 
 
+def test_a_change_to_a_config_field_in_another_file_invalidates_its_keywords_and_reads(tmp_path: Path) -> None:
+    """DL103 leaves alone a value a config class's field types by another namespace's Literal
+    (the class in the Literal's file); annotated `str` there, the file that passes and reads the
+    field is checked again, unchanged, and reports them."""
+    field = '    attention_backend: VisualGenAttentionBackend = "TORCH_SDPA"\n'
+    write_tree(
+        tmp_path,
+        {
+            **PRELUDE,
+            LITERAL: PRELUDE[LITERAL]
+            + 'VisualGenAttentionBackend = Literal["TORCH_SDPA", "FLASHINFER"]\n\n'
+            + "class VisualGenConfig:\n"
+            + field,
+            "tensorrt_llm/_torch/modules/pipeline.py": (
+                "from ...llmapi.llm_args import VisualGenConfig\n\n"
+                'def fast():\n    return VisualGenConfig(attention_backend="FLASHINFER")\n\n'
+                'def pick(config: VisualGenConfig):\n    return config.attention_backend == "FLASHINFER"\n'
+            ),
+        },
+    )
+    settle(tmp_path)
+    assert lines(engine(tmp_path).run([tmp_path])) == []
+    edit(tmp_path / LITERAL, field, field.replace("VisualGenAttentionBackend", "str"))
+    settle(tmp_path)
+    warm = engine(tmp_path).run([tmp_path])
+    assert lines(warm) == lines(engine(tmp_path, cache=False).run([tmp_path]))
+    retyped = (
+        'DL103 backend name "{}" retyped as a string literal; read it from the shared Literal '
+        "EncoderAttentionBackend (tensorrt_llm.llmapi.llm_args) so it is type-checked and cannot drift"
+    )
+    assert lines(warm) == [
+        "tensorrt_llm/_torch/modules/pipeline.py:4:45: " + retyped.format("FLASHINFER"),
+        "tensorrt_llm/_torch/modules/pipeline.py:7:39: " + retyped.format("FLASHINFER"),
+    ]
+
+
 def test_an_unrelated_edit_keeps_the_other_results(tmp_path: Path) -> None:
     root = _literal_project(tmp_path)
     (root / "tensorrt_llm/_torch/other.py").write_text("x = 1\n", encoding="utf-8")
