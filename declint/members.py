@@ -24,7 +24,10 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 # A class defining one of these may have any attribute: what it provides cannot be listed.
-DYNAMIC_ATTRIBUTES = frozenset({"__getattr__", "__getattribute__"})
+# `SET_BY_NAME` stands for a `setattr(self, name, ...)` whose name is not known statically (no
+# identifier can be spelled so, so it never names a read).
+SET_BY_NAME = "<setattr>"
+DYNAMIC_ATTRIBUTES = frozenset({"__getattr__", "__getattribute__", SET_BY_NAME})
 
 
 def provided_members(node: ast.ClassDef) -> tuple[str, ...]:
@@ -45,9 +48,11 @@ def method_names(node: ast.ClassDef) -> tuple[str, ...]:
 
 
 def _self_assignments(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[str]:
-    if not function.args.args:
+    parameters = [*function.args.posonlyargs, *function.args.args]  # `def prepare(self, /)` too
+    if not parameters:
         return
-    self_name = function.args.args[0].arg
+    self_name = parameters[0].arg
+    looped = _loop_constants(function)
     for inner in ast.walk(function):
         targets: list[ast.expr] = []
         if isinstance(inner, ast.Assign):
@@ -60,12 +65,32 @@ def _self_assignments(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Itera
                     yield target.attr
         if isinstance(inner, ast.Call) and _is_setattr(inner) and len(inner.args) >= 2:
             owner, name = inner.args[0], inner.args[1]
-            if isinstance(owner, ast.Name) and owner.id == self_name and isinstance(name, ast.Constant):
-                yield str(name.value)
+            if isinstance(owner, ast.Name) and owner.id == self_name:
+                yield from _set_names(name, looped)
         elif isinstance(inner, ast.Call) and _is_bound_setattr(inner, self_name) and len(inner.args) >= 2:
-            name = inner.args[0]
-            if isinstance(name, ast.Constant):
-                yield str(name.value)
+            yield from _set_names(inner.args[0], looped)
+
+
+def _set_names(name: ast.expr, looped: dict[str, tuple[str, ...]]) -> Iterator[str]:
+    """The attribute names a `setattr` sets: a constant, each constant a loop variable runs over
+    (`for name in ("a", "b"): setattr(self, name, None)`), else `SET_BY_NAME` (any name)."""
+    if isinstance(name, ast.Constant):
+        yield str(name.value)
+    elif isinstance(name, ast.Name) and name.id in looped:
+        yield from looped[name.id]
+    else:
+        yield SET_BY_NAME
+
+
+def _loop_constants(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, tuple[str, ...]]:
+    """Loop variables of the function that run over a literal tuple, list or set of strings."""
+    found: dict[str, tuple[str, ...]] = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+            values = node.iter.elts if isinstance(node.iter, ast.Tuple | ast.List | ast.Set) else []
+            if values and all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in values):
+                found[node.target.id] = tuple(str(v.value) for v in values if isinstance(v, ast.Constant))
+    return found
 
 
 def _is_setattr(call: ast.Call) -> bool:

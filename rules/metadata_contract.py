@@ -41,7 +41,9 @@ class MetadataContract(FactRule):
     Provided: annotated fields, class attributes, methods and properties over the bases inside
     the project, and every `self.X = ...`, `setattr(self, "X", ...)`,
     `object.__setattr__(self, "X", ...)` (a frozen dataclass) or `super().__setattr__("X", ...)`
-    in its methods (`__post_init__`, `prepare`). Read: `metadata.X` / `attn_metadata.X` in `forward*` methods, and `p.X` for a
+    in its methods (`__post_init__`, `prepare`; `self` positional-only too), a `setattr` over a
+    loop of names (`for name in ("a", "b"): setattr(self, name, None)`); a `setattr` whose name is
+    only known at run time may set anything, as a `__getattr__` may answer anything. Read: `metadata.X` / `attn_metadata.X` in `forward*` methods, and `p.X` for a
     parameter annotated with a metadata class, including methods a backend inherits while pairing
     another metadata class; `metadata.X += 1` reads X too. An inherited `forward*` is checked
     against the subclass's metadata class whatever its parameter's annotation says

@@ -138,6 +138,24 @@ def test_object_setattr_on_another_object_or_name_provides_nothing(make_tree: Ma
         assert _dl105(make_tree, {PKG + "frozen.py": frozen}, "frozen.py") == [message]
 
 
+def test_setattr_over_a_loop_of_names_or_by_an_unknown_name_and_a_positional_only_self(make_tree: MakeTree) -> None:
+    """Red-team 52: `for name in ("kv_layout", ...): setattr(self, name, None)` and a
+    `__post_init__(self, /)` provided nothing; a name only known at run time may be any."""
+    looped = FROZEN.format(owner="self", name="kv_layout").replace(
+        '        object.__setattr__(self, "kv_layout", "NHD")\n',
+        '        for name in ("workspace", "kv_layout"):\n            setattr(self, name, None)\n',
+    )
+    assert "for name in" in looped
+    assert _dl105(make_tree, {PKG + "frozen.py": looped}, "frozen.py") == []
+    other = looped.replace('("workspace", "kv_layout")', '("workspace", "kv_layout_")')
+    assert len(_dl105(make_tree, {PKG + "frozen.py": other}, "frozen.py")) == 1
+    dynamic = looped.replace('("workspace", "kv_layout")', "FIELDS")
+    assert _dl105(make_tree, {PKG + "frozen.py": dynamic}, "frozen.py") == []
+    positional = FROZEN.format(owner="self", name="kv_layout").replace("__post_init__(self)", "__post_init__(self, /)")
+    assert "(self, /)" in positional
+    assert _dl105(make_tree, {PKG + "frozen.py": positional}, "frozen.py") == []
+
+
 GUARDED_BODIES = {
     "early return on hasattr": '        if not hasattr(metadata, "kv_layout"):\n            return q\n'
     "        return metadata.kv_layout\n",
