@@ -129,7 +129,12 @@ class MetadataBackendMismatch(Rule):
     from an override (`vision_config.attn_backend`, or `model_config` rebound to its override)
     while the layers get the config it overrides, unless some layers get the override (the rule
     does not know which calls build attention layers: `PatchEmbed(model_config)` next to
-    `Attention(config=vision_config)` is taken for a layer without metadata). A config handed to `print` or a logger's method (`logger.info("%s",
+    `Attention(config=vision_config)` is taken for a layer without metadata). Not so for a
+    second override of that config to another backend (`merger_config = dataclasses.replace(
+    model_config, attn_backend="VANILLA")` beside `vision_config`'s, the metadata class from
+    `vision_config`): a config given a backend of its own is made for layers that read it, and
+    they get the encoder's metadata (a merger kept on SDPA on purpose must build no TensorRT-LLM
+    attention layer). A config handed to `print` or a logger's method (`logger.info("%s",
     str(vcfg))`, anything in its arguments) or a builtin that shows it (`repr(vcfg)`) builds no
     layer; one handed to any other call does (a validator, `check_backend(vcfg)`, is read as
     building layers). A config is
@@ -750,7 +755,8 @@ class MetadataBackendMismatch(Rule):
                 if override is not None and self._canonical(override.source) == config:
                     self.report(source.node, self._overridden(encoder, source.config, name, override))
                     return
-            self._judge_original_layers(encoder, source, source.config, configs)
+            if not self._judge_original_layers(encoder, source, source.config, configs):
+                self._judge_set_apart(encoder, source, configs)
         elif source.fixed is not None:
             following = [n for n in configs if self._override_of(n) is None or not self._pinned_to(n)]
             pinned = [n for n in configs if self._pinned_elsewhere(n, source.fixed)]
@@ -803,21 +809,75 @@ class MetadataBackendMismatch(Rule):
             f"first forward); {advice}"
         )
 
-    def _judge_original_layers(self, encoder: str, source: _MetadataSource, metadata: str, configs: list[str]) -> None:
+    def _judge_original_layers(self, encoder: str, source: _MetadataSource, metadata: str, configs: list[str]) -> bool:
         """The reverse of `_overridden`: the metadata class follows an override of config X, the
         layers X itself. Reported only when no layers follow the override: the rule does not know
         which calls build attention layers, so X passed to another call next to layers built from
         the override (`PatchEmbed(model_config)`) is taken for a layer that needs no metadata;
-        layers given a backend by name are `_judge_direct`'s."""
+        layers given a backend by name are `_judge_direct`'s. True if reported."""
         override = self._override_of(metadata)
         if override is None or self._direct:
-            return
+            return False
         followed, original = self._canonical(metadata), self._canonical(override.source)
         if any(self._canonical(name) == followed for name in configs):
-            return
+            return False
         layers = [name for name in configs if self._canonical(name) == original]
         if layers:
             self.report(source.node, self._original_layers(encoder, metadata, layers[0], override))
+        return bool(layers)
+
+    def _judge_set_apart(self, encoder: str, source: _MetadataSource, configs: list[str]) -> None:
+        """Layers built from a sibling of the metadata class's config, overridden to another
+        backend (a merger pinned to VANILLA beside the tower's override of the same config):
+        reported even when other layers follow the metadata class. Unlike a config handed on as
+        it is (`PatchEmbed(model_config)`, `_judge_original_layers`), a config derived with a
+        backend of its own is made for layers that read it, and those get the encoder's metadata.
+        Only configs derived from the one the metadata class's config comes from: an override
+        in a factory classmethod, handed to `cls(...)`, is not the layers of `__init__`."""
+        read = _backend_read(source.argument) if source.argument is not None else None
+        if read is None or _name_of(read) is None or source.config is None:
+            return
+        metadata = self._canonical(source.config)
+        wanted, family = self._named_config_backend(metadata, 0), self._root(metadata)
+        for name in configs:
+            holder = name if name in self._overrides else self._canonical(name)
+            override = self._overrides.get(holder)
+            if override is None or override.value is None or holder == metadata or self._root(holder) != family:
+                continue
+            if self._named_config_backend(holder, 0) != wanted:
+                self.report(source.node, self._set_apart(encoder, source, name, override))
+                return
+
+    def _root(self, name: str) -> str:
+        """The config `name` is derived from, through copies and overrides: `model_config` for
+        `vision_config = replace(model_config, ...)`."""
+        for _ in range(8):  # a chain this long is not real code; a cycle must not hang the rule
+            name = self._canonical(name)
+            override = self._overrides.get(name)
+            if override is None:
+                break
+            name = override.source
+        return name
+
+    def _set_apart(self, encoder: str, source: _MetadataSource, layers: str, override: _Override) -> str:
+        """The message for layers built from `layers`, whose override sets another backend than the
+        metadata class's source."""
+        assert source.config is not None and override.value is not None  # what _judge_set_apart checked
+        shown = self._told(source.config, layers)
+        metadata = f"{shown}'s attn_backend"
+        advice = f"build them from {shown}"
+        line = f"line {self._line(override.where)}{_by(override.via)}"
+        if override.pinned is not None:
+            what = f'is pinned to "{override.pinned}" ({line}): unless {metadata} is "{override.pinned}" too,'
+            advice += f' (a layer kept on "{override.pinned}" on purpose cannot take the encoder\'s metadata)'
+        else:
+            value = cst.Module([]).code_for_node(override.value)
+            what = f"is set to {value} ({line}): when the two differ,"
+        return (
+            f"{encoder} takes its metadata class from {metadata}, but builds attention layers from "
+            f"{self._told(layers, source.config)}, whose attn_backend {what} those layers get metadata of "
+            f"another backend (AttributeError at the first forward); {advice}"
+        )
 
     def _original_layers(self, encoder: str, metadata: str, layers: str, override: _Override) -> str:
         """The message for layers built from the config that `metadata`'s override was derived from

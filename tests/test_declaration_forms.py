@@ -830,6 +830,69 @@ def test_dl106_follows_a_module_level_helper_that_derives_the_config(make_tree: 
     ]
 
 
+def test_dl106_a_sibling_config_set_to_another_backend_counts_beside_layers_that_follow_it(make_tree: MakeTree) -> None:
+    """A second config overridden to another backend than the metadata class's (a merger pinned
+    to VANILLA beside the tower's override of the same config, a MiniCPM-V-like merger kept on
+    SDPA) is reported even though other layers follow the metadata class (red-team: hidden by
+    "some layers follow the override"). A config handed on as it is (`PatchEmbed(model_config)`)
+    is still taken for a layer without metadata; a second config on the same backend, or one only
+    logged, is consistent."""
+    head = ENCODER_HEAD.replace("import dataclasses\n", "import dataclasses\nimport logging\n") + (
+        'def _merger_sub_config(config):\n    return dataclasses.replace(config, attn_backend="VANILLA")\n\n\n'
+    )
+    override = "vision_config = dataclasses.replace(model_config, attn_backend=encoder_backend)"
+    layers = (
+        "self.attn = Attention(hidden_size=64, num_attention_heads=4, config=vision_config)",
+        "self.merger_attn = Attention(hidden_size=64, num_attention_heads=4, config=merger_config)",
+    )
+    metadata = "self.metadata_cls = get_attention_backend(vision_config.attn_backend).Metadata"
+    source = head + "".join(
+        [
+            encoder("Merger", override,
+                    "merger_config = dataclasses.replace(model_config, attn_backend=BACKEND_TRTLLM)", *layers,
+                    metadata),
+            encoder("MergerByHelper", override, "merger_config = _merger_sub_config(model_config)", *layers,
+                    metadata),
+            encoder("MergerOwnSetting", override,
+                    "merger_config = dataclasses.replace(model_config, attn_backend=model_config.merger_backend)",
+                    *layers, metadata),
+            encoder("MergerSameBackend", override,
+                    "merger_config = dataclasses.replace(model_config, attn_backend=encoder_backend)", *layers,
+                    metadata),
+            encoder("MergerLogged", override,
+                    'merger_config = dataclasses.replace(model_config, attn_backend="VANILLA")',
+                    'logging.info("%s", merger_config)', layers[0], metadata),
+            encoder("PatchEmbedBeside", override, "self.patch_embed = PatchEmbed(model_config)", layers[0], metadata),
+            encoder("BothPinned", 'vision_config = dataclasses.replace(model_config, attn_backend="TRTLLM")',
+                    "merger_config = dataclasses.replace(model_config, attn_backend=BACKEND_TRTLLM)", *layers,
+                    metadata),
+        ]
+    )  # fmt: skip
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, "tensorrt_llm/_torch/models/encoders.py": source})
+    code, lines = check("--select", "DL106", str(root))
+    assert code == 1
+    intro = (
+        " takes its metadata class from vision_config's attn_backend, but builds attention layers from "
+        "merger_config, whose attn_backend "
+    )
+    tail = (
+        "those layers get metadata of another backend (AttributeError at the first forward); build them from "
+        "vision_config"
+    )
+    assert lines == [
+        "tensorrt_llm/_torch/models/encoders.py:20:29: DL106 Merger" + intro + 'is pinned to "TRTLLM" (line 17): '
+        'unless vision_config\'s attn_backend is "TRTLLM" too, ' + tail + ' (a layer kept on "TRTLLM" on purpose '
+        "cannot take the encoder's metadata)",
+        "tensorrt_llm/_torch/models/encoders.py:29:29: DL106 MergerByHelper" + intro + 'is pinned to "VANILLA" '
+        '(line 26, by _merger_sub_config()): unless vision_config\'s attn_backend is "VANILLA" too, '
+        + tail
+        + ' (a layer kept on "VANILLA" on purpose cannot take the encoder\'s metadata)',
+        "tensorrt_llm/_torch/models/encoders.py:38:29: DL106 MergerOwnSetting" + intro + "is set to "
+        "model_config.merger_backend (line 35): when the two differ, " + tail,
+        "Found 3 findings in 15 files.",
+    ]
+
+
 def test_a_shared_literal_module_that_does_not_parse_is_named_as_such(make_tree: MakeTree) -> None:
     """Not "no module ... under the indexed roots": the module is there (a `type` statement, say,
     under an interpreter older than 3.12), and DL100 points at it."""
