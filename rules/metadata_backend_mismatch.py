@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping, Sequence
 
 from declint.config import Config
 from declint.index import ProjectIndex
@@ -56,6 +56,7 @@ class _Override:
     where: cst.CSTNode  # its assignment's target; its line is asked for only in a message
     value: cst.BaseExpression | None = None  # the backend expression it sets
     scope: str = ""  # the function `value` was written in (`_seal`): its local names are that function's
+    via: str | None = None  # the helper whose call derived it (`_vision_sub_config`), for messages
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,24 @@ class _Direct:
     pinned: str | None  # the backend it names, when written (a string or pinned constant)
     where: cst.CSTNode  # the expression as written; its line is asked for only in a message
     scope: str  # the function it was written in (`_seal`)
+    via: str | None = None  # the helper whose call set it (`Attention(config=_vision_sub_config(c))`)
+
+
+@dataclass(frozen=True)
+class _Helper:
+    """A function of this file, or a method of the encoder, that returns its parameter `config`
+    unchanged (`same`), a copy of it (`copy`) or a copy with the backend keyword `keyword` set to
+    `value` (`override`), `value` written with the function's parameters (its other local names
+    replaced by what they hold; None when they hold something the rule cannot write)."""
+
+    name: str
+    positional: tuple[str, ...]  # after self or cls, unless static
+    keyword_only: tuple[str, ...]
+    defaults: tuple[tuple[str, cst.BaseExpression], ...]
+    config: str
+    kind: str
+    keyword: str = ""
+    value: cst.BaseExpression | None = None
 
 
 @dataclass(frozen=True)
@@ -93,10 +112,15 @@ class MetadataBackendMismatch(Rule):
     while the layers get a config whose backend is overridden (`dataclasses.replace(...,
     attn_backend=...)`, its keyword unpacked from `**{...}` or `**dict(...)` too, a copy with
     `attn_backend` assigned, or either arm of `a if c else b`, as an `if` statement would assign
-    it); a metadata class hard-coded to one
-    backend (a metadata class, or `get_attention_backend("TRTLLM")`) while the layers follow a
-    config; layers pinned to one backend (a string, or a module-level constant such as
-    `BACKEND_TRTLLM`) with `get_attention_backend` of another; and layers given a backend by name
+    it, or a helper's call: a function of the same file, or a method of the encoder called on
+    `self` or `cls`, whose straight-line body returns a copy of a parameter with `attn_backend`
+    set, as GLM5's `_vision_sub_config(config)` returns `dataclasses.replace(config,
+    attn_backend="VANILLA")`, is that override of its argument; one that returns its parameter
+    is that config; a helper that branches, or one imported from another module, is not
+    followed: the rule reads one file); a metadata class hard-coded to one backend (a metadata
+    class, or `get_attention_backend("TRTLLM")`) while the layers follow a config; layers pinned
+    to one backend (a string, or a module-level constant such as `BACKEND_TRTLLM`) with
+    `get_attention_backend` of another; and layers given a backend by name
     (`create_attention(encoder_backend, ...)`, or a backend keyword on an attention layer:
     `Attention(..., attn_backend=encoder_backend)`, also bound with `functools.partial` or
     unpacked from `**{"attn_backend": ...}` or `**dict(...)`, or set by a config derived in the
@@ -105,10 +129,15 @@ class MetadataBackendMismatch(Rule):
     from an override (`vision_config.attn_backend`, or `model_config` rebound to its override)
     while the layers get the config it overrides, unless some layers get the override (the rule
     does not know which calls build attention layers: `PatchEmbed(model_config)` next to
-    `Attention(config=vision_config)` is taken for a layer without metadata). A config handed to
-    `print` or a logger's method (`logger.info("%s", str(vcfg))`, anything in its arguments) or a
-    builtin that shows it (`repr(vcfg)`) builds no layer; one handed to any
-    other call does (a validator, `check_backend(vcfg)`, is read as building layers). A config is
+    `Attention(config=vision_config)` is taken for a layer without metadata). Not so for a
+    second override of that config to another backend (`merger_config = dataclasses.replace(
+    model_config, attn_backend="VANILLA")` beside `vision_config`'s, the metadata class from
+    `vision_config`): a config given a backend of its own is made for layers that read it, and
+    they get the encoder's metadata (a merger kept on SDPA on purpose must build no TensorRT-LLM
+    attention layer). A config handed to `print` or a logger's method (`logger.info("%s",
+    str(vcfg))`, anything in its arguments) or a builtin that shows it (`repr(vcfg)`) builds no
+    layer; one handed to any other call does (a validator, `check_backend(vcfg)`, is read as
+    building layers). A config is
     a name used as one (derived, copied, its `attn_backend` read), however it is spelled
     (`vision_cfg`); `setattr(c, "attn_backend", b)` is `c.attn_backend = b`. A config name rebound to its override (`model_config =
     dataclasses.replace(model_config, attn_backend=...)`, or a copy under the same name given the
@@ -280,6 +309,11 @@ class MetadataBackendMismatch(Rule):
         self._imports = dict(facts.imports)
         self._local_classes = {c.name: c.qualname for c in facts.classes}
         self._open_functions = 0  # functions being visited, a method and those nested in it
+        # Functions of this file that derive a config from a parameter (`_HelperReader`), and the
+        # encoder's own such methods (`self._sub(c)`); a call of one stands for what it returns.
+        self._helpers: dict[str, _Helper] = {}
+        self._method_helpers: dict[str, _Helper] = {}
+        self._via: dict[cst.CSTNode, str] = {}  # an expanded call (`_expanded`) -> the helper's name
         self._reset()
 
     def _reset(self) -> None:
@@ -318,6 +352,15 @@ class MetadataBackendMismatch(Rule):
                 if isinstance(local, cst.Name):
                     self._imported[local.value] = name
 
+    def visit_Module(self, node: cst.Module) -> None:
+        """The module's helper functions, known before any class calls them."""
+        for statement in node.body:
+            if isinstance(statement, cst.FunctionDef):
+                self._helpers.pop(statement.name.value, None)  # the last definition is the one called
+                helper = _HelperReader(statement, self._patterns, method=False).read()
+                if helper is not None:
+                    self._helpers[helper.name] = helper
+
     # ---- one encoder class at a time -------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         super().visit_FunctionDef(node)
@@ -345,6 +388,14 @@ class MetadataBackendMismatch(Rule):
         super().visit_ClassDef(node)
         if len(self._scope) == 1:
             self._reset()
+            self._method_helpers = {}
+            body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+            for statement in body:
+                if isinstance(statement, cst.FunctionDef):
+                    self._method_helpers.pop(statement.name.value, None)
+                    helper = _HelperReader(statement, self._patterns, method=True).read()
+                    if helper is not None:
+                        self._method_helpers[helper.name] = helper
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         if len(self._scope) == 1:
@@ -373,9 +424,11 @@ class MetadataBackendMismatch(Rule):
         if callee in _LAYER_FACTORIES and callee in self._functions:
             positional = [a.value for a in node.args if a.keyword is None and not a.star]
             backend = positional[:1] or keywords[:1]
-            self._direct += [d for d in (self._direct_backend(value) for value in backend) if d is not None]
+            self._direct += [d for d in (self._direct_backend(value, value) for value in backend) if d is not None]
         if callee == "setattr":
             self._setattr(node)
+        if self._helper_of(node) is not None:
+            return None  # a helper derives a config (`_expanded`): it builds no layer
         if callee in (*_DERIVATIONS, *self._functions, *_SHOWING) or (
             callee is not None and "config" in callee.lower()
         ):
@@ -383,15 +436,58 @@ class MetadataBackendMismatch(Rule):
         if callee is not None and "attention" in callee.lower():
             # An attention layer's backend is the keyword's, whatever config it is also given, or
             # the one a config built in place sets: `Attention(config=replace(c, attn_backend=x))`.
-            keywords = keywords or self._overridden_in_place(node)
-            if keywords:
-                self._direct += [d for d in (self._direct_backend(value) for value in keywords) if d is not None]
+            given = [(value, value, None) for value in keywords] or self._overridden_in_place(node)
+            if given:
+                self._direct += [d for d in (self._direct_backend(*each) for each in given) if d is not None]
                 return None
         # Which of them are configs is asked at the class's end: a name may be known as one later.
-        self._passed.update(name for name in (_name_of(a.value) for a in node.args) if name is not None)
+        # A helper's call that returns its argument (`_unchanged(c)`) hands the call that argument.
+        arguments = (_name_of(self._expanded(a.value)) for a in node.args)
+        self._passed.update(name for name in arguments if name is not None)
         if isinstance(node.func, cst.Attribute) and _is_self(node.func.value):
             self._hand(node.func.attr.value, node)
         return None
+
+    def _helper_of(self, call: cst.Call) -> _Helper | None:
+        """The helper `call` calls: a function of this file by name, a method of the encoder on
+        `self` or `cls`."""
+        if isinstance(call.func, cst.Name):
+            return self._helpers.get(call.func.value)
+        if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name):
+            if call.func.value.value in ("self", "cls"):
+                return self._method_helpers.get(call.func.attr.value)
+        return None
+
+    def _expanded(self, value: cst.BaseExpression) -> cst.BaseExpression:
+        """`value` with a helper's call (either arm of `a if c else b` too) as what it returns,
+        written in the caller's names: its argument, `copy.deepcopy(arg)`, or `dataclasses.replace(
+        arg, attn_backend=value)`. A value the rule cannot write in them stays the call's own:
+        `helper(arg).attn_backend`. Anything else as it is."""
+        if isinstance(value, cst.IfExp):
+            body, orelse = self._expanded(value.body), self._expanded(value.orelse)
+            if body is value.body and orelse is value.orelse:
+                return value
+            return value.with_changes(body=body, orelse=orelse)
+        helper = self._helper_of(value) if isinstance(value, cst.Call) else None
+        if helper is None:
+            return value
+        assert isinstance(value, cst.Call)
+        bound = _bound(helper, value)
+        config = bound.get(helper.config) if bound is not None else None
+        if bound is None or config is None:
+            return value
+        if helper.kind == "same":
+            return config
+        if helper.kind == "copy":
+            expanded = cst.Call(cst.Attribute(cst.Name("copy"), cst.Name("deepcopy")), [cst.Arg(config)])
+        else:
+            backend = _substituted(helper.value, bound) if helper.value is not None else None
+            if backend is None:
+                backend = cst.Attribute(value, cst.Name("attn_backend"))
+            keyword = cst.Arg(backend, keyword=cst.Name(helper.keyword))
+            expanded = cst.Call(cst.Attribute(cst.Name("dataclasses"), cst.Name("replace")), [cst.Arg(config), keyword])
+        self._via[expanded] = helper.name
+        return expanded
 
     def _hand(self, method: str, call: cst.Call) -> None:
         """`self.method(model_config, backend=b)`: the names it is handed, for `_link`."""
@@ -424,13 +520,17 @@ class MetadataBackendMismatch(Rule):
             if name_matches_any(field, self._patterns):
                 self._set_in_place(call.args[0].value, call.args[2].value, call.args[0].value)
 
-    def _overridden_in_place(self, call: cst.Call) -> list[cst.BaseExpression]:
-        """The backends that configs derived in the call's own arguments set."""
-        found: list[cst.BaseExpression] = []
+    def _overridden_in_place(self, call: cst.Call) -> list[tuple[cst.BaseExpression, cst.CSTNode, str | None]]:
+        """The backends that configs derived in the call's own arguments set, each with where it
+        is written and the helper that set it (`Attention(config=_vision_sub_config(c))`: the
+        helper's call, not its body, is where)."""
+        found: list[tuple[cst.BaseExpression, cst.CSTNode, str | None]] = []
         for argument in call.args:
-            inner = self._deriving_arm(argument.value)
+            inner = self._deriving_arm(self._expanded(argument.value))
             if isinstance(inner, cst.Call) and self._callee(inner) in _DERIVATIONS:
-                found += self._backend_keywords(inner)
+                via = self._via.get(inner)
+                where = argument.value if via is not None else None
+                found += [(value, where or value, via) for value in self._backend_keywords(inner)]
         return found
 
     def _backend_keywords(self, call: cst.Call) -> list[cst.BaseExpression]:
@@ -443,11 +543,11 @@ class MetadataBackendMismatch(Rule):
             return self._imported.get(call.func.value, call.func.value)
         return _last_name(call.func)
 
-    def _direct_backend(self, value: cst.BaseExpression) -> _Direct | None:
+    def _direct_backend(self, value: cst.BaseExpression, where: cst.CSTNode, via: str | None = None) -> _Direct | None:
         if isinstance(value, cst.Name) and value.value == "None":
             return None  # no backend given: the layer picks its own
         code = cst.Module([]).code_for_node(value)
-        return _Direct(self._locals_now(value), code, self._pinned(value), value, self._tag)
+        return _Direct(self._locals_now(value), code, self._pinned(value), where, self._tag, via)
 
     def _line(self, node: cst.CSTNode) -> int:
         """Where `node` starts: asked for only in a message, since positions cost a pass over the
@@ -484,7 +584,7 @@ class MetadataBackendMismatch(Rule):
         return next(overriding, None) or next(deriving, None) or value
 
     def _bind(self, name: str, value: cst.BaseExpression, target: cst.CSTNode) -> None:
-        value = self._deriving_arm(value)
+        value = self._deriving_arm(self._expanded(value))
         source = _derived_from(value)
         if self._other_arm(name, value):
             return
@@ -583,7 +683,8 @@ class MetadataBackendMismatch(Rule):
         if callee == "replace":
             for keyword, argument in _keywords(value):  # `**{"attn_backend": b}`, `**dict(...)` too
                 if name_matches_any(keyword, self._patterns):
-                    self._overrides[name] = _Override(source, self._pinned(argument), where, argument, self._tag)
+                    via = self._via.get(value)
+                    self._overrides[name] = _Override(source, self._pinned(argument), where, argument, self._tag, via)
         else:
             self._copies[name] = source
 
@@ -654,7 +755,8 @@ class MetadataBackendMismatch(Rule):
                 if override is not None and self._canonical(override.source) == config:
                     self.report(source.node, self._overridden(encoder, source.config, name, override))
                     return
-            self._judge_original_layers(encoder, source, source.config, configs)
+            if not self._judge_original_layers(encoder, source, source.config, configs):
+                self._judge_set_apart(encoder, source, configs)
         elif source.fixed is not None:
             following = [n for n in configs if self._override_of(n) is None or not self._pinned_to(n)]
             pinned = [n for n in configs if self._pinned_elsewhere(n, source.fixed)]
@@ -665,7 +767,8 @@ class MetadataBackendMismatch(Rule):
                     source.node,
                     (
                         f"{encoder} hard-codes its metadata class ({source.fixed}) while its attention layers are "
-                        f'pinned to "{override.pinned}" ({_shown(pinned[0])}, line {self._line(override.where)}): the layers get metadata '
+                        f'pinned to "{override.pinned}" ({_shown(pinned[0])}, line {self._line(override.where)}'
+                        f"{_by(override.via)}): the layers get metadata "
                         f"of another backend (AttributeError at the first forward); use get_attention_backend"
                         f'("{override.pinned}").Metadata'
                     ),
@@ -691,28 +794,90 @@ class MetadataBackendMismatch(Rule):
             read += f" read before line {self._line(self._retired[config])}"
             if _shown(config) == _shown(layers):  # the name rebound to the override: read it afterwards
                 advice = f"derive the metadata class from {_shown(layers)} after line {line}"
+        if override.pinned is not None:  # a backend written in the code, not a per-encoder setting
+            overridden = (
+                f'is pinned to "{override.pinned}" (line {line}{_by(override.via)}): unless '
+                f'{self._told(config, layers)}\'s attn_backend is "{override.pinned}" too, the layers get metadata'
+            )
+        else:
+            overridden = (
+                f"is overridden (line {line}{_by(override.via)}): with a per-encoder override the layers get metadata"
+            )
         return (
             f"{encoder} takes its metadata class from {read}, but builds its attention layers from "
-            f"{self._told(layers, config)}, "
-            f"whose attn_backend is overridden (line {line}): with a per-encoder override the layers get metadata of "
-            f"another backend (AttributeError at the first forward); {advice}"
+            f"{self._told(layers, config)}, whose attn_backend {overridden} of another backend (AttributeError at the "
+            f"first forward); {advice}"
         )
 
-    def _judge_original_layers(self, encoder: str, source: _MetadataSource, metadata: str, configs: list[str]) -> None:
+    def _judge_original_layers(self, encoder: str, source: _MetadataSource, metadata: str, configs: list[str]) -> bool:
         """The reverse of `_overridden`: the metadata class follows an override of config X, the
         layers X itself. Reported only when no layers follow the override: the rule does not know
         which calls build attention layers, so X passed to another call next to layers built from
         the override (`PatchEmbed(model_config)`) is taken for a layer that needs no metadata;
-        layers given a backend by name are `_judge_direct`'s."""
+        layers given a backend by name are `_judge_direct`'s. True if reported."""
         override = self._override_of(metadata)
         if override is None or self._direct:
-            return
+            return False
         followed, original = self._canonical(metadata), self._canonical(override.source)
         if any(self._canonical(name) == followed for name in configs):
-            return
+            return False
         layers = [name for name in configs if self._canonical(name) == original]
         if layers:
             self.report(source.node, self._original_layers(encoder, metadata, layers[0], override))
+        return bool(layers)
+
+    def _judge_set_apart(self, encoder: str, source: _MetadataSource, configs: list[str]) -> None:
+        """Layers built from a sibling of the metadata class's config, overridden to another
+        backend (a merger pinned to VANILLA beside the tower's override of the same config):
+        reported even when other layers follow the metadata class. Unlike a config handed on as
+        it is (`PatchEmbed(model_config)`, `_judge_original_layers`), a config derived with a
+        backend of its own is made for layers that read it, and those get the encoder's metadata.
+        Only configs derived from the one the metadata class's config comes from: an override
+        in a factory classmethod, handed to `cls(...)`, is not the layers of `__init__`."""
+        read = _backend_read(source.argument) if source.argument is not None else None
+        if read is None or _name_of(read) is None or source.config is None:
+            return
+        metadata = self._canonical(source.config)
+        wanted, family = self._named_config_backend(metadata, 0), self._root(metadata)
+        for name in configs:
+            holder = name if name in self._overrides else self._canonical(name)
+            override = self._overrides.get(holder)
+            if override is None or override.value is None or holder == metadata or self._root(holder) != family:
+                continue
+            if self._named_config_backend(holder, 0) != wanted:
+                self.report(source.node, self._set_apart(encoder, source, name, override))
+                return
+
+    def _root(self, name: str) -> str:
+        """The config `name` is derived from, through copies and overrides: `model_config` for
+        `vision_config = replace(model_config, ...)`."""
+        for _ in range(8):  # a chain this long is not real code; a cycle must not hang the rule
+            name = self._canonical(name)
+            override = self._overrides.get(name)
+            if override is None:
+                break
+            name = override.source
+        return name
+
+    def _set_apart(self, encoder: str, source: _MetadataSource, layers: str, override: _Override) -> str:
+        """The message for layers built from `layers`, whose override sets another backend than the
+        metadata class's source."""
+        assert source.config is not None and override.value is not None  # what _judge_set_apart checked
+        shown = self._told(source.config, layers)
+        metadata = f"{shown}'s attn_backend"
+        advice = f"build them from {shown}"
+        line = f"line {self._line(override.where)}{_by(override.via)}"
+        if override.pinned is not None:
+            what = f'is pinned to "{override.pinned}" ({line}): unless {metadata} is "{override.pinned}" too,'
+            advice += f' (a layer kept on "{override.pinned}" on purpose cannot take the encoder\'s metadata)'
+        else:
+            value = cst.Module([]).code_for_node(override.value)
+            what = f"is set to {value} ({line}): when the two differ,"
+        return (
+            f"{encoder} takes its metadata class from {metadata}, but builds attention layers from "
+            f"{self._told(layers, source.config)}, whose attn_backend {what} those layers get metadata of "
+            f"another backend (AttributeError at the first forward); {advice}"
+        )
 
     def _original_layers(self, encoder: str, metadata: str, layers: str, override: _Override) -> str:
         """The message for layers built from the config that `metadata`'s override was derived from
@@ -727,7 +892,7 @@ class MetadataBackendMismatch(Rule):
         return (
             f"{encoder} takes its metadata class from {self._told(metadata, layers)}'s attn_backend, which is "
             "overridden (line "
-            f"{line}), but builds its attention layers from {built}, whose attn_backend is not: with a per-encoder "
+            f"{line}{_by(override.via)}), but builds its attention layers from {built}, whose attn_backend is not: with a per-encoder "
             f"override the layers get metadata of another backend (AttributeError at the first forward); {advice}"
         )
 
@@ -749,14 +914,14 @@ class MetadataBackendMismatch(Rule):
                 argument = cst.Module([]).code_for_node(source.argument)
                 problem = (
                     f"{encoder} takes its metadata class from get_attention_backend({argument}), but gives its "
-                    f"attention layers the backend {direct.code} (line {self._line(direct.where)}): when the two differ the "
+                    f"attention layers the backend {direct.code} ({self._where(direct)}): when the two differ the "
                     "layers get metadata of another backend (AttributeError at the first forward); derive the "
                     f"metadata class with get_attention_backend({direct.code}).Metadata"
                 )
             elif source.fixed is not None and direct.pinned is None:
                 problem = (
                     f"{encoder} hard-codes its metadata class ({source.fixed}) while its attention layers get the "
-                    f"backend {direct.code} (line {self._line(direct.where)}): any other backend gets metadata it cannot read; "
+                    f"backend {direct.code} ({self._where(direct)}): any other backend gets metadata it cannot read; "
                     f"derive it with get_attention_backend({direct.code}).Metadata"
                 )
             elif (
@@ -766,7 +931,7 @@ class MetadataBackendMismatch(Rule):
             ):
                 problem = (
                     f"{encoder} hard-codes its metadata class ({source.fixed}) while its attention layers are "
-                    f'pinned to "{direct.pinned}" (line {self._line(direct.where)}): the layers get metadata of another backend '
+                    f'pinned to "{direct.pinned}" ({self._where(direct)}): the layers get metadata of another backend '
                     f'(AttributeError at the first forward); use get_attention_backend("{direct.pinned}").Metadata'
                 )
             else:
@@ -774,6 +939,10 @@ class MetadataBackendMismatch(Rule):
             self.report(source.node, problem)
             return True
         return False
+
+    def _where(self, direct: _Direct) -> str:
+        """`line 12`, `line 12, by _vision_sub_config()`: where layers were given their backend."""
+        return f"line {self._line(direct.where)}{_by(direct.via)}"
 
     def _same_backend(self, direct: _Direct, source: _MetadataSource) -> bool:
         """Do the layers' backend and the metadata class's come from one place?"""
@@ -840,6 +1009,166 @@ class MetadataBackendMismatch(Rule):
             and fixed.startswith("get_attention_backend(")
             and fixed != f'get_attention_backend("{pinned}")'
         )
+
+
+# What a helper's local name holds (`_HelperReader`): a config (the parameter it derives from, and
+# how: `same`, `copy`, `override`, with the backend keyword and its value), or another value.
+_Held = tuple[str, str, str, "cst.BaseExpression | None"]
+
+
+class _HelperReader:
+    """Reads a function's body, as `_Helper` describes it: straight-line statements only (a
+    docstring, assignments, `c.attn_backend = b` or `setattr(c, "attn_backend", b)` on a copy,
+    calls and asserts that set nothing), up to the first `return`. A branch, a loop, any other
+    statement (a call that is no log call) or a return of something else: not a helper (None)."""
+
+    def __init__(self, node: cst.FunctionDef, patterns: Sequence[str], method: bool) -> None:
+        self.node = node
+        self.patterns = patterns
+        params = node.params
+        static = any(_last_name(d.decorator) == "staticmethod" for d in node.decorators)
+        positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+        self.positional = positional[1:] if method and not static else positional
+        self.keyword_only = [p.name.value for p in params.kwonly_params]
+        every = (*params.posonly_params, *params.params, *params.kwonly_params)
+        self.defaults = tuple((p.name.value, p.default) for p in every if p.default is not None)
+        self.configs: dict[str, _Held] = {p: (p, "same", "", None) for p in (*self.positional, *self.keyword_only)}
+        self.values: dict[str, cst.BaseExpression | None] = {}  # other local names, as they can be written
+
+    def read(self) -> _Helper | None:
+        body = self.node.body
+        statements = [body] if isinstance(body, cst.SimpleStatementSuite) else body.body
+        for statement in statements:
+            if not isinstance(statement, cst.SimpleStatementLine | cst.SimpleStatementSuite):
+                return None
+            for small in statement.body:
+                if isinstance(small, cst.Return):
+                    held = self._config(small.value) if small.value is not None else None
+                    if held is None:
+                        return None
+                    config, kind, keyword, value = held
+                    return _Helper(
+                        self.node.name.value, tuple(self.positional), tuple(self.keyword_only), self.defaults,
+                        config, kind, keyword, value,
+                    )  # fmt: skip
+                if not self._statement(small):
+                    return None
+        return None
+
+    def _statement(self, small: cst.BaseSmallStatement) -> bool:
+        """Follow one statement; False when it is none the reader knows."""
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            return self._assign(small.targets[0].target, small.value)
+        if isinstance(small, cst.AnnAssign) and small.value is not None:
+            return self._assign(small.target, small.value)
+        if isinstance(small, cst.Expr):
+            call = small.value
+            if isinstance(call, cst.Call) and _last_name(call.func) == "setattr" and len(call.args) == 3:
+                field = _string(call.args[1].value)
+                if field is not None and name_matches_any(field, self.patterns):
+                    return self._set(call.args[0].value, call.args[2].value)
+            # A docstring or a log call; any other call might build a layer from the config.
+            return isinstance(call, cst.SimpleString | cst.ConcatenatedString) or (
+                isinstance(call, cst.Call) and _is_logging(call)
+            )
+        return isinstance(small, cst.Assert | cst.Pass)
+
+    def _assign(self, target: cst.BaseAssignTargetExpression, value: cst.BaseExpression) -> bool:
+        if isinstance(target, cst.Name):
+            held = self._config(value)
+            self.configs.pop(target.value, None)
+            self.values.pop(target.value, None)
+            if held is not None:
+                self.configs[target.value] = held
+            else:
+                self.values[target.value] = self._written(value)
+            return True
+        if isinstance(target, cst.Attribute) and name_matches_any(target.attr.value, self.patterns):
+            return self._set(target.value, value)
+        # `c.x = ...` on a copy changes no backend; on the caller's config, or anything else, unknown.
+        owner = _root_name(target) if isinstance(target, cst.Attribute) else None
+        return owner is not None and self.configs.get(owner, ("", "same"))[1] != "same"
+
+    def _set(self, config: cst.BaseExpression, value: cst.BaseExpression) -> bool:
+        """`c.attn_backend = b` on a copy: an override (on the caller's own config: not followed)."""
+        if not isinstance(config, cst.Name):
+            return False
+        held = self.configs.get(config.value)
+        if held is None or held[1] == "same":
+            return False
+        self.configs[config.value] = (held[0], "override", "attn_backend", self._written(value))
+        return True
+
+    def _config(self, value: cst.BaseExpression) -> _Held | None:
+        """What config `value` is: a parameter, a copy of one, or an override of one."""
+        if isinstance(value, cst.Name):
+            return self.configs.get(value.value)
+        if not (isinstance(value, cst.Call) and value.args and _last_name(value.func) in _DERIVATIONS):
+            return None
+        first = value.args[0].value if not value.args[0].star else None
+        held = self.configs.get(first.value) if isinstance(first, cst.Name) else None
+        if held is None:
+            return None
+        if _last_name(value.func) == "replace":
+            for keyword, argument in reversed(_keywords(value)):  # the last one given wins
+                if name_matches_any(keyword, self.patterns):
+                    return (held[0], "override", keyword, self._written(argument))
+        return (held[0], "copy" if held[1] == "same" else held[1], held[2], held[3])
+
+    def _written(self, value: cst.BaseExpression) -> cst.BaseExpression | None:
+        """`value` with the function's local names (not its parameters) replaced by what they hold;
+        a local config cannot be written in the caller's names."""
+        params = (*self.positional, *self.keyword_only)
+        return _substituted(value, {**{k: None for k in self.configs if k not in params}, **self.values})
+
+
+def _substituted(
+    value: cst.BaseExpression, names: Mapping[str, cst.BaseExpression | None]
+) -> cst.BaseExpression | None:
+    """`value` with each of `names` replaced by its expression: a name, an attribute of one, or
+    anything that reads none of them; None when it reads one that holds None or is written
+    another way (`backend or "VANILLA"`)."""
+    if isinstance(value, cst.Name):
+        return names.get(value.value, value)
+    if isinstance(value, cst.Attribute):
+        owner = _substituted(value.value, names)
+        return None if owner is None else owner if owner is value.value else value.with_changes(value=owner)
+    if any(isinstance(n, cst.Name) and n.value in names for n in _descendants(value)):
+        return None
+    return value
+
+
+def _descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
+    found: list[cst.CSTNode] = []
+    pending = [node]
+    while pending:
+        each = pending.pop()
+        found.append(each)
+        pending += each.children
+    return found
+
+
+def _bound(helper: _Helper, call: cst.Call) -> dict[str, cst.BaseExpression | None] | None:
+    """The helper's parameters as `call` gives them (or their defaults; None for one not given);
+    None for a call the rule cannot bind (`*args`, an unknown keyword)."""
+    bound: dict[str, cst.BaseExpression | None] = dict.fromkeys((*helper.positional, *helper.keyword_only))
+    bound.update(helper.defaults)
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in call.args) or len(positional) > len(helper.positional):
+        return None
+    for name, argument in zip(helper.positional, positional, strict=False):
+        bound[name] = argument.value
+    for argument in call.args:
+        if argument.keyword is not None:
+            if argument.keyword.value not in bound:
+                return None
+            bound[argument.keyword.value] = argument.value
+    return bound
+
+
+def _by(helper: str | None) -> str:
+    """`, by _vision_sub_config()`: the helper a backend was set by, for a message's parenthesis."""
+    return f", by {helper}()" if helper is not None else ""
 
 
 def _arms(value: cst.BaseExpression) -> list[cst.BaseExpression]:

@@ -741,6 +741,158 @@ def test_dl106_a_config_only_logged_or_printed_builds_no_layer(make_tree: MakeTr
     ]
 
 
+def test_dl106_follows_a_module_level_helper_that_derives_the_config(make_tree: MakeTree) -> None:
+    """A helper in the same file whose body returns a copy of its parameter with attn_backend set
+    (GLM5's `_vision_sub_config`: `dataclasses.replace(config, attn_backend="VANILLA")`, or a copy
+    given the backend) is that override of its argument; one that returns its parameter is the
+    same config; a method of the class called as `self._x(...)` too (red-team: the helper's call,
+    named like a config, was taken for one that derives nothing). A helper that branches, or one
+    of another module, is not followed."""
+    head = ENCODER_HEAD.replace("import dataclasses\n", "import copy\nimport dataclasses\n") + (
+        "def _vision_sub_config(config: ModelConfig) -> ModelConfig:\n"
+        '    return dataclasses.replace(config, attn_backend="VANILLA")\n\n\n'
+        "def _with_backend(config, backend=None):\n"
+        '    """The tower\'s config on its own backend."""\n'
+        "    vision = copy.deepcopy(config)\n"
+        "    vision.attn_backend = backend\n"
+        "    return vision\n\n\n"
+        "def _unchanged(config):\n"
+        "    return config\n\n\n"
+        "def _branches(config, backend):\n"
+        "    if backend is None:\n"
+        "        return config\n"
+        "    return dataclasses.replace(config, attn_backend=backend)\n\n\n"
+    )
+    metadata = "self.metadata_cls = get_attention_backend(model_config.attn_backend).Metadata"
+    source = head + (
+        "class HelperVisionModel(nn.Module, MultimodalEncoderMixin):\n"
+        "    def __init__(self, model_config: ModelConfig) -> None:\n"
+        "        super().__init__()\n"
+        "        vision_config = _vision_sub_config(model_config)\n"
+        "        self.attn = Attention(hidden_size=64, num_attention_heads=4, config=vision_config)\n"
+        "        self.metadata_cls = get_attention_backend(model_config.attn_backend).Metadata\n\n\n"
+    ) + "".join(
+        [
+            encoder("HelperFollowed", "vision_config = _vision_sub_config(model_config)",
+                    "self.attn = Attention(hidden_size=64, num_attention_heads=4, config=vision_config)",
+                    "self.metadata_cls = get_attention_backend(vision_config.attn_backend).Metadata"),
+            encoder("CopyGivenTheBackend", "vcfg = _with_backend(model_config, backend=encoder_backend)",
+                    "self.blocks = [VisionBlock(vcfg) for _ in range(2)]", metadata),
+            encoder("CopyFollowed", "vcfg = _with_backend(model_config, encoder_backend)",
+                    "self.attn = Attention(config=vcfg)",
+                    "self.metadata_cls = get_attention_backend(encoder_backend).Metadata"),
+            encoder("Unchanged", "vision_config = _unchanged(model_config)",
+                    "self.attn = Attention(config=vision_config)", metadata),
+            encoder("InPlace", "self.attn = Attention(config=_vision_sub_config(model_config))", metadata),
+            encoder("PinnedElsewhere", "vision_config = _vision_sub_config(model_config)",
+                    "self.attn = Attention(config=vision_config)",
+                    'self.metadata_cls = get_attention_backend("TRTLLM").Metadata'),
+            encoder("Branches", "vision_config = _branches(model_config, encoder_backend)",
+                    "self.attn = Attention(config=vision_config)", metadata),
+        ]
+    ) + (
+        "class MethodHelper:\n"
+        "    def __init__(self, model_config, encoder_backend):\n"
+        "        vision_config = self._sub(model_config)\n"
+        "        self.attn = Attention(config=vision_config)\n"
+        f"        {metadata}\n\n"
+        "    @staticmethod\n"
+        "    def _sub(config):\n"
+        "        return dataclasses.replace(config, attn_backend=BACKEND_TRTLLM)\n"
+    )  # fmt: skip
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, "tensorrt_llm/_torch/models/encoders.py": source})
+    code, lines = check("--select", "DL106", str(root))
+    assert code == 1
+    pinned = "(AttributeError at the first forward); derive both from vision_config"
+    assert lines == [
+        "tensorrt_llm/_torch/models/encoders.py:36:29: DL106 HelperVisionModel takes its metadata class from "
+        "model_config's attn_backend, but builds its attention layers from vision_config, whose attn_backend is "
+        'pinned to "VANILLA" (line 34, by _vision_sub_config()): unless model_config\'s attn_backend is "VANILLA" '
+        "too, the layers get metadata of another backend " + pinned,
+        "tensorrt_llm/_torch/models/encoders.py:50:29: DL106 CopyGivenTheBackend takes its metadata class from "
+        "model_config's attn_backend, but builds its attention layers from vcfg, whose attn_backend is overridden "
+        "(line 48, by _with_backend()): with a per-encoder override the layers get metadata of another backend "
+        "(AttributeError at the first forward); derive both from vcfg",
+        "tensorrt_llm/_torch/models/encoders.py:70:29: DL106 InPlace takes its metadata class from "
+        "get_attention_backend(model_config.attn_backend), but gives its attention layers the backend "
+        '"VANILLA" (line 69, by _vision_sub_config()): when the two differ the layers get metadata of another '
+        "backend (AttributeError at the first forward); derive the metadata class with "
+        'get_attention_backend("VANILLA").Metadata',
+        "tensorrt_llm/_torch/models/encoders.py:77:29: DL106 PinnedElsewhere hard-codes its metadata class "
+        '(get_attention_backend("TRTLLM")) while its attention layers are pinned to "VANILLA" (vision_config, '
+        "line 75, by _vision_sub_config()): the layers get metadata of another backend (AttributeError at the "
+        'first forward); use get_attention_backend("VANILLA").Metadata',
+        "tensorrt_llm/_torch/models/encoders.py:91:29: DL106 MethodHelper takes its metadata class from "
+        "model_config's attn_backend, but builds its attention layers from vision_config, whose attn_backend is "
+        'pinned to "TRTLLM" (line 89, by _sub()): unless model_config\'s attn_backend is "TRTLLM" too, the layers '
+        "get metadata of another backend " + pinned,
+        "Found 5 findings in 15 files.",
+    ]
+
+
+def test_dl106_a_sibling_config_set_to_another_backend_counts_beside_layers_that_follow_it(make_tree: MakeTree) -> None:
+    """A second config overridden to another backend than the metadata class's (a merger pinned
+    to VANILLA beside the tower's override of the same config, a MiniCPM-V-like merger kept on
+    SDPA) is reported even though other layers follow the metadata class (red-team: hidden by
+    "some layers follow the override"). A config handed on as it is (`PatchEmbed(model_config)`)
+    is still taken for a layer without metadata; a second config on the same backend, or one only
+    logged, is consistent."""
+    head = ENCODER_HEAD.replace("import dataclasses\n", "import dataclasses\nimport logging\n") + (
+        'def _merger_sub_config(config):\n    return dataclasses.replace(config, attn_backend="VANILLA")\n\n\n'
+    )
+    override = "vision_config = dataclasses.replace(model_config, attn_backend=encoder_backend)"
+    layers = (
+        "self.attn = Attention(hidden_size=64, num_attention_heads=4, config=vision_config)",
+        "self.merger_attn = Attention(hidden_size=64, num_attention_heads=4, config=merger_config)",
+    )
+    metadata = "self.metadata_cls = get_attention_backend(vision_config.attn_backend).Metadata"
+    source = head + "".join(
+        [
+            encoder("Merger", override,
+                    "merger_config = dataclasses.replace(model_config, attn_backend=BACKEND_TRTLLM)", *layers,
+                    metadata),
+            encoder("MergerByHelper", override, "merger_config = _merger_sub_config(model_config)", *layers,
+                    metadata),
+            encoder("MergerOwnSetting", override,
+                    "merger_config = dataclasses.replace(model_config, attn_backend=model_config.merger_backend)",
+                    *layers, metadata),
+            encoder("MergerSameBackend", override,
+                    "merger_config = dataclasses.replace(model_config, attn_backend=encoder_backend)", *layers,
+                    metadata),
+            encoder("MergerLogged", override,
+                    'merger_config = dataclasses.replace(model_config, attn_backend="VANILLA")',
+                    'logging.info("%s", merger_config)', layers[0], metadata),
+            encoder("PatchEmbedBeside", override, "self.patch_embed = PatchEmbed(model_config)", layers[0], metadata),
+            encoder("BothPinned", 'vision_config = dataclasses.replace(model_config, attn_backend="TRTLLM")',
+                    "merger_config = dataclasses.replace(model_config, attn_backend=BACKEND_TRTLLM)", *layers,
+                    metadata),
+        ]
+    )  # fmt: skip
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, "tensorrt_llm/_torch/models/encoders.py": source})
+    code, lines = check("--select", "DL106", str(root))
+    assert code == 1
+    intro = (
+        " takes its metadata class from vision_config's attn_backend, but builds attention layers from "
+        "merger_config, whose attn_backend "
+    )
+    tail = (
+        "those layers get metadata of another backend (AttributeError at the first forward); build them from "
+        "vision_config"
+    )
+    assert lines == [
+        "tensorrt_llm/_torch/models/encoders.py:20:29: DL106 Merger" + intro + 'is pinned to "TRTLLM" (line 17): '
+        'unless vision_config\'s attn_backend is "TRTLLM" too, ' + tail + ' (a layer kept on "TRTLLM" on purpose '
+        "cannot take the encoder's metadata)",
+        "tensorrt_llm/_torch/models/encoders.py:29:29: DL106 MergerByHelper" + intro + 'is pinned to "VANILLA" '
+        '(line 26, by _merger_sub_config()): unless vision_config\'s attn_backend is "VANILLA" too, '
+        + tail
+        + ' (a layer kept on "VANILLA" on purpose cannot take the encoder\'s metadata)',
+        "tensorrt_llm/_torch/models/encoders.py:38:29: DL106 MergerOwnSetting" + intro + "is set to "
+        "model_config.merger_backend (line 35): when the two differ, " + tail,
+        "Found 3 findings in 15 files.",
+    ]
+
+
 def test_a_shared_literal_module_that_does_not_parse_is_named_as_such(make_tree: MakeTree) -> None:
     """Not "no module ... under the indexed roots": the module is there (a `type` statement, say,
     under an interpreter older than 3.12), and DL100 points at it."""
