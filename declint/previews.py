@@ -213,8 +213,10 @@ def verdict_key(digest: str) -> str:
     return f"{digest}\0{_UNREWRITABLE}"
 
 
-def preview_key(digest: str, module: str, fix: Fix) -> str:
-    return f"{digest}\0{module}\0{fix!r}"
+def preview_key(digest: str, rel: str, module: str, fix: Fix) -> str:
+    """A preview's diff names its file: two files of the same content and module (`a/tool.py` and
+    `b/tool.py` outside any package) have previews of their own (red-team 54)."""
+    return f"{digest}\0{rel}\0{module}\0{fix!r}"
 
 
 def previews(
@@ -239,7 +241,7 @@ def previews(
         for finding in group:
             fix = finding.fix
             assert fix is not None
-            preview = memo.get(preview_key(digest, module, fix), partial(compute, fix))
+            preview = memo.get(preview_key(digest, rel, module, fix), partial(compute, fix))
             if isinstance(preview, FixPreview):
                 out[finding] = preview
     return out
@@ -284,7 +286,7 @@ def file_previews(
                 preview = _preview(source, fix, module, prepared, lines)
             except Exception:  # as above: no preview for this fix
                 preview = None
-            entries.append((preview_key(digest, module, fix), preview))
+            entries.append((preview_key(digest, source.rel, module, fix), preview))
     return tuple(entries)
 
 

@@ -4,6 +4,7 @@ whole file: hunk line numbers, edit positions and the text they produce are the 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -209,3 +210,29 @@ def test_a_preview_spliced_as_text_is_the_transforms_preview() -> None:
     # declined: after `;`, after a `\\` line, a last line without its newline or in a file of no code;
     # b'f', rb'g', Br"h"
     assert spliced > 50 and declined == 7
+
+
+def test_files_of_the_same_content_and_module_get_previews_naming_their_own_path(tmp_path: Path) -> None:
+    """Red-team 54: previews were kept by content and module name, and a diff names its file:
+    `a/tool.py` and `b/tool.py` (module `tool` both) shared one, and a file moved kept its old
+    path in the cached one."""
+    from click.testing import CliRunner
+
+    from declint.cli import cli
+
+    (tmp_path / "pyproject.toml").write_text('[tool.declint]\nroots = ["."]\n')
+    text = "x = 1  # declint: ignore[DL101] legacy reason\n"
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "tool.py").write_text(text)
+
+    def headers(*options: str) -> list[str]:
+        output = CliRunner().invoke(cli, ["check", *options, "--format", "full", str(tmp_path)]).output
+        return [line.strip() for line in output.splitlines() if line.strip().startswith("--- ")]
+
+    assert headers("--no-cache") == ["--- a/a/tool.py", "--- a/b/tool.py"]
+    assert headers() == ["--- a/a/tool.py", "--- a/b/tool.py"]
+    (tmp_path / "a" / "tool.py").unlink()
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "tool.py").write_text(text)
+    assert headers() == ["--- a/b/tool.py", "--- a/c/tool.py"]  # from the cache
