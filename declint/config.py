@@ -11,7 +11,7 @@ import difflib
 import os
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -335,9 +335,22 @@ def _has_declint_table(path: Path) -> bool:
     except (UnicodeDecodeError, tomllib.TOMLDecodeError):
         # A broken pyproject.toml that looks like ours (bad TOML, or not UTF-8) must still be
         # found, then reported with its error, not silently skipped for a parent's.
-        return _TABLE_HEADER.search(data) is not None
+        return any(_TABLE_HEADER.search(text) is not None for text in _readings(data))
     tool = document.get("tool")
     return isinstance(tool, dict) and "declint" in tool
+
+
+def _readings(data: bytes) -> Iterator[bytes]:
+    """The bytes as they are, without a leading byte-order mark, and as UTF-16 or UTF-32 would read
+    them (an editor's "Unicode" save: red-team 54, such a pyproject.toml was taken for none)."""
+    yield data
+    yield data.lstrip(b"\xef\xbb\xbf\xff\xfe")
+    if b"\x00" in data[:64]:
+        for encoding in ("utf-16", "utf-32"):
+            try:
+                yield data.decode(encoding).encode("utf-8", "replace")
+            except UnicodeDecodeError:
+                continue
 
 
 def project_root(start: Path) -> Path:

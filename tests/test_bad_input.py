@@ -228,6 +228,27 @@ def test_a_config_that_is_not_utf8_exits_2_naming_file_and_line(make_tree: MakeT
     )
 
 
+@pytest.mark.parametrize(
+    ("data", "error"),
+    [
+        ('[tool.declint]\nroots = ["tensorrt_llm"]\n'.encode("utf-16"), "invalid byte 0xff at offset 0"),
+        (b'\xff\xfe[tool.declint]\nroots = ["tensorrt_llm"]\n', "invalid byte 0xff at offset 0"),
+    ],
+    ids=["utf-16", "byte-order-mark"],
+)
+def test_a_pyproject_saved_in_utf16_is_claimed_and_reported(make_tree: MakeTree, data: bytes, error: str) -> None:
+    """Red-team 54: a pyproject.toml saved as UTF-16 (its header's bytes interleaved with NULs), or
+    starting with a byte-order mark, was taken for no configuration: the run went on with the
+    defaults."""
+    root = make_tree({GOOD: GOOD_SOURCE})
+    (root / "pyproject.toml").write_bytes(data)
+    result = CliRunner().invoke(cli, ["check", str(root)])
+    assert (result.exit_code, result.output) == (
+        2,
+        f"declint: error: {root / 'pyproject.toml'}:1: not valid UTF-8 (TOML files must be): {error}\n",
+    )
+
+
 def test_a_5_mb_file_is_one_dl000_under_the_default_size_cap(make_tree: MakeTree) -> None:
     data = LITERAL_CHECK.encode() * (5_000_000 // len(LITERAL_CHECK) + 1)
     code, lines = bad_file(make_tree, "modeling_huge.py", data)
