@@ -51,8 +51,22 @@ def resolve_config(paths: Sequence[Path], config_file: Path | None) -> Config:
         return load_config(config_file, default_root=Path.cwd(), known_codes=known)
     _refuse_two_projects(paths)
     start = Path(os.path.commonpath([os.path.abspath(p) for p in paths])) if paths else Path.cwd()
+    found = _config_file(start)
+    if found is not None:
+        return load_config(found, default_root=found.parent, known_codes=known)
+    root = project_root(start)
+    if root == _directory(start):  # nothing above the path as given: perhaps above where it leads
+        root = project_root(Path(os.path.realpath(start)))
+    return load_config(None, default_root=root, known_codes=known)
+
+
+def _config_file(start: Path) -> Path | None:
+    """The nearest configuration above the path as given, else above the path it leads to: a
+    file reached through a symlinked directory (`/tmp/link -> project/pkg`) is the project's,
+    as the walk checks it (red-team 54: it was checked with the defaults)."""
     found = find_config_file(start)
-    return load_config(found, default_root=found.parent if found else project_root(start), known_codes=known)
+    real = Path(os.path.realpath(start))
+    return found if found is not None or real == start else find_config_file(real)
 
 
 def check_docs_url(docs_url: str | None) -> None:
@@ -72,7 +86,7 @@ def _refuse_two_projects(paths: Sequence[Path]) -> None:
     """Paths whose nearest configurations differ belong to two projects: their common parent
     would be checked with neither configuration (defaults), indexing everything below it."""
     directories = {_directory(path) for path in paths}
-    configs = {found for directory in directories if (found := find_config_file(directory)) is not None}
+    configs = {found for directory in directories if (found := _config_file(directory)) is not None}
     if len(configs) > 1:
         first, second = sorted(configs)[:2]
         raise UsageError(

@@ -545,6 +545,20 @@ def test_a_symlinked_directory_given_on_the_command_line_is_checked(make_tree: M
         outside.unlink()
 
 
+def test_a_link_into_the_middle_of_a_project_finds_the_projects_configuration(make_tree: MakeTree) -> None:
+    """Red-team 54: a file reached through a link outside the project (`/tmp/link -> project/pkg`)
+    found no configuration above the link and was checked with the defaults: "All clear"."""
+    root = make_tree({GOOD: GOOD_SOURCE})
+    expected = _lines_of(root / GOOD)
+    assert expected[0] == 1 and expected[1][0].startswith(GOOD_LINE)
+    outside = root.parent / f"{root.name}-models"
+    outside.symlink_to(root / MODELS, target_is_directory=True)
+    try:
+        assert _lines_of(outside / Path(GOOD).name) == expected
+    finally:
+        outside.unlink()
+
+
 def test_a_symlinked_directory_found_by_the_walk_is_still_not_followed(make_tree: MakeTree) -> None:
     root = make_tree({GOOD: GOOD_SOURCE})
     (root / "models_link").symlink_to(root / MODELS, target_is_directory=True)
