@@ -117,7 +117,14 @@ def decode_source(data: bytes, rel: str) -> SourceFile:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as error:
-        if _COOKIE.search(b"\n".join(data.splitlines()[:2])):
+        # (after a UTF-8 byte-order mark too: with a cookie naming another encoding, CPython
+        # refuses the file, "encoding problem: iso-8859-1 with BOM")
+        cookie = _COOKIE.search(b"\n".join(data.removeprefix(b"\xef\xbb\xbf").splitlines()[:2]))
+        if cookie is not None and data.startswith(b"\xef\xbb\xbf"):
+            declared = cookie.group(1).decode("ascii", "replace")
+            message = f"bad encoding declaration: {declared} in a file that starts with a UTF-8 byte-order mark"
+            raise SourceError(message, path=rel) from None
+        if cookie is not None:
             raise SourceError(f"bad encoding declaration: {error.msg}", path=rel) from None
         # No cookie: detect_encoding failed to decode the first lines as UTF-8; say so precisely below.
         encoding = "utf-8"

@@ -58,8 +58,15 @@ def bad_file(make_tree: MakeTree, name: str, data: bytes) -> tuple[int, list[str
             b"x = " + b"(" * 2000 + b"1" + b")" * 2000 + b"\n",
             ["modeling_bad.py:1:205: DL000 syntax error: too many nested parentheses"],
         ),
+        (  # red-team 54: CPython refuses it ("encoding problem: iso-8859-1 with BOM"); it was read
+            b"\xef\xbb\xbf# -*- coding: latin-1 -*-\nx = 1\n",
+            [
+                "modeling_bad.py:1:1: DL000 bad encoding declaration: latin-1 in a file that starts with a UTF-8 "
+                "byte-order mark"
+            ],
+        ),
     ],
-    ids=["syntax", "invalid-utf8", "null-bytes", "binary", "bad-cookie", "deep-nesting"],
+    ids=["syntax", "invalid-utf8", "null-bytes", "binary", "bad-cookie", "deep-nesting", "bom-and-cookie"],
 )
 def test_bad_bytes_give_one_dl000(make_tree: MakeTree, data: bytes, expected: list[str]) -> None:
     code, lines = bad_file(make_tree, "modeling_bad.py", data)
