@@ -56,10 +56,12 @@ class BackendLiteral(TreeRule):
     names the shared Literal or another namespace's, which types the value as a context's does.
     The other way too: a local given a context's value (`backend = config.attn_backend`, when
     that is its only binding) is compared as the context (`backend == "FLASHINFER"`). A
-    module-level constant bound once to a tuple, list or set and compared with a context
+    module-level constant bound once to a tuple, list, set or dict and compared with a context
     (`_SUPPORTED = ("TRTLLM", "VANILLA")`, then `cfg.attn_backend in _SUPPORTED`) is a list of
     backend names whatever its name: reported once, at its definition (not where a parameter or
-    local of the same name shadows it).
+    local of the same name shadows it, nor one annotated with the shared Literal:
+    `_BACKENDS: dict[EncoderAttentionBackend, type] = {...}`). So are the keys of a mapping looked
+    up by a context (`_REGISTRY[cfg.attn_backend]`, `{"TRTLLM": 1}.get(cfg.attn_backend)`).
 
     A context annotated with a Literal of its own, all of whose members are backend names
     (`attn_backend: Literal["TRTLLM", "VANILLA"]`, also nested, in a string annotation, or as the
@@ -316,13 +318,23 @@ class BackendLiteral(TreeRule):
             self._constants = {
                 name: value
                 for name, value in _bound_once_values(self.tree).items()
-                if isinstance(value, ast.Tuple | ast.List | ast.Set)
+                if isinstance(value, ast.Tuple | ast.List | ast.Set | ast.Dict)
             }
         value = self._constants.get(node.id)
-        if value is None or not self._names_module_binding(node):
+        if value is None or self._typed_constant(node.id) or not self._names_module_binding(node):
             return
         self._constants_checked.add(node.id)
         self._check_strings(value, lowered=lowered, via=via, scope="")
+
+    def _typed_constant(self, name: str) -> bool:
+        """The constant is annotated with the shared Literal or another namespace's
+        (`_BACKENDS: dict[EncoderAttentionBackend, type] = {...}`): a type checker checks its keys."""
+        annotations = [
+            node.annotation
+            for node in self.tree.body
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name
+        ]
+        return any(self._typed_local(annotation) for annotation in annotations)
 
     def _names_module_binding(self, node: ast.Name) -> bool:
         """`node` reads the module-level binding (no parameter or local shadows it): asked of a
@@ -381,7 +393,20 @@ class BackendLiteral(TreeRule):
             if untyped and argument in defaults:
                 self._check_strings(defaults[argument])
 
+    def _subscript(self, node: ast.Subscript) -> None:
+        """`_REGISTRY[config.attn_backend]`: the mapping's keys are compared with the context."""
+        if isinstance(node.ctx, ast.Load) and (context := self._context(node.slice)) is not None:
+            self._check_compared(node.value, lowered=_lowered(node.slice), via=(context,))
+
+    def _looked_up(self, node: ast.Call) -> None:
+        """`{"TRTLLM": ...}.get(config.attn_backend)`, `_REGISTRY.get(...)`: as a subscript."""
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args:
+            key = node.args[0]
+            if not isinstance(key, ast.Starred) and (context := self._context(key)) is not None:
+                self._check_compared(node.func.value, lowered=_lowered(key), via=(context,))
+
     def _call(self, node: ast.Call) -> None:
+        self._looked_up(node)
         default = _read_default(node)
         if default is not None and (context := self._context(node)) is not None:
             self._check_strings(default, via=(context,))
@@ -496,6 +521,7 @@ class BackendLiteral(TreeRule):
         ast.Dict: _dict,
         ast.Match: _match,
         ast.Return: _return,
+        ast.Subscript: _subscript,
     }
 
     # ---- helpers --------------------------------------------------------------------------

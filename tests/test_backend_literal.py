@@ -972,3 +972,29 @@ def test_a_config_class_of_the_checked_file_types_its_field_reads(make_tree: Mak
     root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, rel: source})
     found, _ = _dl103(root, rel)
     assert found == [(13, 80, "pick_kernel", RETYPED.format("FLASHINFER"))]
+
+
+def test_a_mapping_looked_up_by_a_context_is_keyed_by_backend_names(make_tree: MakeTree) -> None:
+    """Red-team 53: `{"TRTLLM": 1, "VANILLA": 2}.get(model_config.attn_backend)` and a registry
+    constant indexed by a context compare their keys with it; a mapping indexed by anything else,
+    or a local of the same name, is not followed."""
+    rel = "tensorrt_llm/_torch/models/modeling_lookup.py"
+    source = (
+        '_REGISTRY = {"FLASHINFER": object, "VANILLA": object}\n\n'
+        "def pick(model_config, key, _LOCAL={'TRTLLM': 1}):\n"
+        '    size = {"TRTLLM": 1}.get(model_config.attn_backend)\n'
+        "    return _REGISTRY[model_config.attn_backend], _REGISTRY.get(model_config.attn_backend), size\n\n"
+        "def other(model_config, key):\n"
+        '    return {"TRTLLM": 1}.get(key), _REGISTRY[key], {"VANILLA": 2}.get(model_config.moe_backend)\n\n'
+        "from tensorrt_llm.llmapi.llm_args import EncoderAttentionBackend\n"
+        '_TYPED: dict[EncoderAttentionBackend, int] = {"TRTLLM": 1}\n\n'
+        "def typed(model_config):\n"
+        "    return _TYPED[model_config.attn_backend]\n"  # keys a type checker checks: as the demo's _BACKENDS
+    )
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, rel: source})
+    found, _ = _dl103(root, rel)
+    assert found == [
+        (1, 13, "", RETYPED.format("FLASHINFER")),
+        (1, 35, "", RETYPED.format("VANILLA")),
+        (4, 12, "pick", RETYPED.format("TRTLLM")),
+    ]
