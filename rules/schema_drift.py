@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from collections.abc import Iterator
@@ -71,8 +72,11 @@ class SchemaDrift(ProjectRule):
     constraint, or at the `anyOf` / `oneOf` / `allOf` that combines several; a value accepted, at
     the constraint that accepts it. The values a property holds (`items`, `additionalProperties`,
     `patternProperties`) are judged on their own; a `$ref` is not followed (its definition is
-    judged where it has a backend-named property). In a pattern, the words of the alternation
-    are the names: regex syntax such as `\\s*`, `\\b`, `(?i:...)` or a group's name is not.
+    judged where it has a backend-named property). A pattern that matches a finite set of
+    strings (literals, alternations, groups, optional parts, classes of letters: as Python's
+    regex parser reads it) accepts those strings, `flashinfer(_star_attention)?` both names;
+    in any other pattern, the words of the alternation are the names: regex syntax such as
+    `\\s*`, `\\b`, `(?i:...)` or a group's name is not.
 
     A property of another namespace is not judged: one whose accepted names are, case-insensitively,
     exactly the members of another `typing.Literal` of the project (a visual-generation config's
@@ -335,11 +339,85 @@ def _combined(
 
 
 def _pattern_words(pattern: str) -> frozenset[str]:
-    """Upper-cased words a case-insensitive alternation accepts: `^(?i:vanilla|trtllm)$` -> both."""
+    """Upper-cased words a case-insensitive alternation accepts: `^(?i:vanilla|trtllm)$` -> both.
+    A pattern whose language is finite is read whole (`flashinfer(_star_attention)?` accepts
+    FLASHINFER and FLASHINFER_STAR_ATTENTION; red-team 53: it read STAR_ATTENTION); else its words."""
+    language = _finite_language(pattern)
+    if language is not None:
+        return frozenset(word.upper() for string in language for word in _WORD.findall(string))
     flattened = _ESCAPE.sub(_unescaped, pattern)
     flattened = _EITHER_CASE.sub(lambda m: m.group(1) if m.group(1).lower() == m.group(2).lower() else "", flattened)
     flattened = _GROUP_SYNTAX.sub("(", flattened)
     return frozenset(word.upper() for word in _WORD.findall(flattened))
+
+
+_LANGUAGE_LIMIT = 1024  # more strings than this: read the pattern's words instead
+# Python's own regex parser (`re._parser` since 3.11; private, no type stubs): a pattern it
+# cannot read, or a change of its output, falls back to the pattern's words.
+_sre: Any = importlib.import_module("re._parser")
+
+
+def _finite_language(pattern: str) -> frozenset[str] | None:
+    """Every string the pattern matches where it is built of literals, alternations, groups,
+    bounded repeats and character classes of literals (anchors match the empty string), as
+    Python's own regex parser reads it; None for anything else (`\\s*`, ECMAScript-only syntax
+    such as `\\u{69}`), or past `_LANGUAGE_LIMIT` strings."""
+    try:
+        strings = _sequence(list(_sre.parse(pattern)))
+    except Exception:  # ECMAScript syntax Python's parser refuses, or a private API changed
+        return None
+    return None if strings is None else frozenset(strings)
+
+
+def _sequence(items: list[Any]) -> set[str] | None:
+    strings: set[str] | None = {""}
+    for item in items:
+        options = _item(item)
+        if options is None or strings is None or len(strings) * len(options) > _LANGUAGE_LIMIT:
+            return None
+        strings = {head + tail for head in strings for tail in options}
+    return strings
+
+
+def _item(item: Any) -> set[str] | None:
+    kind, value = item
+    name = str(kind)
+    if name == "LITERAL":
+        return {chr(value)}
+    if name == "AT":
+        return {""}
+    if name == "SUBPATTERN":
+        return _sequence(list(value[-1]))
+    if name == "BRANCH":
+        found: set[str] = set()
+        for branch in value[1]:
+            strings = _sequence(list(branch))
+            if strings is None:
+                return None
+            found |= strings
+        return found
+    if name in ("MAX_REPEAT", "MIN_REPEAT") and value[1] <= 4:  # `?`, `{1,2}`; not `*` or `+`
+        low, high, body = value
+        one = _sequence(list(body))
+        return None if one is None else _repeated(one, low, high)
+    if name == "IN" and all(str(kind) == "LITERAL" for kind, _ in value):
+        return {chr(code) for _, code in value}
+    return None
+
+
+def _repeated(one: set[str], low: int, high: int) -> set[str] | None:
+    """The strings of `one` repeated `low` to `high` times."""
+    found: set[str] = set()
+    current = {""}
+    for count in range(high + 1):
+        if count >= low:
+            found |= current
+        if count == high:
+            break
+        if len(current) * len(one) > _LANGUAGE_LIMIT:
+            return None
+        current = {head + tail for head in current for tail in one}
+    return found
 
 
 def _unescaped(escape: re.Match[str]) -> str:

@@ -51,6 +51,16 @@ def test_an_escaped_punctuation_mark_or_code_point_stays_part_of_the_name(make_t
     ]
 
 
+def test_an_optional_group_adds_the_whole_name_it_completes(make_tree: MakeTree) -> None:
+    """Red-team 53: `flashinfer(_star_attention)?` accepts FLASHINFER_STAR_ATTENTION; the words of
+    the pattern named "STAR_ATTENTION" instead."""
+    assert _dl108(make_tree, "^(?i:vanilla|trtllm|flashinfer(_star_attention)?)$") == [
+        "docs/trtllm-serve-config.schema.json:4:1: DL108 /properties/attn_backend/pattern: "
+        'the schema accepts "FLASHINFER_STAR_ATTENTION", which is not a member of EncoderAttentionBackend'
+    ]
+    assert _dl108(make_tree, "^(?i:vanilla|trt(llm)|flash(infer))$") == []
+
+
 # ---- anyOf / oneOf accept the union of their branches; allOf the intersection ------------------
 
 
