@@ -56,7 +56,8 @@ class BackendLiteral(TreeRule):
     names the shared Literal or another namespace's, which types the value as a context's does.
     The other way too: a local given a context's value (`backend = config.attn_backend`, when
     that is its only binding) is compared as the context (`backend == "FLASHINFER"`). A
-    module-level constant bound once to a tuple, list, set or dict and compared with a context
+    module-level constant bound once to a tuple, list, set (or `frozenset(...)`) or dict, all of
+    whose strings are backend names or close to one, and compared with a context
     (`_SUPPORTED = ("TRTLLM", "VANILLA")`, then `cfg.attn_backend in _SUPPORTED`) is a list of
     backend names whatever its name: reported once, at its definition (not where a parameter or
     local of the same name shadows it, nor one annotated with the shared Literal:
@@ -316,15 +317,24 @@ class BackendLiteral(TreeRule):
             return
         if self._constants is None:
             self._constants = {
-                name: value
+                name: collection
                 for name, value in _bound_once_values(self.tree).items()
-                if isinstance(value, ast.Tuple | ast.List | ast.Set | ast.Dict)
+                if (collection := _collection(value)) is not None
             }
         value = self._constants.get(node.id)
-        if value is None or self._typed_constant(node.id) or not self._names_module_binding(node):
+        if value is None or self._typed_constant(node.id) or self._other_namespace(value):
+            return
+        if not self._names_module_binding(node):
             return
         self._constants_checked.add(node.id)
         self._check_strings(value, lowered=lowered, via=via, scope="")
+
+    def _other_namespace(self, value: ast.expr) -> bool:
+        """A collection with a string that is no backend name, nor close to one, lists another
+        namespace's names (`_MOE_BACKENDS = ("CUTLASS", "TRTLLM", ...)`), as a Literal with such a
+        member does (red-team 61)."""
+        strings = [self._simple_string(string) for string in _strings(value)]
+        return any(text is not None and self._message(text) is None for text in strings)
 
     def _typed_constant(self, name: str) -> bool:
         """The constant is annotated with the shared Literal or another namespace's
@@ -885,6 +895,19 @@ def _inline_literals(annotation: ast.expr) -> Iterator[tuple[ast.Subscript, ast.
         for part in _annotation_parts(expression):
             if isinstance(part, ast.Subscript):
                 yield part, part if where is None else where
+
+
+def _collection(value: ast.expr) -> ast.expr | None:
+    """A literal tuple, list, set or dict, also as `frozenset({...})` (or `set`, `tuple`, `list`)."""
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in ("frozenset", "set", "tuple", "list")
+        and len(value.args) == 1
+        and not value.keywords
+    ):
+        value = value.args[0]
+    return value if isinstance(value, ast.Tuple | ast.List | ast.Set | ast.Dict) else None
 
 
 def _bound_once_values(tree: ast.Module) -> dict[str, ast.expr]:

@@ -998,3 +998,25 @@ def test_a_mapping_looked_up_by_a_context_is_keyed_by_backend_names(make_tree: M
         (1, 35, "", RETYPED.format("VANILLA")),
         (4, 12, "pick", RETYPED.format("TRTLLM")),
     ]
+
+
+def test_a_constant_of_another_namespace_is_not_a_list_of_backend_names(make_tree: MakeTree) -> None:
+    """Red-team 61: `_MOE_BACKENDS = ("CUTLASS", "TRTLLM", ...)` compared with `backend_name` was
+    reported as retyped attention-backend names; a name that is no backend name (nor close to
+    one) makes the collection another namespace's, as it makes a Literal. A frozenset of backend
+    names is a collection like a set."""
+    rel = "tensorrt_llm/_torch/modules/fused_moe.py"
+    source = (
+        '_MOE_BACKENDS = ("CUTLASS", "TRTLLM", "DEEPGEMM", "VANILLA")\n'
+        '_ENCODER = frozenset({"TRTLLM", "FLASHINFR"})\n\n'
+        "def create_moe(backend_name: str, config):\n"
+        "    if backend_name not in _MOE_BACKENDS:\n"
+        "        raise ValueError(backend_name)\n"
+        "    return config.attn_backend in _ENCODER\n"
+    )
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, rel: source})
+    found, _ = _dl103(root, rel)
+    assert found == [
+        (2, 22, "", RETYPED.format("TRTLLM")),
+        (2, 32, "", '"FLASHINFR" is not a member of EncoderAttentionBackend (did you mean "FLASHINFER"?)'),
+    ]
