@@ -10,8 +10,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
 from declint.config import Config
+from declint.facts import FactOptions, extract_facts
 from declint.index import ProjectIndex
 from declint.lazy import lazy_module
+from declint.prefilter import PlaceholderFacts
 from declint.rule import FileContext, Invalid, Rule, Valid, name_matches_any
 
 if TYPE_CHECKING:
@@ -132,9 +134,11 @@ class MetadataBackendMismatch(Rule):
     `Attention(config=vision_config)` is taken for a layer without metadata). Not so for a
     second override of that config to another backend (`merger_config = dataclasses.replace(
     model_config, attn_backend="VANILLA")` beside `vision_config`'s, the metadata class from
-    `vision_config`): a config given a backend of its own is made for layers that read it, and
+    `vision_config`) handed to a call named like an attention layer (`Attention(config=
+    merger_config)`): a config given a backend of its own is made for layers that read it, and
     they get the encoder's metadata (a merger kept on SDPA on purpose must build no TensorRT-LLM
-    attention layer). A config handed to `print` or a logger's method (`logger.info("%s",
+    attention layer); handed to another call (`AudioEncoder(audio_config)`, a projector) it may
+    go with metadata of its own. A config handed to `print` or a logger's method (`logger.info("%s",
     str(vcfg))`, anything in its arguments) or a builtin that shows it (`repr(vcfg)`) builds no
     layer; one handed to any other call does (a validator, `check_backend(vcfg)`, is read as
     building layers). A config is
@@ -303,11 +307,9 @@ class MetadataBackendMismatch(Rule):
         self._functions = self.config.str_list("backend-functions")
         self._patterns = self.config.str_list("backend-context-names")
         self._imported: dict[str, str] = {}  # backend functions imported under another name
-        # The module's facts as mappings, made once: `_key` asks `_pinned` at every step.
-        facts = self.context.facts
-        self._constants = dict(facts.constants)
-        self._imports = dict(facts.imports)
-        self._local_classes = {c.name: c.qualname for c in facts.classes}
+        # The module's facts as mappings, made once when first asked (`_module`): `_key` asks
+        # `_pinned` at every step.
+        self._mappings: tuple[dict[str, str], dict[str, str], dict[str, str]] | None = None
         self._open_functions = 0  # functions being visited, a method and those nested in it
         # Functions of this file that derive a config from a parameter (`_HelperReader`), and the
         # encoder's own such methods (`self._sub(c)`); a call of one stands for what it returns.
@@ -323,6 +325,7 @@ class MetadataBackendMismatch(Rule):
         self._values: dict[str, cst.BaseExpression] = {}  # what a name or `self.x` was last given
         self._scopes: dict[str, str] = {}  # the function a name's value was written in (`_seal`)
         self._passed: set[str] = set()  # names passed to calls: the configs among them build layers
+        self._to_attention: set[str] = set()  # those passed to a call named like an attention layer
         self._known: set[str] = set()  # names used as a config, whatever they are called
         self._retired: dict[str, cst.CSTNode] = {}  # a rebound name's earlier config -> the rebinding
         self._direct: list[_Direct] = []
@@ -442,8 +445,10 @@ class MetadataBackendMismatch(Rule):
                 return None
         # Which of them are configs is asked at the class's end: a name may be known as one later.
         # A helper's call that returns its argument (`_unchanged(c)`) hands the call that argument.
-        arguments = (_name_of(self._expanded(a.value)) for a in node.args)
-        self._passed.update(name for name in arguments if name is not None)
+        arguments = [name for a in node.args if (name := _name_of(self._expanded(a.value))) is not None]
+        self._passed.update(arguments)
+        if callee is not None and "attention" in callee.lower():
+            self._to_attention.update(arguments)
         if isinstance(node.func, cst.Attribute) and _is_self(node.func.value):
             self._hand(node.func.attr.value, node)
         return None
@@ -624,8 +629,22 @@ class MetadataBackendMismatch(Rule):
         if not name.startswith("self."):
             self._retire(name, where)
             return
+        self._detach_local_aliases(name)
         for mapping in (self._aliases, self._copies, self._overrides):
             mapping.pop(name, None)
+
+    def _detach_local_aliases(self, name: str) -> None:
+        """Locals that took `self.x` before it is rebound (`llm_config = self.config`) keep the
+        config it held then (red-team 60: they followed it to the override)."""
+        for local in [k for k, v in self._aliases.items() if v == name and not k.startswith("self.")]:
+            if name in self._aliases:
+                self._aliases[local] = self._aliases[name]
+            elif name in self._copies:
+                self._copies[local] = self._copies[name]
+                del self._aliases[local]
+            elif name in self._overrides:
+                self._overrides[local] = self._overrides[name]
+                del self._aliases[local]
 
     def _set_in_place(self, config: cst.BaseExpression, value: cst.BaseExpression, where: cst.CSTNode) -> None:
         """`c.attn_backend = b` on a copy c: from here c reads b, what was read from c before read
@@ -667,6 +686,7 @@ class MetadataBackendMismatch(Rule):
         self._values = {rename(k): v for k, v in self._values.items()}
         self._scopes = {rename(k): v for k, v in self._scopes.items()}
         self._passed = {rename(each) for each in self._passed}
+        self._to_attention = {rename(each) for each in self._to_attention}
         self._known = {rename(each) for each in self._known}
         self._retired = {rename(k): v for k, v in self._retired.items()}
         self._params = {method: [rename(p) for p in params] for method, params in self._params.items()}
@@ -688,13 +708,32 @@ class MetadataBackendMismatch(Rule):
         else:
             self._copies[name] = source
 
+    def _module(self) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
+        """(constants, imports, classes) of this module. A file the index holds as a placeholder
+        (no index needle: an encoder file of its own) has no facts there: its own are extracted
+        here, once (red-team 60: `BACKEND_TRTLLM` imported there was not known as "TRTLLM")."""
+        if self._mappings is None:
+            facts = self.context.facts
+            if isinstance(facts, PlaceholderFacts):  # a partial one (Literals only) knows no classes
+                options = FactOptions(
+                    str(self.config.get("declaration-attribute")),
+                    str(self.config.get("fixed-marker")),
+                    tuple(self.config.str_list("model-decorators")),
+                )
+                rel = self.context.rel
+                facts = extract_facts(self.context.source.text, facts.module, rel, options, rel.endswith("__init__.py"))
+            classes = {c.name: c.qualname for c in facts.classes}
+            self._mappings = (dict(facts.constants), dict(facts.imports), classes)
+        return self._mappings
+
     def _pinned(self, value: cst.BaseExpression) -> str | None:
         """The backend an override pins: a string, or a module-level string constant such as the
         Literal-typed `BACKEND_TRTLLM` (here or imported); None when it is chosen at run time."""
         if not isinstance(value, cst.Name):
             return _string(value)
-        own = self._constants.get(value.value)
-        imported = self._imports.get(value.value)
+        constants, imports, _ = self._module()
+        own = constants.get(value.value)
+        imported = imports.get(value.value)
         return own if own is not None else self.index.constant(f"={imported}") if imported else None
 
     def _canonical(self, name: str) -> str:
@@ -739,7 +778,8 @@ class MetadataBackendMismatch(Rule):
         """Only a name that resolves to a metadata class is hard-coded (not a parameter)."""
         dotted = cst.Module([]).code_for_node(node)
         head, _, rest = dotted.partition(".")
-        base = self._imports.get(head) or self._local_classes.get(head)
+        _, imports, local_classes = self._module()
+        base = imports.get(head) or local_classes.get(head)
         facts = self.index.class_facts(f"{base}.{rest}" if rest else base) if base else None
         return facts is not None and self.index.is_metadata_class(facts)
 
@@ -832,19 +872,25 @@ class MetadataBackendMismatch(Rule):
         reported even when other layers follow the metadata class. Unlike a config handed on as
         it is (`PatchEmbed(model_config)`, `_judge_original_layers`), a config derived with a
         backend of its own is made for layers that read it, and those get the encoder's metadata.
-        Only configs derived from the one the metadata class's config comes from: an override
-        in a factory classmethod, handed to `cls(...)`, is not the layers of `__init__`."""
+        Only configs derived from the one the metadata class's config comes from (an override
+        in a factory classmethod, handed to `cls(...)`, is not the layers of `__init__`), and handed
+        to a call named like an attention layer (`Attention(config=merger_config)`): a sub-encoder
+        (`AudioEncoder(audio_config)`) or a projector may take metadata of its own (red-team 60)."""
         read = _backend_read(source.argument) if source.argument is not None else None
         if read is None or _name_of(read) is None or source.config is None:
             return
         metadata = self._canonical(source.config)
         wanted, family = self._named_config_backend(metadata, 0), self._root(metadata)
+        pinned = self._pinned_to(metadata)
         for name in configs:
+            if name not in self._to_attention:  # a sub-encoder or a projector may take its own metadata
+                continue
             holder = name if name in self._overrides else self._canonical(name)
             override = self._overrides.get(holder)
             if override is None or override.value is None or holder == metadata or self._root(holder) != family:
                 continue
-            if self._named_config_backend(holder, 0) != wanted:
+            same_pin = pinned is not None and override.pinned == pinned  # `BACKEND_TRTLLM` and "TRTLLM" are one
+            if not same_pin and self._named_config_backend(holder, 0) != wanted:
                 self.report(source.node, self._set_apart(encoder, source, name, override))
                 return
 

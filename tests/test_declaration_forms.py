@@ -1260,3 +1260,60 @@ def test_dl102_follows_the_method_resolution_order_past_the_mixins_default(make_
             "Found 2 findings in 15 files.",
         ],
     )
+
+
+def test_dl106_red_team_60_siblings_constants_and_aliases_kept_before_a_rebinding(make_tree: MakeTree) -> None:
+    """A sub-encoder or projector given a config of its own builds no layer that takes this
+    encoder's metadata (only calls named like an attention layer do); one backend pinned as a
+    constant and as a string is one; a local that took `self.config` before it was rebound keeps
+    the config it took."""
+    sub_encoder = (
+        "class AudioEncoder:\n"
+        "    def __init__(self, config):\n"
+        "        self.attn = Attention(config=config)\n"
+        "        self.metadata_cls = get_attention_backend(config.attn_backend).Metadata\n\n\n"
+    )
+    source = (
+        ENCODER_HEAD
+        + sub_encoder
+        + "".join(
+            [
+                encoder(  # a sub-encoder with metadata of its own beside the override: consistent
+                    "WithSubEncoder",
+                    "vision_config = dataclasses.replace(model_config, attn_backend=encoder_backend)",
+                    'audio_config = dataclasses.replace(model_config, attn_backend="VANILLA")',
+                    "self.attn = Attention(config=vision_config)",
+                    "self.audio = AudioEncoder(audio_config)",
+                    "self.metadata_cls = get_attention_backend(vision_config.attn_backend).Metadata",
+                ),
+                encoder(  # one backend, as the Literal-typed constant and as a string: consistent
+                    "OnePin",
+                    "vision_config = dataclasses.replace(model_config, attn_backend=BACKEND_TRTLLM)",
+                    'merger_config = dataclasses.replace(model_config, attn_backend="TRTLLM")',
+                    "self.attn = Attention(config=vision_config)",
+                    "self.merger = Attention(config=merger_config)",
+                    "self.metadata_cls = get_attention_backend(vision_config.attn_backend).Metadata",
+                ),
+                encoder(  # the local took the LLM's config before self.config was rebound: reported
+                    "AliasBefore",
+                    "self.config = model_config",
+                    "llm_config = self.config",
+                    "self.config = dataclasses.replace(model_config, attn_backend=encoder_backend)",
+                    "self.attn = Attention(config=self.config)",
+                    "self.metadata_cls = get_attention_backend(llm_config.attn_backend).Metadata",
+                ),
+            ]
+        )
+    )
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, "tensorrt_llm/_torch/models/encoders.py": source})
+    code, lines = check("--select", "DL106", str(root))
+    assert (code, lines) == (
+        1,
+        [
+            "tensorrt_llm/_torch/models/encoders.py:39:29: DL106 AliasBefore takes its metadata class from "
+            "llm_config's attn_backend, but builds its attention layers from self.config, whose attn_backend is "
+            "overridden (line 37): with a per-encoder override the layers get metadata of another backend "
+            "(AttributeError at the first forward); derive both from self.config",
+            "Found 1 finding in 15 files.",
+        ],
+    )
