@@ -270,6 +270,10 @@ class _Extractor:
             return self.resolve(node.func)
         return None
 
+    def _suppressors(self) -> frozenset[str]:
+        """Names this module binds to `contextlib.suppress` other than `suppress` itself."""
+        return frozenset(name for name, dotted in self.names.items() if dotted == "contextlib.suppress")
+
     def _class(self, node: ast.ClassDef) -> ClassFacts:
         bases = tuple(self.resolve(base) or ast.unparse(base) for base in node.bases)
         base_args = tuple(self._subscript_args(base) for base in node.bases)
@@ -284,9 +288,9 @@ class _Extractor:
             modalities=self._modalities(node),
             declaration=self._declaration(node),
             class_attrs=self._class_attrs(node),
-            members=provided_members(node),
+            members=provided_members(node, self.module_values),
             methods=method_names(node),
-            metadata_reads=metadata_reads(node, self.lines),
+            metadata_reads=metadata_reads(node, self.lines, self._suppressors()),
             default_backend=self._default_backend(node),
             name_column=self._name_column(node),
             fields=self._fields(node),

@@ -14,7 +14,7 @@ continues when the check fails), or where an AttributeError falls back (a `try` 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from declint.names import last_name
@@ -30,12 +30,14 @@ SET_BY_NAME = "<setattr>"
 DYNAMIC_ATTRIBUTES = frozenset({"__getattr__", "__getattribute__", SET_BY_NAME})
 
 
-def provided_members(node: ast.ClassDef) -> tuple[str, ...]:
+def provided_members(node: ast.ClassDef, constants: Mapping[str, ast.expr] | None = None) -> tuple[str, ...]:
+    """`constants`: the module's names bound to a value, for a loop over one
+    (`for name in _RUNTIME_FIELDS: setattr(self, name, None)`)."""
     names: set[str] = set()
     for statement in node.body:
         if isinstance(statement, _FUNCTIONS):
             names.add(statement.name)
-            names.update(_self_assignments(statement))
+            names.update(_self_assignments(statement, constants or {}))
         elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
             names.add(statement.target.id)
         elif isinstance(statement, ast.Assign):
@@ -47,12 +49,14 @@ def method_names(node: ast.ClassDef) -> tuple[str, ...]:
     return tuple(sorted(s.name for s in node.body if isinstance(s, _FUNCTIONS)))
 
 
-def _self_assignments(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[str]:
+def _self_assignments(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, constants: Mapping[str, ast.expr]
+) -> Iterator[str]:
     parameters = [*function.args.posonlyargs, *function.args.args]  # `def prepare(self, /)` too
     if not parameters:
         return
     self_name = parameters[0].arg
-    looped = _loop_constants(function)
+    looped = _loop_constants(function, constants)
     for inner in ast.walk(function):
         targets: list[ast.expr] = []
         if isinstance(inner, ast.Assign):
@@ -82,12 +86,16 @@ def _set_names(name: ast.expr, looped: dict[str, tuple[str, ...]]) -> Iterator[s
         yield SET_BY_NAME
 
 
-def _loop_constants(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, tuple[str, ...]]:
-    """Loop variables of the function that run over a literal tuple, list or set of strings."""
+def _loop_constants(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, constants: Mapping[str, ast.expr]
+) -> dict[str, tuple[str, ...]]:
+    """Loop variables of the function that run over a literal tuple, list or set of strings, also
+    one a module-level name holds (red-team 60: `for name in _RUNTIME_FIELDS` set anything)."""
     found: dict[str, tuple[str, ...]] = {}
     for node in ast.walk(function):
         if isinstance(node, ast.For) and isinstance(node.target, ast.Name):
-            values = node.iter.elts if isinstance(node.iter, ast.Tuple | ast.List | ast.Set) else []
+            iterated = constants.get(node.iter.id, node.iter) if isinstance(node.iter, ast.Name) else node.iter
+            values = iterated.elts if isinstance(iterated, ast.Tuple | ast.List | ast.Set) else []
             if values and all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in values):
                 found[node.target.id] = tuple(str(v.value) for v in values if isinstance(v, ast.Constant))
     return found
@@ -134,9 +142,13 @@ class MetadataRead:
     end_column: int
 
 
-def metadata_reads(node: ast.ClassDef, lines: list[str]) -> tuple[MetadataRead, ...]:
-    """Unguarded reads of metadata parameters (by name, or annotated with a *Metadata type)."""
+def metadata_reads(
+    node: ast.ClassDef, lines: list[str], suppressors: frozenset[str] = frozenset()
+) -> tuple[MetadataRead, ...]:
+    """Unguarded reads of metadata parameters (by name, or annotated with a *Metadata type).
+    `suppressors`: local names the module binds to `contextlib.suppress` under another name."""
     reads: list[MetadataRead] = []
+    known = frozenset(_SUPPRESSOR + name for name in suppressors)
     for statement in node.body:
         if not isinstance(statement, _FUNCTIONS):
             continue
@@ -144,7 +156,7 @@ def metadata_reads(node: ast.ClassDef, lines: list[str]) -> tuple[MetadataRead, 
             annotation = ast.unparse(argument.annotation) if argument.annotation is not None else ""
             if argument.arg not in METADATA_PARAMETERS and "Metadata" not in annotation:
                 continue
-            for attribute, where in _reads(statement, argument.arg, guarded=frozenset()):
+            for attribute, where in _reads(statement, argument.arg, guarded=known):
                 reads.append(
                     MetadataRead(statement.name, argument.arg, annotation, attribute, *_char_span(where, lines))
                 )
@@ -222,16 +234,19 @@ def _with(node: ast.With | ast.AsyncWith, name: str, guarded: frozenset[str]) ->
         yield from _reads(item.context_expr, name, guarded)
         if item.optional_vars is not None:
             yield from _reads(item.optional_vars, name, guarded)
-        if _suppresses_attribute_error(item.context_expr):
+        if _suppresses_attribute_error(item.context_expr, guarded):
             guarded = guarded | {_TRIED}
     yield from _branch(node.body, name, guarded)
 
 
-def _suppresses_attribute_error(context: ast.expr) -> bool:
-    """`contextlib.suppress(..., AttributeError, ...)`, by any path to `suppress` (the module's
-    imports are not at hand here). Not `suppress(Exception)`: as `except Exception`, it swallows
-    whatever else fails there too."""
-    if not (isinstance(context, ast.Call) and last_name(context.func) == "suppress"):
+def _suppresses_attribute_error(context: ast.expr, guarded: frozenset[str]) -> bool:
+    """`contextlib.suppress(..., AttributeError, ...)`, by any path to `suppress`, or under a name
+    the module imports it as (`_SUPPRESSOR` entries of `guarded`). Not `suppress(Exception)`: as
+    `except Exception`, it swallows whatever else fails there too."""
+    if not isinstance(context, ast.Call):
+        return False
+    called = last_name(context.func)
+    if called != "suppress" and _SUPPRESSOR + str(called) not in guarded:
         return False
     return any(last_name(argument) == "AttributeError" for argument in context.args)
 
@@ -288,6 +303,9 @@ def _block(statements: list[ast.AST], name: str, guarded: frozenset[str]) -> Ite
 # The guard a `try` with an AttributeError fallback gives its body (see `_falls_back`), apart from
 # "*" (an isinstance check proves every attribute): code defined there and run later drops it.
 _TRIED = "*try"
+# Carried in `guarded` beside attribute names (no identifier starts with it): a name the module
+# binds to contextlib.suppress (`from contextlib import suppress as ignored`).
+_SUPPRESSOR = "*suppress:"
 _EVERYTHING = frozenset({"*", _TRIED})
 # A lambda or function defined in the try may run after it (a generator expression is most often
 # consumed where it is written, `tuple(m.x for ...)`: still guarded; red-team 51).

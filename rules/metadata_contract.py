@@ -42,7 +42,8 @@ class MetadataContract(FactRule):
     the project, and every `self.X = ...`, `setattr(self, "X", ...)`,
     `object.__setattr__(self, "X", ...)` (a frozen dataclass) or `super().__setattr__("X", ...)`
     in its methods (`__post_init__`, `prepare`; `self` positional-only too), a `setattr` over a
-    loop of names (`for name in ("a", "b"): setattr(self, name, None)`); a `setattr` whose name is
+    loop of names (`for name in ("a", "b"): setattr(self, name, None)`, or over a module-level
+    tuple of them); a `setattr` whose name is
     only known at run time may set anything, as a `__getattr__` may answer anything. Read: `metadata.X` / `attn_metadata.X` in `forward*` methods, and `p.X` for a
     parameter annotated with a metadata class, including methods a backend inherits while pairing
     another metadata class; `metadata.X += 1` reads X too. An inherited `forward*` is checked
@@ -57,7 +58,7 @@ class MetadataContract(FactRule):
     (by that name, or in a tuple; not a bare `except` or `except Exception`, which catch whatever
     else fails there too, nor a handler that raises again on every path; a lambda or function
     defined there may run later, unguarded) or of a `with suppress(AttributeError)`
-    (`contextlib.suppress`, by any path; not `suppress(Exception)`), and reads where
+    (`contextlib.suppress`, by any path or import alias; not `suppress(Exception)`), and reads where
     `hasattr(metadata, "X")` or an `isinstance` check is known to hold: in the body of
     `if hasattr(...)`, in the `else` of `if not isinstance(...)`, in a `case` of `match metadata`
     with a class pattern (`case FlashInferAttentionMetadata():`) or a guard that checks it, and after

@@ -449,3 +449,26 @@ def test_an_augmented_assignment_reads_the_attribute(make_tree: MakeTree) -> Non
     ]
     guarded = '        if hasattr(metadata, "num_calls"):\n            metadata.num_calls += 1\n'
     assert _probe(make_tree, guarded) == []
+
+
+def test_a_loop_over_a_module_constant_and_an_aliased_suppress(make_tree: MakeTree) -> None:
+    """Red-team 60: `for name in _RUNTIME_FIELDS: setattr(self, name, None)` took the loop's names
+    for any name (every read of the class silenced, kv_layout's too); `from contextlib import
+    suppress as ignored` guarded nothing."""
+    constant = FROZEN.format(owner="self", name="kv_layout").replace(
+        '        object.__setattr__(self, "kv_layout", "NHD")\n',
+        "        for name in _RUNTIME_FIELDS:\n            setattr(self, name, None)\n",
+    )
+    constant = constant.replace("\n@dataclass", '\n_RUNTIME_FIELDS = ("workspace", "max_seq_len")\n\n@dataclass', 1)
+    assert _dl105(make_tree, {PKG + "frozen.py": constant}, "frozen.py") == [
+        "tensorrt_llm/_torch/attention_backend/frozen.py:16:16: DL105 FrozenAttention.forward reads "
+        "metadata.kv_layout, which its metadata class FrozenMetadata does not provide (AttributeError at the "
+        "first forward); kv_layout is provided by FlashInferAttentionMetadata, not by FrozenMetadata"
+    ]
+    aliased = FROZEN.format(owner="self", name="kv_layout_").replace(
+        "        return metadata.kv_layout\n",
+        '        layout = "NHD"\n        with ignored(AttributeError):\n            layout = metadata.kv_layout\n'
+        "        return layout\n",
+    )
+    aliased = "from contextlib import suppress as ignored\n" + aliased
+    assert _dl105(make_tree, {PKG + "frozen.py": aliased}, "frozen.py") == []
