@@ -631,11 +631,11 @@ def _is_type_checking(test: ast.expr) -> bool:
 
 
 def _unwrap_tuple_call(value: ast.expr) -> ast.expr:
-    """`tuple(get_args(EncoderAttentionBackend))` is the `get_args(...)` it wraps (the same names)."""
+    """`tuple(get_args(EncoderAttentionBackend))` (or `list(...)`) is the `get_args(...)` it wraps."""
     if (
         isinstance(value, ast.Call)
         and isinstance(value.func, ast.Name)
-        and value.func.id == "tuple"
+        and value.func.id in ("tuple", "list")
         and len(value.args) == 1
         and not value.keywords
         and isinstance(value.args[0], ast.Call)

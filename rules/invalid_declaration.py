@@ -39,7 +39,7 @@ class InvalidDeclaration(Rule):
     twin.
 
     Accepted entry values: a tuple (or list/set) of Literal members, `typing.get_args(<Literal>)`
-    of the shared Literal for all of them (also wrapped in `tuple(...)`; imported under any
+    of the shared Literal for all of them (also wrapped in `tuple(...)` or `list(...)`; imported under any
     name, or through a re-export; the
     `get_args` of another Literal, such as the MoE backends', is reported: the model would accept
     none of the names the docs table then lists), or `FixedEncoderAttention("<reason>")`: one
@@ -405,7 +405,7 @@ def _unwrap_tuple_call(value: cst.BaseExpression) -> cst.BaseExpression:
     if (
         isinstance(value, cst.Call)
         and isinstance(value.func, cst.Name)
-        and value.func.value == "tuple"
+        and value.func.value in ("tuple", "list")
         and len(value.args) == 1
         and value.args[0].keyword is None
         and not value.args[0].star

@@ -1170,7 +1170,9 @@ def test_tuple_of_get_args_is_read_as_get_args(make_tree: MakeTree) -> None:
         + "\n\nclass TupleModel(MultimodalModelMixin):\n"
         '    encoder_attention_backends = {"vision": tuple(get_args(EncoderAttentionBackend))}\n\n\n'
         "class MoeModel(MultimodalModelMixin):\n"
-        '    encoder_attention_backends = {"vision": tuple(get_args(MoeBackend))}\n'
+        '    encoder_attention_backends = {"vision": tuple(get_args(MoeBackend))}\n\n\n'
+        "class ListModel(MultimodalModelMixin):\n"
+        '    encoder_attention_backends = {"vision": list(get_args(EncoderAttentionBackend))}\n'
     )
     root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, MODEL + "modeling_tuple.py": source})
     code, lines = check(str(root))
@@ -1184,6 +1186,7 @@ def test_tuple_of_get_args_is_read_as_get_args(make_tree: MakeTree) -> None:
     )
     table = CliRunner().invoke(cli, ["table", str(root)]).output.splitlines()
     assert table[2:] == [
+        "| ListModel | vision | VANILLA, TRTLLM, FLASHINFER |  | TRTLLM |",
         "| MoeModel | vision | invalid declaration |  | - |",
         "| TupleModel | vision | VANILLA, TRTLLM, FLASHINFER |  | TRTLLM |",
     ]
