@@ -103,9 +103,9 @@ class DirectSdpa(TreeRule):
     `.to(dtype)`, `SiglipVisionModel(config).vision_model`) is reported where a model declares the encoder configurable: the model's
     attention is its own, so the override is silently ignored (a subclass swapping its tower for
     a Hugging Face one under an inherited declaration). Not a config, tokenizer or processor, a
-    language model (`AutoModelForCausalLM`, or an `AutoModel` kept as or built from a config
-    named for one: `self.language_model`, `config.text_config`, words `language`, `text`,
-    `llm`, `lm`), or a model loaded into a local to read its weights;
+    language model (`AutoModelForCausalLM`, or an `AutoModel` built from a config named for one,
+    `config.text_config`, or else kept as one, `self.language_model`: words `language`, `text`,
+    `llm`, `lm`, against the encoder hints), or a model loaded into a local to read its weights;
     nor under a fixed declaration, or in code no model owns.
 
     Not reported: calls inside the attention-backend packages (`sdpa-allowed-paths`: the VANILLA
@@ -505,12 +505,17 @@ class DirectSdpa(TreeRule):
         return None
 
     def _names_language_model(self, call: ast.Call, built: str) -> bool:
-        """A generic `AutoModel` kept as, or built from a config named as, a language model."""
+        """A generic `AutoModel` built from a config named as a language model's, or else kept as
+        one. The config it is built from decides first: `self.vision_language_adapter =
+        AutoModel.from_config(config.vision_config)` is a vision tower (red-team 61)."""
         if built.rpartition(".")[2] != "AutoModel":
             return False  # a class named after an encoder says which it is
         first = call.args[0] if call.args else None
-        words = [self._kept[id(call)], first.attr if isinstance(first, ast.Attribute) else ""]
-        return any(hinted_encoder(word, _LANGUAGE_HINTS) for word in words)
+        for word in (first.attr if isinstance(first, ast.Attribute) else "", self._kept[id(call)]):
+            hinted = hinted_encoder(word, {**self._hints, **_LANGUAGE_HINTS})
+            if hinted is not None:
+                return hinted in _LANGUAGE_HINTS
+        return False
 
     def _is_hf_encoder_class(self, name: str) -> bool:
         if name == "AutoModel":

@@ -910,6 +910,7 @@ def test_only_a_hugging_face_encoder_model_a_module_keeps_is_reported(make_tree:
         "        self.tower = AutoModel.from_config(config.vision_config)\n"  # 21: still an encoder
         "        self.cast = AutoModel.from_config(config.vision_config).to(config.dtype).eval()\n"  # 22
         "        self.inner = SiglipVisionModel(config.vision_config).vision_model\n"  # 23
+        "        self.vision_language_adapter = AutoModel.from_config(config.vision_config)\n"  # 24: its config decides
     )
     model = HEADER + "from .edge_tower import EdgeSiglipTower\n" + _model("EdgeSiglipTower")
     found = dl101(make_tree, {TOWER_FILE: tower, MODEL: model}, checked=TOWER_FILE)
@@ -921,6 +922,7 @@ def test_only_a_hugging_face_encoder_model_a_module_keeps_is_reported(make_tree:
         f"21:22: {_hf_bypass(scope, 'transformers.AutoModel.from_config')}",
         f"22:21: {_hf_bypass(scope, 'transformers.AutoModel.from_config')}",
         f"23:22: {_hf_bypass(scope, 'transformers.SiglipVisionModel')}",
+        f"24:40: {_hf_bypass(scope, 'transformers.AutoModel.from_config')}",
     ]
 
 
