@@ -1074,14 +1074,19 @@ def _binding_annotations(scope: ast.AST, own: list[ast.AST]) -> _Annotations:
         for argument in _all_arguments(scope.args):
             if argument.annotation is not None:
                 annotated[argument.arg] = argument.annotation
+    targets = set()
     for node in own:
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             annotated.setdefault(node.target.id, node.annotation)
-    found: _Annotations = {n.id: None for n in own if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+            targets.add(id(node.target))
+    stored = [n for n in own if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)]
+    found: _Annotations = {n.id: None for n in stored}
     found.update((n.name, None) for n in own if isinstance(n, _SCOPES) and not isinstance(n, ast.Lambda))
     if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
         found.update((argument.arg, None) for argument in _all_arguments(scope.args))
-    found.update(annotated)
+    # A name also bound without its annotation (`config = other`) may hold anything (red-team 61).
+    rebound = {n.id for n in stored if id(n) not in targets}
+    found.update((name, annotation) for name, annotation in annotated.items() if name not in rebound)
     return found
 
 

@@ -918,6 +918,11 @@ def rebound(config: VisualGenConfig):
         return config.attention_backend == "FLASHINFER"
 
     return inner
+
+
+def reassigned(config: VisualGenConfig, other):
+    config = other  # red-team 61: the annotation no longer says what it holds
+    return config.attention_backend == "FLASHINFER"
 """
 
 CONFIG_USES_EXPECTED = [
@@ -931,6 +936,7 @@ CONFIG_USES_EXPECTED = [
     (57, 35, "pick", RETYPED.format("FLASHINFER")),
     (58, 37, "pick", RETYPED.format("FLASHINFER")),
     (64, 43, "rebound.inner", RETYPED.format("FLASHINFER")),
+    (71, 39, "reassigned", RETYPED.format("FLASHINFER")),
 ]
 
 
