@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from declint.members import MetadataRead, metadata_reads, method_names, provided_members
-from declint.model_defaults import map_pairs, model_default_backend
+from declint.model_defaults import UNSET, map_pairs, model_default_backend
 from declint.names import absolute_module
 from declint.source import split_lines
 
@@ -29,6 +29,9 @@ _TYPING_MODULES = frozenset({"typing", "typing_extensions", "builtins"})
 # The reason of a fixed entry whose reason is not a literal (a constant's name, a call): the
 # docs table shows it as is; nothing may write it back as though it were the reason.
 DYNAMIC_REASON = "<dynamic>"
+# A model whose `get_model_defaults` sets no attn_backend and hands on none of its parent's
+# (`ClassFacts.default_backend`): the `default-backend` option applies, not an ancestor's default.
+UNSET_DEFAULT = "<unset>"
 # A model default `get_model_defaults` picks at run time (a call, a branch): the table shows this
 # and DL107 takes the docs' word for it; the default-backend option would be a wrong claim.
 DYNAMIC_DEFAULT = "<dynamic>"
@@ -370,6 +373,8 @@ class _Extractor:
         """What `get_model_defaults` sets attn_backend to, as `_constant` reads it; DYNAMIC_DEFAULT
         for a value that is neither a string literal nor a name."""
         value = model_default_backend(node)
+        if value is UNSET:
+            return UNSET_DEFAULT
         return None if value is None else self._constant(value) or DYNAMIC_DEFAULT
 
     def _name_column(self, node: ast.ClassDef) -> int:

@@ -5,9 +5,10 @@ unset, so its `attn_backend` is the backend a model's encoders get by default. T
 read, never run: each `return` gives a dict, written in place (`{...}`, `dict(...)`, also
 unpacking `**{...}` or the parent's `**super().get_model_defaults(...)`) or held by a local name
 that the method's own statements bind and fill (`d["attn_backend"] = ...`, `d.update(...)`,
-`d |= {...}`). Where the value depends on what runs (a call, returns that disagree, a write under
-an `if`, a loop or a `try`), the answer is UNKNOWN rather than a guess: the table must not claim a
-default the model may not use.
+`d |= {...}`, `d.pop(...)`). A dict of the method's own without the key replaces the parent's
+defaults: UNSET, the `default-backend` option applies. Where the value depends on what runs (a
+call, returns that disagree, a write under an `if`, a loop or a `try`), the answer is UNKNOWN
+rather than a guess: the table must not claim a default the model may not use.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ _MAX_DEPTH = 8  # names and `**` unpacking followed, at most (a dict built from 
 # The value of a default known only at run time: neither a string literal nor a name, so that
 # `facts` records it as such (as it does a call or `a if c else b` the method returns).
 UNKNOWN: ast.expr = ast.Constant(value=...)
+# A method that returns a dict of its own without the key (no `**super()...` in it), or pops it:
+# the parent's default is replaced by none, so the `default-backend` option applies.
+UNSET: ast.expr = ast.Constant(value=NotImplemented)
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -34,8 +38,12 @@ def map_pairs(value: ast.expr) -> list[tuple[str | None, ast.expr]] | None:
             for key, item in zip(value.keys, value.values, strict=True)
             if key is None or isinstance(key, ast.Constant)
         ]
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict" and not value.args:
-        return [(keyword.arg, keyword.value) for keyword in value.keywords]
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict":
+        if len(value.args) > 1 or any(isinstance(arg, ast.Starred) for arg in value.args):
+            return None
+        # `dict(mapping, key=value)`: the mapping's entries, then the keywords, which win
+        unpacked: list[tuple[str | None, ast.expr]] = [(None, arg) for arg in value.args]
+        return unpacked + [(keyword.arg, keyword.value) for keyword in value.keywords]
     return None
 
 
@@ -72,7 +80,10 @@ def _value(method: Function, expr: ast.expr, key: str, depth: int) -> ast.expr |
     """`key` in the dict `expr` evaluates to, in `method`."""
     pairs = map_pairs(expr)
     if pairs is not None:
-        return _picked(method, pairs, key, depth)
+        value = _picked(method, pairs, key, depth)
+        if value is None and all(name is not None for name, _ in pairs):
+            return UNSET  # a dict of its own, without the key (red-team 61: the parent's was taken)
+        return value
     if isinstance(expr, ast.Constant) and expr.value is None:
         return None  # `return None`: no defaults
     if isinstance(expr, ast.IfExp) and depth < _MAX_DEPTH:  # both arms may be the same dict's
@@ -148,6 +159,8 @@ def _writes(method: Function, statement: ast.stmt, name: str, key: str, depth: i
         and _is_name(statement.target, name)
     ):
         pairs = [(None, statement.value)]  # `d |= {...}`
+    elif isinstance(statement, ast.Expr) and _pops(statement.value, name, key):
+        return [UNSET]  # `d.pop("attn_backend")`: the key is gone
     elif isinstance(statement, ast.Expr) and (call := _update(statement.value, name)) is not None:
         pairs = [(None, arg) for arg in call.args] + [(k.arg, k.value) for k in call.keywords]
     value = _picked(method, pairs, key, depth)
@@ -165,6 +178,19 @@ def _is_item(target: ast.expr, name: str, key: str) -> bool:
         and _is_name(target.value, name)
         and isinstance(target.slice, ast.Constant)
         and target.slice.value == key
+    )
+
+
+def _pops(expr: ast.expr, name: str, key: str) -> bool:
+    """`name.pop("key", ...)`."""
+    return (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr == "pop"
+        and _is_name(expr.func.value, name)
+        and bool(expr.args)
+        and isinstance(expr.args[0], ast.Constant)
+        and expr.args[0].value == key
     )
 
 

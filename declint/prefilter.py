@@ -576,7 +576,7 @@ _PER_CLASS: tuple[Callable[[ProjectIndex, ClassFacts], object], ...] = (
     lambda index, c: index.required_encoders(c),
     lambda index, c: index.metadata_pairing(c),
     lambda index, c: index.provided(c),
-    lambda index, c: index.constant(c.default_backend),
+    lambda index, c: index.constant(c.default_backend),  # "<unset>" and "<dynamic>" name no constant
 )
 
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
 from declint.config import Config
-from declint.facts import DYNAMIC_DEFAULT, ClassFacts, DeclEntry
+from declint.facts import DYNAMIC_DEFAULT, UNSET_DEFAULT, ClassFacts, DeclEntry
 from declint.index import ProjectIndex
 from declint.source import split_lines
 from declint.types import escape_controls
@@ -106,7 +106,7 @@ def _default_backend(index: ProjectIndex, model: ClassFacts, config: Config) -> 
     the option's, which would be claims the code does not make."""
     chain = [model, *(facts for _, facts in index.ancestors(model) if facts is not None)]
     found = next((c.default_backend for c in chain if c.default_backend), None)
-    if found is None:
+    if found is None or found == UNSET_DEFAULT:
         return str(config.get("default-backend"))
     return index.constant(found) or DYNAMIC_DEFAULT
 

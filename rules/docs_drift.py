@@ -43,7 +43,9 @@ class DocsDrift(ProjectRule):
     them apart (`modeling_a.LlavaModel`). Backends compare as a set (the table writes them in
     the declaration's order). The default is the `attn_backend` that `get_model_defaults`
     returns (in a `{...}` or `dict(...)`, or set on the dict it returns: `d["attn_backend"] =`,
-    `d.update(...)`), else the nearest ancestor's, else `default-backend`; one known only at run
+    `d.update(...)`), else, when its dict hands on the parent's (`**super().get_model_defaults(
+    ...)`) or it defines no such method, the nearest ancestor's, else `default-backend` (a dict of
+    its own without the key, or with it popped, replaces the parent's); one known only at run
     time (a call, a branch, a write under an `if`) is `<dynamic>`, and any docs value passes for
     it. The table ends, as GitHub renders it, at a line without a pipe or one that starts
     another block (a list item, a blockquote, a heading, a fence, an HTML block), and, under a

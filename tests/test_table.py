@@ -285,6 +285,38 @@ def test_a_default_given_by_dict_call_or_set_on_the_returned_dict_is_the_model_d
     )
 
 
+def test_a_subclass_whose_defaults_replace_its_parents_gets_the_option(make_tree: MakeTree) -> None:
+    """Red-team 61: a subclass whose `get_model_defaults` returns a dict of its own without
+    attn_backend (or pops it) showed its parent's default; the method replaces the parent's, so
+    the `default-backend` option applies. One that hands on the parent's keeps it."""
+    model = (
+        "from tensorrt_llm._torch.models.modeling_multimodal_mixin import MultimodalModelMixin\n\n\n"
+        "class Parent(MultimodalModelMixin):\n"
+        '    encoder_attention_backends = {"vision": ("TRTLLM", "FLASHINFER")}\n\n'
+        "    @classmethod\n"
+        "    def get_model_defaults(cls, llm_args):\n"
+        '        return {"attn_backend": "FLASHINFER"}\n\n\n'
+        "class Replaced(Parent):\n"
+        "    @classmethod\n"
+        "    def get_model_defaults(cls, llm_args):\n"
+        '        return {"max_batch_size": 8}\n\n\n'
+        "class HandedOn(Parent):\n"
+        "    @classmethod\n"
+        "    def get_model_defaults(cls, llm_args):\n"
+        "        return dict(super().get_model_defaults(llm_args), max_batch_size=8)\n"
+    )
+    root = make_tree({"tensorrt_llm/_torch/models/modeling_p.py": model})
+    code, output = invoke(str(root))
+    assert (code, output.splitlines()[2:]) == (
+        0,
+        [
+            "| HandedOn | vision | TRTLLM, FLASHINFER |  | FLASHINFER |",
+            "| Parent | vision | TRTLLM, FLASHINFER |  | FLASHINFER |",
+            "| Replaced | vision | TRTLLM, FLASHINFER |  | TRTLLM |",
+        ],
+    )
+
+
 def test_the_backends_of_a_row_are_compared_as_a_set(make_tree: MakeTree) -> None:
     """Red-team b/c1: code `("TRTLLM", "VANILLA")` against a docs row `VANILLA, TRTLLM` was a
     drift, though the encoder accepts the same backends either way."""
@@ -357,7 +389,13 @@ def test_models_sharing_a_class_name_are_told_apart_by_their_module(make_tree: M
         ('d = {}\n        d.update(attn_backend="A")\n        return d', "'A'"),
         ('d = {}\n        d.update({"attn_backend": "A"})\n        return d', "'A'"),
         ('d = {}\n        d |= {"attn_backend": "A"}\n        return d', "'A'"),
-        ("d = {}\n        d.update(max_seq_len=1)\n        return d", None),
+        # model_defaults.UNSET (unparsed "NotImplemented"): a dict of its own without the key, or
+        # with it popped, replaces the parent's: the option applies (red-team 61)
+        ("d = {}\n        d.update(max_seq_len=1)\n        return d", "NotImplemented"),
+        ('return {"max_batch_size": 8}', "NotImplemented"),
+        ('d = {"attn_backend": "A"}\n        d.pop("attn_backend")\n        return d', "NotImplemented"),
+        ('return dict(super().get_model_defaults(llm_args), attn_backend="V")', "'V'"),
+        ("return dict(super().get_model_defaults(llm_args), max_seq_len=1)", None),
         ("d = load()\n        return d", "..."),
         ('d = {}\n        if llm_args.fast:\n            d["attn_backend"] = "A"\n        return d', "..."),
         ('d = {}\n        with ctx():\n            d["attn_backend"] = "A"\n        return d', "'A'"),
