@@ -126,7 +126,9 @@ def _cell(value: str) -> str:
 
 
 def _escape(cell: str) -> str:
-    return cell.replace("|", "\\|")
+    """A pipe would end the cell; a `<` may start an HTML tag GitHub drops (`<dynamic>` rendered
+    as an empty cell: red-team 61). `_cells` reads both back."""
+    return cell.replace("|", "\\|").replace("<", "\\<")
 
 
 @dataclass(frozen=True)
@@ -190,7 +192,7 @@ def _cells(line: str) -> list[str] | None:
     stripped = stripped.removeprefix("|")
     if stripped.endswith("|") and not stripped.endswith("\\|"):
         stripped = stripped[:-1]
-    return [part.strip().replace("\\|", "|") for part in _PIPE.split(stripped)]
+    return [part.strip().replace("\\|", "|").replace("\\<", "<") for part in _PIPE.split(stripped)]
 
 
 @dataclass(frozen=True)

@@ -270,12 +270,12 @@ def test_a_default_given_by_dict_call_or_set_on_the_returned_dict_is_the_model_d
         [
             "| AModel | vision | VANILLA, FLASHINFER |  | FLASHINFER |",
             "| BModel | vision | VANILLA, FLASHINFER |  | FLASHINFER |",
-            "| CModel | vision | VANILLA, FLASHINFER |  | <dynamic> |",
+            "| CModel | vision | VANILLA, FLASHINFER |  | \\<dynamic> |",  # `<` escaped: no HTML tag
             "| DModel | vision | VANILLA, TRTLLM |  | TRTLLM |",
         ],
     )
     page = root / "docs.md"
-    page.write_text(output.replace("<dynamic>", "FLASHINFER on Hopper"), encoding="utf-8")
+    page.write_text(output.replace("\\<dynamic>", "FLASHINFER on Hopper"), encoding="utf-8")
     assert invoke("--check", str(page), str(root)) == (0, "All clear: 1 file checked.\n")
     page.write_text(output.replace("FLASHINFER |\n", "TRTLLM |\n", 1), encoding="utf-8")
     assert invoke("--check", str(page), str(root)) == (
@@ -422,3 +422,23 @@ def test_the_default_backend_get_model_defaults_returns(body: str, expected: str
     assert isinstance(node, ast.ClassDef)
     found = model_default_backend(node)
     assert (None if found is None else ast.unparse(found)) == expected
+
+
+def test_a_dynamic_reason_is_written_escaped_and_read_back(make_tree: MakeTree) -> None:
+    """Red-team 61: `<dynamic>` in a cell is an HTML tag GitHub drops (an empty cell on the page):
+    the table writes `\\<dynamic>`, which renders as the text, and DL107 reads it back as written."""
+    model = (
+        "from tensorrt_llm._torch.models.modeling_multimodal_mixin import FixedEncoderAttention, "
+        "MultimodalModelMixin\n\n"
+        "REASON = 'relative-position bias'\n\n\n"
+        "class AudioModel(MultimodalModelMixin):\n"
+        '    encoder_attention_backends = {"audio": FixedEncoderAttention(REASON)}\n'
+    )
+    root = make_tree({"tensorrt_llm/_torch/models/modeling_audio.py": model})
+    code, output = invoke(str(root))
+    assert (code, output.splitlines()[2:]) == (0, ["| AudioModel | audio | not configurable | \\<dynamic> | - |"])
+    page = root / "docs.md"
+    page.write_text(output, encoding="utf-8")
+    assert invoke("--check", str(page), str(root)) == (0, "All clear: 1 file checked.\n")
+    page.write_text(output.replace("\\<dynamic>", "<dynamic>"), encoding="utf-8")  # as written before
+    assert invoke("--check", str(page), str(root)) == (0, "All clear: 1 file checked.\n")
