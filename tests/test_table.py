@@ -371,7 +371,9 @@ def test_models_sharing_a_class_name_are_told_apart_by_their_module(make_tree: M
         "docs.md:1:1: DL107 modeling_a.LlavaModel / vision is declared (TRTLLM) but missing from the docs table\n"
         "docs.md:1:1: DL107 modeling_b.LlavaModel / vision is declared (TRTLLM, VANILLA) but missing from the "
         "docs table\n"
-        "docs.md:3:1: DL107 LlavaModel / vision is in the docs table but no model declares it\n"
+        # red-team 61: the row's name is now ambiguous, not declared by nothing
+        "docs.md:3:1: DL107 LlavaModel / vision is in the docs table, but 2 models are named LlavaModel now; "
+        "the table names them modeling_a.LlavaModel, modeling_b.LlavaModel\n"
         "Found 3 findings in 1 file.\n",
     )
 
