@@ -79,7 +79,8 @@ class DirectSdpa(TreeRule):
     `functools.partial(...)`, `getattr(F, "scaled_dot_product_attention")`, and names and
     `self.` attributes assigned from any of these: by a plain, annotated or walrus (`:=`)
     assignment (also a walrus called in place), as a class attribute, through
-    `staticmethod(...)` or `torch.compile(...)`, or as either branch of `a if c else b`. A `self.` attribute counts in
+    `staticmethod(...)` or `torch.compile(...)` (also `torch.compile(mode=...)(f)`), or as
+    either branch of `a if c else b`. A `self.` attribute counts in
     the class that assigns it and in its subclasses defined in the same file. Names follow
     Python's scoping: an alias assigned in a function counts there and in nested functions that
     do not rebind the name, a module-level alias everywhere a parameter or a local assignment
@@ -559,7 +560,13 @@ class DirectSdpa(TreeRule):
                 stack.append(current.args[0])
             elif _is_wrapper_call(current) and "torch.compile" in self._names.qualified(current.func):
                 stack.append(current.args[0])  # torch.compile(f) runs f's own code
+            elif _is_wrapper_call(current) and self._is_compile_decorator(current.func):
+                stack.append(current.args[0])  # torch.compile(fullgraph=True)(f), as a decorator is applied
         return found
+
+    def _is_compile_decorator(self, node: ast.expr) -> bool:
+        """`torch.compile(...)` with options only: the decorator it returns wraps what it is given."""
+        return isinstance(node, ast.Call) and not node.args and "torch.compile" in self._names.qualified(node.func)
 
     def _mark_bound(self, value: ast.expr) -> None:
         """`value` and the partials and getattrs it wraps are one alias, not calls of their own

@@ -207,7 +207,7 @@ def test_nested_partials_and_torch_compile_are_one_alias(make_tree: MakeTree) ->
         "import functools\nimport torch\n"  # 5-6
         "nested = functools.partial(functools.partial(F.scaled_dot_product_attention, dropout_p=0), is_causal=False)\n"
         'through_getattr = functools.partial(getattr(F, "scaled_dot_product_attention"), dropout_p=0.0)\n'
-        "compiled = torch.compile(F.scaled_dot_product_attention, dynamic=True)\n"
+        "compiled = torch.compile(mode='max-autotune')(torch.compile(F.scaled_dot_product_attention, dynamic=True))\n"
         "\nclass Tower(nn.Module):\n"  # 11
         "    def forward(self, q, k, v, run):\n"
         "        run(functools.partial(functools.partial(F.scaled_dot_product_attention), scale=1.0))\n"  # 13
