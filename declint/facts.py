@@ -246,7 +246,7 @@ class _Extractor:
         """(name, function) of module-level names bound once, by a plain assignment, to
         `functools.partial(function, ...)` (a name rebound may be anything at a call)."""
         found = []
-        for name, value in _bound_once(tree).items():
+        for name, value in bound_once(tree).items():
             if not (isinstance(value, ast.Call) and value.args):
                 continue
             first = value.args[0]  # a name chain only: `resolve` reads a call as its callee
@@ -670,10 +670,10 @@ def _value_bindings(node: ast.stmt) -> list[tuple[str, ast.expr]]:
 
 def _aliases(tree: ast.Module) -> dict[str, ast.Name | ast.Attribute]:
     """Module-level names bound once, by a plain assignment, to a name or an attribute chain."""
-    return {name: value for name, value in _bound_once(tree).items() if isinstance(value, ast.Name | ast.Attribute)}
+    return {name: value for name, value in bound_once(tree).items() if isinstance(value, ast.Name | ast.Attribute)}
 
 
-def _bound_once(tree: ast.Module) -> dict[str, ast.expr | None]:
+def bound_once(tree: ast.Module) -> dict[str, ast.expr | None]:
     """Module-level names bound by exactly one plain or annotated assignment, with its value."""
     bound: dict[str, list[ast.expr | None]] = {}
     for node in tree.body:

@@ -231,7 +231,7 @@ class ProjectIndex:
         """The declaration Python finds first along the class's MRO; a mixin's default declares
         nothing, and one that comes before every declaration wins at run time (red-team 53:
         `class M(MultimodalModelMixin, ConfigurableVisionMixin)` has the mixin's default)."""
-        for candidate in self._declaration_chain(cls):
+        for candidate in self._mro(cls):
             if candidate.declaration is not None:
                 return None if self.is_mixin(candidate.qualname) else (candidate.declaration, candidate)
         return None
@@ -239,13 +239,13 @@ class ProjectIndex:
     def hidden_declaration(self, cls: ClassFacts) -> tuple[ClassFacts, ClassFacts] | None:
         """(the model mixin, the class) when the mixin's default, earlier in the MRO, hides the
         class's declaration from `cls` (see `effective_declaration`)."""
-        declaring = [c for c in self._declaration_chain(cls) if c.declaration is not None]
+        declaring = [c for c in self._mro(cls) if c.declaration is not None]
         if not declaring or not self.is_mixin(declaring[0].qualname):
             return None
         hidden = next((c for c in declaring if not self.is_mixin(c.qualname)), None)
         return None if hidden is None else (declaring[0], hidden)
 
-    def _declaration_chain(self, cls: ClassFacts) -> list[ClassFacts]:
+    def _mro(self, cls: ClassFacts) -> list[ClassFacts]:
         """`cls` and its indexed ancestors in method resolution order (C3, as Python computes it,
         a base that is not indexed taken as having no bases); depth-first where C3 cannot order
         them (a cycle, an inconsistent order: Python rejects those classes anyway)."""
@@ -431,7 +431,7 @@ class ProjectIndex:
         cls = self.classes.get(self.resolve(cls_dotted))
         if cls is None:
             return None
-        for candidate in self._declaration_chain(cls):
+        for candidate in self._mro(cls):
             names = dict(candidate.fields).get(field)
             if names is not None:
                 found = (self.literal_members_of(name) for name in names)

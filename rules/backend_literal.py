@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
 from declint.config import Config
+from declint.facts import bound_once
 from declint.index import ProjectIndex
 from declint.names import NameResolver, absolute_module, last_name
 from declint.prefilter import strings_close_to
@@ -229,8 +230,7 @@ class BackendLiteral(TreeRule):
         self._literal = self.index.literal_name
         self._declaration = str(self.config.get("declaration-attribute"))
         self._imports: dict[str, str] | None = None  # module-level imports, read when an annotation needs them
-        self._type_aliases: dict[str, ast.expr] | None = None  # see `_module_aliases`
-        self._constants: dict[str, ast.expr] | None = None  # module-level collections, see `_check_compared`
+        self._bound_once: dict[str, ast.expr | None] | None = None  # see `_module_bindings`
         self._constants_checked: set[str] = set()
         self._resolver: NameResolver | None = None
         self._module_classes: frozenset[str] | None = None  # see `_class_named`
@@ -315,13 +315,7 @@ class BackendLiteral(TreeRule):
         self._check_strings(node, lowered=lowered, via=via)
         if not isinstance(node, ast.Name) or node.id in self._constants_checked:
             return
-        if self._constants is None:
-            self._constants = {
-                name: collection
-                for name, value in _bound_once_values(self.tree).items()
-                if (collection := _collection(value)) is not None
-            }
-        value = self._constants.get(node.id)
+        value = _collection(self._module_bindings().get(node.id))
         if value is None or self._typed_constant(node.id) or self._other_namespace(value):
             return
         if not self._names_module_binding(node):
@@ -580,8 +574,8 @@ class BackendLiteral(TreeRule):
         once (followed alias by alias), or one another module of the project binds, imported
         (what that value references, as the index records it)."""
         if isinstance(node, ast.Name) and node.id not in seen:
-            value = self._module_aliases().get(node.id)
-            if value is not None:
+            value = self._module_bindings().get(node.id)
+            if isinstance(value, ast.Name | ast.Attribute | ast.Subscript | ast.BinOp):  # a type expression
                 return self._typed_by_literal(value, seen | {node.id})
         dotted = _dotted(node)
         head, _, rest = (dotted or "").partition(".")
@@ -591,15 +585,12 @@ class BackendLiteral(TreeRule):
         found = self.index.values.get(self.index.resolve(f"{target}.{rest}" if rest else target))
         return found is not None and any(self.index.is_shared_literal(ref) for ref in found.references)
 
-    def _module_aliases(self) -> dict[str, ast.expr]:
-        """Module-level names bound once to a type expression (a name or a subscript of one)."""
-        if self._type_aliases is None:
-            self._type_aliases = {
-                name: value
-                for name, value in _bound_once_values(self.tree).items()
-                if isinstance(value, ast.Name | ast.Attribute | ast.Subscript | ast.BinOp)
-            }
-        return self._type_aliases
+    def _module_bindings(self) -> dict[str, ast.expr | None]:
+        """Module-level names bound once, with their values (`declint.facts.bound_once`), read
+        when a constant or a type alias is first looked up."""
+        if self._bound_once is None:
+            self._bound_once = bound_once(self.tree)
+        return self._bound_once
 
     def _imported_literal(self, node: ast.Name | ast.Attribute) -> bool:
         """`node` resolves, through this module's imports, to the shared Literal (re-exports too)."""
@@ -897,7 +888,7 @@ def _inline_literals(annotation: ast.expr) -> Iterator[tuple[ast.Subscript, ast.
                 yield part, part if where is None else where
 
 
-def _collection(value: ast.expr) -> ast.expr | None:
+def _collection(value: ast.expr | None) -> ast.expr | None:
     """A literal tuple, list, set or dict, also as `frozenset({...})` (or `set`, `tuple`, `list`)."""
     if (
         isinstance(value, ast.Call)
@@ -908,19 +899,6 @@ def _collection(value: ast.expr) -> ast.expr | None:
     ):
         value = value.args[0]
     return value if isinstance(value, ast.Tuple | ast.List | ast.Set | ast.Dict) else None
-
-
-def _bound_once_values(tree: ast.Module) -> dict[str, ast.expr]:
-    """Module-level names bound by exactly one plain or annotated assignment, with its value."""
-    bound: dict[str, list[ast.expr | None]] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    bound.setdefault(target.id, []).append(node.value)
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            bound.setdefault(node.target.id, []).append(node.value)
-    return {name: values[0] for name, values in bound.items() if len(values) == 1 and values[0] is not None}
 
 
 def _annotation_exprs(annotation: ast.expr) -> Iterator[tuple[ast.expr, ast.expr | None]]:

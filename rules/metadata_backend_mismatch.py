@@ -436,7 +436,8 @@ class MetadataBackendMismatch(Rule):
             callee is not None and "config" in callee.lower()
         ):
             return None  # deriving, reading, showing or building a config (`ModelConfig(...)`) builds no layer
-        if callee is not None and "attention" in callee.lower():
+        layer = callee is not None and "attention" in callee.lower()  # named like an attention layer
+        if layer:
             # An attention layer's backend is the keyword's, whatever config it is also given, or
             # the one a config built in place sets: `Attention(config=replace(c, attn_backend=x))`.
             given = [(value, value, None) for value in keywords] or self._overridden_in_place(node)
@@ -447,7 +448,7 @@ class MetadataBackendMismatch(Rule):
         # A helper's call that returns its argument (`_unchanged(c)`) hands the call that argument.
         arguments = [name for a in node.args if (name := _name_of(self._expanded(a.value))) is not None]
         self._passed.update(arguments)
-        if callee is not None and "attention" in callee.lower():
+        if layer:
             self._to_attention.update(arguments)
         if isinstance(node.func, cst.Attribute) and _is_self(node.func.value):
             self._hand(node.func.attr.value, node)
