@@ -43,7 +43,7 @@ import pickle
 import secrets
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISDIR
@@ -289,18 +289,39 @@ def _answer_digest(answer: object) -> str:
     return _RAISED_DIGEST if answer is _RAISED else digest_of(answer)
 
 
-def still_valid(deps: Iterable[Dep], index: ProjectIndex) -> bool:
-    """Would every recorded question get the same answer from `index`?"""
+def still_valid(deps: Iterable[Dep], index: ProjectIndex, answers: dict[Hashable, str | None] | None = None) -> bool:
+    """Would every recorded question get the same answer from `index`?
+
+    `answers`: the digests of answers `index` gave already (None: uncacheable), shared by the
+    files of one run: most checked files ask the same few questions (the shared Literal's
+    members), and replaying them was a fifth of a one-file-touched run on the transformers
+    sources (367 cached results, ~23 ms)."""
     for dep in deps:
+        question: Hashable | None = (dep.kind, dep.name, dep.op, dep.args)
         try:
-            answer = digest_of(_replay(dep, index))
-        except Uncacheable:
-            return False
-        except Exception:  # a question that now raises
-            answer = _RAISED_DIGEST
-        if answer != dep.answer:
+            answer = answers[question] if answers is not None and question in answers else _MISSING
+        except TypeError:  # an argument that cannot be hashed: asked again
+            question, answer = None, _MISSING
+        if answer is _MISSING:
+            answer = _answer_digest_now(dep, index)
+            if answers is not None and question is not None:
+                answers[question] = answer
+        if answer is None or answer != dep.answer:
             return False
     return True
+
+
+_MISSING: Any = object()
+
+
+def _answer_digest_now(dep: Dep, index: ProjectIndex) -> str | None:
+    """The digest of `index`'s answer to `dep`'s question (None: it cannot be cached)."""
+    try:
+        return digest_of(_replay(dep, index))
+    except Uncacheable:
+        return None
+    except Exception:  # a question that now raises
+        return _RAISED_DIGEST
 
 
 def _replay(dep: Dep, index: ProjectIndex) -> object:

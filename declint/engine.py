@@ -21,7 +21,7 @@ import functools
 import os
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISREG
@@ -452,6 +452,7 @@ class _Run:
         self.listings: Mapping[str, Listing] = {}  # the directories this run's walk listed
         self._bases: dict[frozenset[str], frozenset[str]] = {}  # each distinct set of class bases once
         self._prepare_pool: InlinePool[Any, Any] | ProcessPool[Any, Any] | None = None
+        self._answers: tuple[ProjectIndex, dict[Hashable, str | None]] | None = None  # see `_still_valid`
 
     def __enter__(self) -> _Run:
         return self
@@ -966,7 +967,7 @@ class _Run:
         self, rel: str, record: ScanRecord, index: ProjectIndex, signature: str, fresh: _Checked | None
     ) -> _Checked | None:
         """A result computed earlier (this run or a cached one) that the index still supports."""
-        if fresh is not None and (fresh.final or (fresh.deps is not None and still_valid(fresh.deps, index))):
+        if fresh is not None and (fresh.final or (fresh.deps is not None and self._still_valid(fresh.deps, index))):
             return fresh
         if rel in self.overrides:
             return None
@@ -977,10 +978,16 @@ class _Run:
         # The entry keeps the signature it was computed against: re-confirming it here would
         # rewrite every checked file's entry after any edit (the signature covers every file),
         # for the rare next run that sees the same signature and no snapshot.
-        if check.signature != signature and not still_valid(check.deps, index):
+        if check.signature != signature and not self._still_valid(check.deps, index):
             return None
         self.stats.check_cache_hits += 1
         return _Checked(check.digest, check.findings, check.suppressed, check.deps, frozenset())
+
+    def _still_valid(self, deps: Sequence[Dep], index: ProjectIndex) -> bool:
+        """`still_valid`, with the answers of `index` shared by every file of the run."""
+        if self._answers is None or self._answers[0] is not index:
+            self._answers = (index, {})
+        return still_valid(deps, index, self._answers[1])
 
     def _store(self, item: _CheckItem, outcome: _Checked | Failure, signature: str) -> _Checked:
         if isinstance(outcome, Failure):

@@ -1084,3 +1084,36 @@ def test_a_symlinked_path_given_and_re_pointed_is_walked_again(tmp_path: Path) -
         == lines(engine(tmp_path, cache=False).run([tmp_path / "src"]))
         == []
     )
+
+
+class _CountingIndex:
+    """An index stand-in that counts how often each question is asked."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    @property
+    def literal_members(self) -> tuple[str, ...]:
+        self.asked.append("literal_members")
+        return ("VANILLA", "TRTLLM")
+
+    def providers(self, attribute: list[str]) -> list[str]:  # a list argument: cannot be hashed
+        self.asked.append("providers")
+        return ["M"]
+
+
+def test_still_valid_shares_answers_between_files_and_still_compares_each() -> None:
+    from declint.cache import Dep, digest_of, still_valid
+
+    index: Any = _CountingIndex()
+    members = Dep("attr", "literal_members", answer=digest_of(("VANILLA", "TRTLLM")))
+    stale = Dep("attr", "literal_members", answer=digest_of(("VANILLA",)))
+    unhashable = Dep("call", "providers", args=(["x"],), answer=digest_of(["M"]))
+    answers: dict[Any, Any] = {}
+    assert still_valid([members], index, answers) is True
+    assert still_valid([members, unhashable], index, answers) is True
+    assert still_valid([stale], index, answers) is False  # the shared answer, compared with this file's
+    assert still_valid([unhashable], index, answers) is True
+    assert index.asked == ["literal_members", "providers", "providers"]
+    assert still_valid([stale], index) is False  # without shared answers: asked again
+    assert index.asked[-1] == "literal_members"
