@@ -25,8 +25,9 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Seq
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISREG
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
+from declint import stat_check
 from declint.cache import (
     Cache,
     CacheData,
@@ -42,7 +43,6 @@ from declint.cache import (
     disabled_by_env,
     index_signature,
     is_stat_identity,
-    path_key,
     run_key,
     settled,
     stat_identity,
@@ -65,6 +65,7 @@ from declint.discovery import (
 from declint.errors import SourceError, warn
 from declint.facts import FactOptions, ModuleFacts, extract_facts
 from declint.index import ProjectIndex
+from declint.lazy import lazy_module
 from declint.prefilter import (
     LITERAL_NEEDLE,
     TRACKER,
@@ -93,10 +94,15 @@ from declint.rule import (
 from declint.source import SourceFile, decode_source, read_file
 from declint.suppressions import MARKER, apply_suppressions, parse_suppressions
 from declint.types import Finding, Position, RunResult, Span, SuppressedFinding
-from declint.workers import Failure, InlinePool, Limits, ProcessPool, in_worker
 
 if TYPE_CHECKING:
     import libcst as cst
+
+    from declint import workers
+else:  # a run the snapshot answers starts no worker: not imported then (~4 ms)
+    workers = lazy_module("declint.workers")
+
+_Pool: TypeAlias = "workers.InlinePool[Any, Any] | workers.ProcessPool[Any, Any]"
 
 PARSE_ERROR = "DL000"
 PARSE_ERROR_NAME = "parse-error"
@@ -403,7 +409,8 @@ class _Run:
         self.syntax_paths = tuple(self.config.str_list("syntax-paths"))
         self.in_syntax_paths = DirectoryMatcher(self.syntax_paths)
         self.max_size = int(self.config.get("max-file-size"))
-        self.limits = Limits(
+        # (file timeout, stack MiB, memory MiB): `workers.Limits` once a pool starts
+        self.limits = (
             float(self.config.get("file-timeout")),
             int(self.config.get("worker-stack-mib")),
             int(self.config.get("worker-memory-mib")),
@@ -451,7 +458,7 @@ class _Run:
         self._entries: dict[str, ModuleFacts] = {}  # rel -> its facts in the index being built
         self.listings: Mapping[str, Listing] = {}  # the directories this run's walk listed
         self._bases: dict[frozenset[str], frozenset[str]] = {}  # each distinct set of class bases once
-        self._prepare_pool: InlinePool[Any, Any] | ProcessPool[Any, Any] | None = None
+        self._prepare_pool: _Pool | None = None
         self._answers: tuple[ProjectIndex, dict[Hashable, str | None]] | None = None  # see `_still_valid`
 
     def __enter__(self) -> _Run:
@@ -489,14 +496,12 @@ class _Run:
         return store
 
     # ---- pools ----------------------------------------------------------------------------------
-    def _pool(self, handler: Callable[[Any, Any], Any], state: object) -> InlinePool[Any, Any] | ProcessPool[Any, Any]:
+    def _pool(self, handler: Callable[[Any, Any], Any], state: object) -> _Pool:
         if self.engine.jobs is None:
-            return InlinePool(handler, state)
-        return ProcessPool(handler, state, self.engine.jobs, self.limits)
+            return workers.InlinePool(handler, state)
+        return workers.ProcessPool(handler, state, self.engine.jobs, workers.Limits(*self.limits))
 
-    def _prepare(
-        self, count: int | None = None, scanning: Sequence[_ScanItem] = ()
-    ) -> InlinePool[Any, Any] | ProcessPool[Any, Any]:
+    def _prepare(self, count: int | None = None, scanning: Sequence[_ScanItem] = ()) -> _Pool:
         """The pool that reads files. A handful (`count`, an edited file or two) are read here: a
         worker's fork costs more than reading them, and reading runs only CPython's own parser
         (bounded by max-file-size); parsing with libcst and the rules stay isolated in workers.
@@ -507,11 +512,11 @@ class _Run:
                 self.rule_seeds,
             )  # fmt: skip
             if count is not None and count <= _READ_HERE and self.engine.jobs is not None:
-                return InlinePool(_prepare_handler, state, guarded=True)
+                return workers.InlinePool(_prepare_handler, state, guarded=True)
             self._prepare_pool = self._pool(_prepare_handler, state)
         return self._prepare_pool
 
-    def _collect_stats(self, pool: InlinePool[Any, Any] | ProcessPool[Any, Any]) -> None:
+    def _collect_stats(self, pool: _Pool) -> None:
         self.stats.worker_crashes += pool.stats.crashes
         self.stats.worker_timeouts += pool.stats.timeouts
 
@@ -566,7 +571,7 @@ class _Run:
             return None
         return stat_key(stat), settled(stat, now)
 
-    def _scanned(self, item: _ScanItem, outcome: _Scanned | _Plain | Failure) -> None:
+    def _scanned(self, item: _ScanItem, outcome: _Scanned | _Plain | workers.Failure) -> None:
         if type(outcome) is tuple:  # a file with no needle (most of a tree): the short way
             digest, size, bases, read_stat = outcome
             if digest is None:
@@ -582,7 +587,7 @@ class _Run:
             return
         facts: ModuleFacts | None
         stat: _Stat | None = None
-        if isinstance(outcome, Failure):
+        if isinstance(outcome, workers.Failure):
             record = ScanRecord(f"failed:{outcome.reason}", 0, (_failure_message(outcome), 1, 0))
             facts = ModuleFacts(item.module, item.rel, error=_failure_message(outcome))
         else:
@@ -656,7 +661,7 @@ class _Run:
         outcomes = self._prepare(len(todo)).map(todo, self._batch(len(todo), 8))
         for item, outcome in zip(todo, outcomes, strict=True):
             digest: str | None = None
-            if isinstance(outcome, Failure):
+            if isinstance(outcome, workers.Failure):
                 facts = ModuleFacts(item.module, item.rel, error=_failure_message(outcome))
             else:
                 facts, digest = outcome
@@ -789,9 +794,10 @@ class _Run:
         with self.stats.phase("snapshot"):
             if any(rel not in snapshot.results for rel in rels):
                 return None
-            if any(path_key(path) != key for path, key in snapshot.inputs):
+            if stat_check.changed(snapshot.inputs):
                 return None
-            changed = {rel for rel, (path, key, _) in snapshot.files.items() if path_key(path) != key}
+            names = list(snapshot.files)
+            changed = {names[i] for i in stat_check.changed(list(snapshot.files.values()))}
             if changed:
                 self._stats_seen = (snapshot.files, changed)  # the scan need not stat the others again
                 return None
@@ -832,7 +838,7 @@ class _Run:
                 return None
             if any(rel not in snapshot.files for rel in rels):
                 return None
-            if any(path_key(path) != key for path, key in snapshot.walk):
+            if stat_check.changed(snapshot.walk):
                 return None
         self._snapshot_found = snapshot
         return snapshot, rels, skipped
@@ -989,8 +995,8 @@ class _Run:
             self._answers = (index, {})
         return still_valid(deps, index, self._answers[1])
 
-    def _store(self, item: _CheckItem, outcome: _Checked | Failure, signature: str) -> _Checked:
-        if isinstance(outcome, Failure):
+    def _store(self, item: _CheckItem, outcome: _Checked | workers.Failure, signature: str) -> _Checked:
+        if isinstance(outcome, workers.Failure):
             finding = parse_error(item.rel, _failure_message(outcome))
             return _Checked("", (finding,), (), None, frozenset(), final=True)
         entry = self.data.files.get(item.rel)
@@ -1017,7 +1023,7 @@ _CRASH_HINTS = {
 }
 
 
-def _failure_message(failure: Failure) -> str:
+def _failure_message(failure: workers.Failure) -> str:
     if failure.kind == "crash":
         hint = _CRASH_HINTS.get(failure.reason.rpartition(" ")[2], "")
         return f"{failure.reason} while checking this file{hint}"
@@ -1158,7 +1164,7 @@ def _check_handler(state: _CheckState, item: _CheckItem) -> _Checked:
     except SourceError as error:
         finding = parse_error(item.rel, error.message, error.line or 1, error.column)
         return _Checked("", (finding,), (), None, frozenset(), final=True)
-    if in_worker():
+    if workers.in_worker():
         _test_hooks(source.data)
     digest = content_digest(source.data)
     facts = state.facts[item.rel]

@@ -11,7 +11,6 @@ from declint.errors import SourceError
 from declint.index import ProjectIndex
 from declint.rule import Invalid, ProjectRule, Valid
 from declint.source import read_input_text
-from declint.table import HEADER, compare, parse_docs_table, support_matrix
 from declint.types import Finding, Position, Span
 
 _MODELS = (
@@ -87,6 +86,9 @@ class DocsDrift(ProjectRule):
 
 
 def docs_drift(index: ProjectIndex, config: Config, path: Path) -> list[Finding]:
+    # Imported here: a run without a docs table (and a run the snapshot answers) never needs it.
+    from declint.table import HEADER, compare, parse_docs_table, support_matrix
+
     rel = display_path(path, config.root)
     try:  # a FIFO, a device, too large, not UTF-8: refused as a source file is
         text = read_input_text(str(path), rel, int(config.get("max-file-size")))

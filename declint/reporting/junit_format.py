@@ -8,12 +8,19 @@ character references, and one of them in a file name made the whole report unrea
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from itertools import groupby
+from typing import TYPE_CHECKING
 
 from declint.reporting.model import TOOL_NAME, Item, Report
 from declint.reporting.text_format import finding_line
 from declint.types import escape_controls
+
+if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET
+else:
+    from declint.lazy import lazy_module
+
+    ET = lazy_module("xml.etree.ElementTree")  # ~3 ms to import: only a junit report needs it
 
 
 def render(report: Report) -> str:

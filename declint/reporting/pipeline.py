@@ -13,20 +13,22 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from declint import __version__
-from declint import baseline as baseline_file
 from declint.cache import Cache
-from declint.changed_lines import ChangedLines, base_fingerprints, compute
 from declint.discovery import discover, display_path
 from declint.engine import Engine, RunStats
 from declint.fingerprint import fingerprints
-from declint.fixes import FixOutcome, fix_run
 from declint.previews import PreviewMemo, previews
 from declint.reporting.model import BaselineInfo, DiffScope, FixPreview, Item, Report
 from declint.reporting.sources import SourceCache
 from declint.rule import RuleMeta
 from declint.types import Finding
+
+if TYPE_CHECKING:  # imported where used: a plain check (a pre-commit run) needs none of them
+    from declint import baseline as baseline_file
+    from declint.fixes import FixOutcome
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,8 @@ def run(engine: Engine, request: CheckRequest, rules: Sequence[type[RuleMeta]]) 
     paths = list(request.paths)
     outcome = None
     if request.fix or request.diff_only:
+        from declint.fixes import fix_run
+
         # A text that is not the file's (`--stdin-filename`) is fixed in memory, never written.
         outcome = fix_run(
             engine, paths, unsafe=request.unsafe_fixes, write=not request.diff_only and not engine.overrides
@@ -149,6 +153,8 @@ def _is_repository(marker: Path) -> bool:
 
 
 def scope_of(engine: Engine, paths: Sequence[Path]) -> baseline_file.Scope:
+    from declint import baseline as baseline_file
+
     root = engine.config.root
     files = frozenset(item.rel for item in discover(paths, engine.config).files)
     directories = tuple(display_path(p, root) for p in paths if Path(p).is_dir())
@@ -162,6 +168,8 @@ def _apply_baseline(
     prints: dict[Finding, str],
     sources: SourceCache,
 ) -> tuple[list[Finding], tuple[Finding, ...], BaselineInfo]:
+    from declint import baseline as baseline_file
+
     assert request.baseline is not None
     known = baseline_file.load(request.baseline)
     rel = display_path(request.baseline, engine.config.root)
@@ -176,8 +184,10 @@ def _apply_baseline(
 def _apply_diff(
     engine: Engine, request: CheckRequest, findings: list[Finding], prints: dict[Finding, str]
 ) -> tuple[list[Finding], dict[Finding, bool], DiffScope]:
+    from declint.changed_lines import base_fingerprints, compute
+
     assert request.diff_base is not None
-    changed: ChangedLines = compute(engine.config.root, request.diff_base, list(request.paths))
+    changed = compute(engine.config.root, request.diff_base, list(request.paths))
     older = base_fingerprints(engine, list(request.paths), changed, also={f.path for f in findings})
     kept: list[Finding] = []
     on_diff: dict[Finding, bool] = {}
