@@ -174,22 +174,43 @@ class ProjectIndex:
 
     def names_bound_to(self, targets: tuple[str, ...]) -> tuple[str, ...]:
         """The short names modules bind at module level, by an import, an alias (`x = F.f`) or a
-        `functools.partial`, directly to one of `targets` as their own imports name it: what
-        another module calls it when it imports it (DL101's needles). A re-export under another
-        name is not followed: the byte prefilter must find the name in a file that names the
-        target (and is indexed for it) without knowing the index. Memoized per index."""
+        `functools.partial`, to one of `targets` as their own imports name it, directly or
+        through another module's such name, also re-exported under a name of its own (`from
+        .attn_utils import sdpa as attention`) or by `from m import *`: what another module
+        calls it when it imports it (DL101's needles). An over-approximation (a star-importing
+        module may rebind the name): `resolve_callable` has the last word on each call. Only
+        indexed modules are read; the modules an owned encoder imports from are (ownership
+        resolves its references). Memoized per index."""
         found = self._bound_names.get(targets)
         if found is None:
-            wanted = frozenset(targets)
-            names = {
-                name
-                for facts in self.modules.values()
-                if facts.imports or facts.partials  # not a placeholder's empty tuples
-                for name, target in (*facts.imports, *facts.partials)
-                if target in wanted
-            }
-            found = self._bound_names[targets] = tuple(sorted(names))
+            found = self._bound_names[targets] = self._names_bound_to(frozenset(targets))
         return found
+
+    def _names_bound_to(self, targets: frozenset[str]) -> tuple[str, ...]:
+        """A breadth-first walk from `targets` over who binds or star-imports what (one pass over
+        the modules to invert their bindings, then each binding at most once)."""
+        binders: dict[str, list[str]] = {}  # target -> the `module.name`s bound to it
+        star_importers: dict[str, list[str]] = {}  # module -> the modules doing `from module import *`
+        for facts in self.modules.values():
+            if not (facts.imports or facts.partials or facts.star_imports):
+                continue  # a placeholder's empty tuples
+            for name, target in (*facts.imports, *facts.partials):
+                binders.setdefault(target, []).append(f"{facts.module}.{name}")
+            for star in facts.star_imports:
+                star_importers.setdefault(star, []).append(facts.module)
+        seen = set(targets)
+        frontier = deque(targets)
+        names: set[str] = set()
+        while frontier:
+            module, _, name = frontier.popleft().rpartition(".")
+            bound = binders.get(f"{module}.{name}", [])
+            starred = [f"{importer}.{name}" for importer in star_importers.get(module, ())]
+            for dotted in (*bound, *starred):
+                if dotted not in seen:
+                    seen.add(dotted)
+                    names.add(dotted.rpartition(".")[2])
+                    frontier.append(dotted)
+        return tuple(sorted(names))
 
     def constant(self, value: str | None) -> str | None:
         """A fact value: a string as is, or `=module.NAME` looked up among module-level constants."""

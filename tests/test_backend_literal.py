@@ -806,6 +806,39 @@ def test_a_module_constant_a_context_is_compared_with_lists_backend_names(make_t
     assert found == [(1, 14, "", RETYPED.format("TRTLLM")), (1, 24, "", RETYPED.format("VANILLA"))]
 
 
+def test_an_imported_constant_named_like_a_context_is_reported_once_at_its_definition(
+    make_tree: MakeTree,
+) -> None:
+    """A list of backend names defined in one module and compared with a context in another
+    (`from .consts import SUPPORTED_ATTN_BACKENDS`, then `config.attn_backend in
+    SUPPORTED_ATTN_BACKENDS`; a mapping keyed by them looked up by one): its name is a context's,
+    so its own file reports its strings, once; the comparison elsewhere retypes nothing and is no
+    second finding."""
+    consts = "tensorrt_llm/_torch/models/probe_consts.py"
+    model = "tensorrt_llm/_torch/models/modeling_consts.py"
+    files = {
+        "tensorrt_llm/llmapi/llm_args.py": LLM_ARGS,
+        consts: 'SUPPORTED_ATTN_BACKENDS = ("TRTLLM", "FLASHINFER")\n_ATTN_BACKEND_CLASSES = {"VANILLA": object}\n',
+        model: (
+            "from .probe_consts import _ATTN_BACKEND_CLASSES, SUPPORTED_ATTN_BACKENDS\n\n"
+            "def check(config):\n"
+            "    if config.attn_backend in SUPPORTED_ATTN_BACKENDS:\n"
+            "        return _ATTN_BACKEND_CLASSES[config.attn_backend]\n"
+            "    return None\n"
+        ),
+    }
+    root = make_tree(files)
+    result = CliRunner().invoke(
+        cli, ["check", "--no-cache", "--select", "DL103", "--format", "json", str(root / consts), str(root / model)]
+    )
+    found = [(f["path"], f["line"], f["column"], f["message"]) for f in json.loads(result.output)["findings"]]
+    assert found == [
+        (consts, 1, 27, RETYPED.format("TRTLLM")),
+        (consts, 1, 37, RETYPED.format("FLASHINFER")),
+        (consts, 2, 25, RETYPED.format("VANILLA")),
+    ]
+
+
 # Red-team (2026-12-03): a visual-generation config has its own attention Literal. A value is
 # typed by it through the field of a config class defined in another file: passed as the keyword
 # of the class's constructor, or read through a parameter, a local or `self.config` annotated with

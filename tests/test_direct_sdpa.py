@@ -763,6 +763,46 @@ def test_an_alias_re_exported_by_another_module_is_reported(make_tree: MakeTree)
     assert dl101(make_tree, {UTILS: ALIASES, reexported: starred, MODEL: model}) == expected
 
 
+def test_an_alias_re_exported_under_another_name_is_reported(make_tree: MakeTree) -> None:
+    """A module of the project re-exports the alias under a name of its own (`from .attn_utils
+    import sdpa as attention`, or a package's `__init__.py` doing so), and the tower imports that
+    name: the name is none that a module binds to SDPA directly, and was never asked of the index."""
+    layers = "tensorrt_llm/_torch/models/probe_layers.py"
+    model = _importing("from .probe_layers import attention\n", "return attention(q, k, v)")
+    expected = [f"9:16: {_bypass('VisionTower.forward')}"]
+    renamed = "from .attn_utils import sdpa as attention\n"
+    assert dl101(make_tree, {UTILS: ALIASES, layers: renamed, MODEL: model}) == expected
+    assigned = "from . import attn_utils\n\nattention = attn_utils.causal_sdpa\n"
+    assert dl101(make_tree, {UTILS: ALIASES, layers: assigned, MODEL: model}) == expected
+
+
+def test_an_alias_renamed_by_a_package_and_a_star_import_is_reported(make_tree: MakeTree) -> None:
+    """`utils/__init__.py` renames the alias its submodule binds, and `probe_layers` brings the
+    new name by `*`: a re-export under another name, then one by star, from outside the models
+    package."""
+    files = {
+        "tensorrt_llm/_torch/utils/__init__.py": "from .attn import sdpa as attention_fn\n",
+        "tensorrt_llm/_torch/utils/attn.py": "from torch.nn.functional import scaled_dot_product_attention as sdpa\n",
+        "tensorrt_llm/_torch/models/probe_layers.py": "from ..utils import *\n",
+        MODEL: _importing("from .probe_layers import attention_fn as attend\n", "return attend(q, k, v)"),
+    }
+    assert dl101(make_tree, files) == [f"9:16: {_bypass('VisionTower.forward')}"]
+
+
+def test_a_function_re_exported_under_another_name_is_no_alias(make_tree: MakeTree) -> None:
+    """A renamed re-export of a function that only shares the alias's name is not SDPA."""
+    eager = "tensorrt_llm/_torch/models/eager_utils.py"
+    layers = "tensorrt_llm/_torch/models/probe_layers.py"
+    model = _importing("from .probe_layers import attention\n", "return attention(q, k, v)")
+    files = {
+        UTILS: ALIASES,
+        eager: "def sdpa(q, k, v):\n    return q\n",
+        layers: "from .eager_utils import sdpa as attention\n",
+        MODEL: model,
+    }
+    assert dl101(make_tree, files) == []
+
+
 @pytest.mark.parametrize(
     ("source", "indexed"),
     [
@@ -795,6 +835,34 @@ def test_an_alias_re_exported_through_two_star_imports_is_reported(make_tree: Ma
         f"9:15: {_bypass('VisionTower.forward')}",
         f"10:16: {_bypass('VisionTower.forward')}",
     ]
+
+
+@pytest.mark.parametrize(
+    ("layers", "bound", "read"),
+    [
+        ((("attention", "pkg.attn_utils.sdpa"),), ("attention", "sdpa"), True),
+        ((("attention", "pkg.eager.sdpa"),), ("sdpa",), False),
+        ((), ("sdpa",), False),
+    ],
+    ids=["renamed-alias", "renamed-other-function", "no-re-export"],
+)
+def test_a_file_calling_a_renamed_alias_passes_the_prefilter_only_when_one_exists(
+    layers: tuple[tuple[str, str], ...], bound: tuple[str, ...], read: bool
+) -> None:
+    """The file names `attention`, never SDPA: it passes DL101's prefilter because the index
+    knows a module binding that name to an alias of SDPA, and only then."""
+    from declint.facts import ModuleFacts
+    from declint.index import ProjectIndex
+
+    config = load_config(None, default_root=Path("/nonexistent"), known_codes=frozenset(RULES_BY_CODE))
+    facts = [
+        ModuleFacts("pkg.attn_utils", "pkg/attn_utils.py", imports=(("sdpa", SDPA),)),
+        ModuleFacts("pkg.layers", "pkg/layers.py", imports=layers),
+    ]
+    index = ProjectIndex.build(facts, config)
+    assert index.names_bound_to((SDPA,)) == bound
+    data = b"from pkg.layers import attention\n\ndef f(q, k, v):\n    return attention(q, k, v)\n"
+    assert DirectSdpa.prefilter(data, config, index) is read
 
 
 def test_modules_star_importing_each_other_are_each_looked_into_once() -> None:
