@@ -11,7 +11,6 @@ import json
 import os
 import sys
 import time
-import traceback
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from enum import IntEnum
@@ -332,6 +331,8 @@ def error_boundary(command: Callable[P, None]) -> Callable[P, None]:
             click.echo(f"declint: error: {error}", err=True)
             sys.exit(Exit.ERROR)
         except Exception:
+            import traceback  # here: ~3 ms to import, for a crash
+
             click.echo("declint: internal error (please report):\n" + traceback.format_exc(), err=True)
             sys.exit(Exit.ERROR)
 
