@@ -645,3 +645,18 @@ def test_a_root_that_does_not_exist_is_said(make_tree: MakeTree) -> None:
         f'declint: warning: root "tensorrt_lm" (roots in {root / "pyproject.toml"}) does not exist: '
         "nothing under it is indexed\n"
     )
+
+
+def test_a_crash_of_declint_itself_exits_2_with_its_traceback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The error boundary: a bug in declint is no finding and no silent exit 0."""
+    import declint.reporting.pipeline as pipeline
+
+    def crash(*args: object, **kwargs: object) -> None:
+        raise ZeroDivisionError("a bug in declint")
+
+    monkeypatch.setattr(pipeline, "fingerprints", crash)
+    (tmp_path / "m.py").write_text("x = 1\n")
+    result = CliRunner().invoke(cli, ["check", "--no-cache", str(tmp_path / "m.py")])
+    assert result.exit_code == 2
+    assert result.output.startswith("declint: internal error (please report):\nTraceback (most recent call last):\n")
+    assert result.output.endswith("ZeroDivisionError: a bug in declint\n\n")
