@@ -7,8 +7,8 @@ are the `metadata.X` / `attn_metadata.X` attribute loads in its methods that no 
 `getattr(..., default)` or `isinstance` check guards: a read is guarded where the check is known
 to hold (the `if` body of a true check, the `else` of a negated one, a `case` of `match metadata`
 with a class pattern, and the rest of a block after an `if` that returns, raises, breaks or
-continues when the check fails), or where an AttributeError falls back (a `try` with an
-`except AttributeError`, a `with suppress(AttributeError)`).
+continues when the check fails, or after a `match` whose other cases do), or where an
+AttributeError falls back (a `try` with an `except AttributeError`, a `with suppress(AttributeError)`).
 """
 
 from __future__ import annotations
@@ -275,6 +275,31 @@ def _matched(pattern: ast.pattern) -> frozenset[str]:
     return frozenset()
 
 
+def _after_match(node: ast.Match, name: str) -> frozenset[str]:
+    """What holds after `match name:` (`case OwnMetadata(): pass`, `case _: return`), as after
+    `if not isinstance(name, OwnMetadata): return`: what every case that falls through proves.
+    Nothing unless some case matches whatever is left (a subject no case matches falls through
+    having proved nothing), or when no case falls through (what follows never runs)."""
+    if not any(case.guard is None and _irrefutable(case.pattern) for case in node.cases):
+        return frozenset()
+    through = [case for case in node.cases if not _exits(case.body)]
+    return _common([_case_proves(case, name) for case in through])
+
+
+def _case_proves(case: ast.match_case, name: str) -> frozenset[str]:
+    proven = _matched(case.pattern)
+    return proven | _proven(case.guard, name, truth=True) if case.guard is not None else proven
+
+
+def _irrefutable(pattern: ast.pattern) -> bool:
+    """`case _:`, `case other:` (or an alternative of one): matches any subject."""
+    if isinstance(pattern, ast.MatchAs):
+        return pattern.pattern is None or _irrefutable(pattern.pattern)
+    if isinstance(pattern, ast.MatchOr):
+        return any(_irrefutable(option) for option in pattern.patterns)
+    return False
+
+
 def _is_name(node: ast.expr, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
 
@@ -290,7 +315,8 @@ def _branch(value: object, name: str, guarded: frozenset[str]) -> Iterator[tuple
 
 
 def _block(statements: list[ast.AST], name: str, guarded: frozenset[str]) -> Iterator[tuple[str, ast.expr]]:
-    """A block's statements in order: an `if` that leaves the block when its check fails guards the rest."""
+    """A block's statements in order: an `if` that leaves the block when its check fails guards
+    the rest, and so does a `match` of the name whose cases that fall through all narrow it."""
     for statement in statements:
         yield from _reads(statement, name, guarded)
         if isinstance(statement, ast.If):
@@ -298,6 +324,8 @@ def _block(statements: list[ast.AST], name: str, guarded: frozenset[str]) -> Ite
                 guarded = guarded | _proven(statement.test, name, truth=False)
             if _exits(statement.orelse):
                 guarded = guarded | _proven(statement.test, name, truth=True)
+        elif isinstance(statement, ast.Match) and _is_name(statement.subject, name):
+            guarded = guarded | _after_match(statement, name)
 
 
 # The guard a `try` with an AttributeError fallback gives its body (see `_falls_back`), apart from

@@ -440,6 +440,42 @@ def test_a_match_that_does_not_narrow_the_metadata_is_no_guard(make_tree: MakeTr
     assert _probe(make_tree, after) == [f"{where}:12:24: {KV_LAYOUT_MISSING}"]
 
 
+ATTN_HEAD = PROBE_HEAD.replace("q, metadata)", "q, attn_metadata)")
+NARROWED = "        match attn_metadata:\n            case FlashInferAttentionMetadata():\n                pass\n"
+READ_AFTER = "        return attn_metadata.kv_layout\n"
+LEFT_OTHERWISE = {
+    "return": "            case _:\n                return q\n",
+    "raise from a capture": "            case other:\n                raise TypeError(other)\n",
+    "or of a wildcard": "            case None | _:\n                return q\n",
+}
+
+
+def _attn_probe(make_tree: MakeTree, body: str) -> list[str]:
+    """DL105 on ProbeAttention.forward(self, q, attn_metadata), whose body starts at line 8."""
+    return _dl105(make_tree, {PKG + "probe.py": ATTN_HEAD + body}, "probe.py")
+
+
+def test_a_match_whose_other_cases_leave_narrows_the_rest_of_the_block(make_tree: MakeTree) -> None:
+    """`match attn_metadata:` with `case OwnMetadata():` falling through and every other case
+    leaving narrows what follows, as `if not isinstance(...): return` does (2027-01: reported).
+    Not when a case that falls through proves nothing, nor without a case that matches anything:
+    a metadata object no case matches falls through too. The read inside the case was guarded
+    before and stays so."""
+    inside = "        match attn_metadata:\n            case FlashInferAttentionMetadata():\n"
+    assert _attn_probe(make_tree, inside + "                return attn_metadata.kv_layout\n") == []
+    for case, other in LEFT_OTHERWISE.items():
+        assert _attn_probe(make_tree, NARROWED + other + READ_AFTER) == [], case
+    where = "tensorrt_llm/_torch/attention_backend/probe.py:13:16: "
+    missing = KV_LAYOUT_MISSING.replace("metadata.kv_layout", "attn_metadata.kv_layout")
+    unguarded = {
+        "no case matches anything": "            case None:\n                return q\n",
+        "the wildcard falls through": "            case _:\n                q = None\n",
+        "the wildcard has a guard": "            case _ if q:\n                return q\n",
+    }
+    for case, other in unguarded.items():
+        assert _attn_probe(make_tree, NARROWED + other + READ_AFTER) == [where + missing], case
+
+
 def test_an_augmented_assignment_reads_the_attribute(make_tree: MakeTree) -> None:
     """`metadata.num_calls += 1` loads num_calls first: AttributeError where the class lacks it."""
     assert _probe(make_tree, "        metadata.num_calls += 1\n        return q\n") == [
