@@ -7,8 +7,8 @@ are the `metadata.X` / `attn_metadata.X` attribute loads in its methods that no 
 `getattr(..., default)` or `isinstance` check guards: a read is guarded where the check is known
 to hold (the `if` body of a true check, the `else` of a negated one, a `case` of `match metadata`
 with a class pattern, and the rest of a block after an `if` that returns, raises, breaks or
-continues when the check fails), or where an AttributeError falls back (a `try` with an
-`except AttributeError`, a `with suppress(AttributeError)`).
+continues when the check fails, or after a `match` whose other cases do), or where an
+AttributeError falls back (a `try` with an `except AttributeError`, a `with suppress(AttributeError)`).
 """
 
 from __future__ import annotations
@@ -191,7 +191,7 @@ def _reads(node: ast.AST, name: str, guarded: frozenset[str]) -> Iterator[tuple[
     if isinstance(node, ast.With | ast.AsyncWith):
         yield from _with(node, name, guarded)
         return
-    if isinstance(node, ast.Match) and _is_name(node.subject, name):
+    if isinstance(node, ast.Match) and _subject_place(node.subject, name) is not None:
         yield from _match(node, name, guarded)
         return
     if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Attribute):
@@ -255,13 +255,63 @@ def _match(node: ast.Match, name: str, guarded: frozenset[str]) -> Iterator[tupl
     """`match metadata:`: a class pattern narrows as `isinstance` does, for its case's guard and body
     (and a guard proves what it checks, for the body). A later case learns nothing from earlier ones."""
     yield from _reads(node.subject, name, guarded)
+    place = _subject_place(node.subject, name)
     for case in node.cases:
-        proven = _matched(case.pattern)
+        proven = _matched_at(case.pattern, place)
         yield from _reads(case.pattern, name, guarded)
         if case.guard is not None:
             yield from _reads(case.guard, name, guarded | proven)
             proven = proven | _proven(case.guard, name, truth=True)
         yield from _branch(case.body, name, guarded | proven)
+
+
+# Where the name is in a match's subject: its index in a tuple subject and the tuple's width
+# (`match q, metadata:` is (1, 2)); width 0 for the subject itself (`match metadata:`).
+_Place = tuple[int, int]
+_WHOLE: _Place = (0, 0)
+
+
+def _subject_place(subject: ast.expr, name: str) -> _Place | None:
+    """The name's place in `subject` (see `_Place`); None when the subject does not hold it."""
+    if _is_name(subject, name):
+        return _WHOLE
+    if isinstance(subject, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in subject.elts):
+        for index, element in enumerate(subject.elts):
+            if _is_name(element, name):
+                return index, len(subject.elts)
+    return None
+
+
+def _matched_at(pattern: ast.pattern, place: _Place | None) -> frozenset[str]:
+    """What `pattern` proves of the name at `place` of the subject (`case (_, OwnMetadata()):`)."""
+    if place is None:
+        return frozenset()
+    if place == _WHOLE:
+        return _matched(pattern)
+    if isinstance(pattern, ast.MatchAs) and pattern.pattern is not None:
+        return _matched_at(pattern.pattern, place)
+    if isinstance(pattern, ast.MatchOr):
+        return _common([_matched_at(option, place) for option in pattern.patterns])
+    if isinstance(pattern, ast.MatchSequence):
+        element = _element_at(pattern.patterns, *place)
+        return _matched(element) if element is not None else frozenset()
+    return frozenset()
+
+
+def _element_at(patterns: list[ast.pattern], index: int, width: int) -> ast.pattern | None:
+    """The pattern a sequence pattern matches the subject's `index`-th of `width` items with:
+    counted from the front before a star, from the end after it; None under the star, or when
+    the pattern fits no sequence of that width."""
+    stars = [i for i, each in enumerate(patterns) if isinstance(each, ast.MatchStar)]
+    star = stars[0] if stars else len(patterns)
+    after = len(patterns) - star - 1 if stars else 0
+    if (len(patterns) != width and not stars) or star + after > width:
+        return None
+    if index < star:
+        return patterns[index]
+    if stars and index >= width - after:
+        return patterns[len(patterns) - (width - index)]
+    return None
 
 
 def _matched(pattern: ast.pattern) -> frozenset[str]:
@@ -273,6 +323,32 @@ def _matched(pattern: ast.pattern) -> frozenset[str]:
     if isinstance(pattern, ast.MatchOr):
         return _common([_matched(option) for option in pattern.patterns])
     return frozenset()
+
+
+def _after_match(node: ast.Match, name: str) -> frozenset[str]:
+    """What holds after `match name:` (`case OwnMetadata(): pass`, `case _: return`), as after
+    `if not isinstance(name, OwnMetadata): return`: what every case that falls through proves.
+    Nothing unless some case matches whatever is left (a subject no case matches falls through
+    having proved nothing), or when no case falls through (what follows never runs)."""
+    if not any(case.guard is None and _irrefutable(case.pattern) for case in node.cases):
+        return frozenset()
+    through = [case for case in node.cases if not _exits(case.body)]
+    place = _subject_place(node.subject, name)
+    return _common([_case_proves(case, name, place) for case in through])
+
+
+def _case_proves(case: ast.match_case, name: str, place: _Place | None) -> frozenset[str]:
+    proven = _matched_at(case.pattern, place)
+    return proven | _proven(case.guard, name, truth=True) if case.guard is not None else proven
+
+
+def _irrefutable(pattern: ast.pattern) -> bool:
+    """`case _:`, `case other:` (or an alternative of one): matches any subject."""
+    if isinstance(pattern, ast.MatchAs):
+        return pattern.pattern is None or _irrefutable(pattern.pattern)
+    if isinstance(pattern, ast.MatchOr):
+        return any(_irrefutable(option) for option in pattern.patterns)
+    return False
 
 
 def _is_name(node: ast.expr, name: str) -> bool:
@@ -290,7 +366,8 @@ def _branch(value: object, name: str, guarded: frozenset[str]) -> Iterator[tuple
 
 
 def _block(statements: list[ast.AST], name: str, guarded: frozenset[str]) -> Iterator[tuple[str, ast.expr]]:
-    """A block's statements in order: an `if` that leaves the block when its check fails guards the rest."""
+    """A block's statements in order: an `if` that leaves the block when its check fails guards
+    the rest, and so does a `match` of the name whose cases that fall through all narrow it."""
     for statement in statements:
         yield from _reads(statement, name, guarded)
         if isinstance(statement, ast.If):
@@ -298,6 +375,8 @@ def _block(statements: list[ast.AST], name: str, guarded: frozenset[str]) -> Ite
                 guarded = guarded | _proven(statement.test, name, truth=False)
             if _exits(statement.orelse):
                 guarded = guarded | _proven(statement.test, name, truth=True)
+        elif isinstance(statement, ast.Match) and _subject_place(statement.subject, name) is not None:
+            guarded = guarded | _after_match(statement, name)
 
 
 # The guard a `try` with an AttributeError fallback gives its body (see `_falls_back`), apart from

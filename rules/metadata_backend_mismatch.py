@@ -79,7 +79,9 @@ class _Helper:
     """A function of this file, or a method of the encoder, that returns its parameter `config`
     unchanged (`same`), a copy of it (`copy`) or a copy with the backend keyword `keyword` set to
     `value` (`override`), `value` written with the function's parameters (its other local names
-    replaced by what they hold; None when they hold something the rule cannot write)."""
+    replaced by what they hold; None when they hold something the rule cannot write). Or one that
+    returns a backend (`backend`, no `config`): `value` is what it returns, so written
+    (`return backend or self.config.attn_backend`)."""
 
     name: str
     positional: tuple[str, ...]  # after self or cls, unless static
@@ -162,7 +164,12 @@ class MetadataBackendMismatch(Rule):
     (`self.backend = model_config.attn_backend`), `getattr(c, "attn_backend")` as
     `c.attn_backend`, an unchanged copy of a config as the config, the backend an override sets;
     a local name is what it holds where it is used (`backend = "VANILLA"` afterwards does not
-    change what the metadata class was derived from), `self.x` what the class sets it to.
+    change what the metadata class was derived from), `self.x` what the class sets it to, a
+    method's parameter what `self.method(...)` hands it; `a or b` by what a and b read
+    (`override or config.attn_backend` is `override or self.config.attn_backend` where
+    `self.config = config`; `None or x` is x); a helper's call (a function of the file, or a
+    method on `self`, whose straight-line body returns a backend: `def _backend(self, b=None):
+    return b or self.config.attn_backend`) as what it returns, in the caller's names.
     Aliased imports (`get_attention_backend as gab`) and a kept backend class (`cls =
     get_attention_backend(...)`, then `cls.Metadata`) are followed. A config may be kept under a name
     or on `self` (`self.vision_config`), and copied (`self.model_config = model_config`). Layers
@@ -315,6 +322,10 @@ class MetadataBackendMismatch(Rule):
         # encoder's own such methods (`self._sub(c)`); a call of one stands for what it returns.
         self._helpers: dict[str, _Helper] = {}
         self._method_helpers: dict[str, _Helper] = {}
+        # Likewise the functions and methods that return a backend (`_backend(self, b=None): return
+        # b or self.config.attn_backend`): a call of one, as a backend, is what it returns (`_key`).
+        self._backend_helpers: dict[str, _Helper] = {}
+        self._method_backend_helpers: dict[str, _Helper] = {}
         self._via: dict[cst.CSTNode, str] = {}  # an expanded call (`_expanded`) -> the helper's name
         self._reset()
 
@@ -359,10 +370,9 @@ class MetadataBackendMismatch(Rule):
         """The module's helper functions, known before any class calls them."""
         for statement in node.body:
             if isinstance(statement, cst.FunctionDef):
-                self._helpers.pop(statement.name.value, None)  # the last definition is the one called
-                helper = _HelperReader(statement, self._patterns, method=False).read()
-                if helper is not None:
-                    self._helpers[helper.name] = helper
+                _read_helpers(
+                    _HelperReader(statement, self._patterns, method=False), self._helpers, self._backend_helpers
+                )
 
     # ---- one encoder class at a time -------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -391,14 +401,12 @@ class MetadataBackendMismatch(Rule):
         super().visit_ClassDef(node)
         if len(self._scope) == 1:
             self._reset()
-            self._method_helpers = {}
+            self._method_helpers, self._method_backend_helpers = {}, {}
             body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
             for statement in body:
                 if isinstance(statement, cst.FunctionDef):
-                    self._method_helpers.pop(statement.name.value, None)
-                    helper = _HelperReader(statement, self._patterns, method=True).read()
-                    if helper is not None:
-                        self._method_helpers[helper.name] = helper
+                    reader = _HelperReader(statement, self._patterns, method=True)
+                    _read_helpers(reader, self._method_helpers, self._method_backend_helpers)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         if len(self._scope) == 1:
@@ -454,14 +462,17 @@ class MetadataBackendMismatch(Rule):
             self._hand(node.func.attr.value, node)
         return None
 
-    def _helper_of(self, call: cst.Call) -> _Helper | None:
+    def _helper_of(self, call: cst.Call, backend: bool = False) -> _Helper | None:
         """The helper `call` calls: a function of this file by name, a method of the encoder on
-        `self` or `cls`."""
+        `self` or `cls`; with `backend`, one that returns a backend, not a config."""
+        functions, methods = (
+            (self._backend_helpers, self._method_backend_helpers) if backend else (self._helpers, self._method_helpers)
+        )
         if isinstance(call.func, cst.Name):
-            return self._helpers.get(call.func.value)
+            return functions.get(call.func.value)
         if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name):
             if call.func.value.value in ("self", "cls"):
-                return self._method_helpers.get(call.func.attr.value)
+                return methods.get(call.func.attr.value)
         return None
 
     def _expanded(self, value: cst.BaseExpression) -> cst.BaseExpression:
@@ -1012,9 +1023,55 @@ class MetadataBackendMismatch(Rule):
         config = _backend_read(node)
         if config is not None:
             return self._config_backend(config, scope, depth + 1)
+        if isinstance(node, cst.BooleanOperation) and depth < 8:
+            return self._fallback_key(node, scope, depth + 1)
+        returned = self._backend_returned(node)
+        if returned is not None and depth < 8:
+            return self._key(returned, scope, depth + 1)
+        handed = self._handed_to(name + scope) if name is not None and depth < 8 else None
+        if handed is not None:
+            return self._key(*handed, depth + 1)
         # A name given nothing here (a parameter) keeps its name, in any method: a helper method's
         # `encoder_backend` is taken for what `__init__` hands it, not reported as another backend.
         return name if name is not None else cst.Module([]).code_for_node(node)
+
+    def _fallback_key(self, node: cst.BooleanOperation, scope: str, depth: int) -> str:
+        """The key of `a or b` (`and` alike) by what each operand reads, so that `override or
+        config.attn_backend` and `override or self.config.attn_backend` are one backend. A `None`
+        operand of `or` is skipped: `None or x` is x (a helper's default, `self._backend()`)."""
+        operator = "or" if isinstance(node.operator, cst.Or) else "and"
+        operands = _operands(node, type(node.operator))
+        if operator == "or":
+            operands = [each for each in operands if not _is_none(each)] or operands
+        keys = [self._key(each, scope, depth) for each in operands]
+        return keys[0] if len(keys) == 1 else "(" + f" {operator} ".join(keys) + ")"
+
+    def _backend_returned(self, node: cst.BaseExpression) -> cst.BaseExpression | None:
+        """What a call of a helper that returns a backend returns, in the caller's names
+        (`self._backend(override)` as `override or self.config.attn_backend`); None for anything
+        else, or a call the rule cannot bind."""
+        helper = self._helper_of(node, backend=True) if isinstance(node, cst.Call) else None
+        if helper is None or helper.value is None:
+            return None
+        assert isinstance(node, cst.Call)
+        bound = _bound(helper, node)
+        return _substituted(helper.value, bound) if bound is not None else None
+
+    def _handed_to(self, marked: str) -> tuple[cst.BaseExpression, str] | None:
+        """A method's parameter (`backend@f2`, given no value in it) as the expression and scope
+        of what `self.method(...)` hands it (`_link`), so that `create_attention(backend)` in
+        `_layer(self, backend)` is the `override` that `__init__` passes."""
+        given = self._aliases.get(marked)
+        if given is None or marked in self._values:
+            return None
+        if given.startswith("self."):
+            return cst.Attribute(cst.Name("self"), cst.Name(given.removeprefix("self."))), ""
+        shown, mark, tail = given.rpartition(_SCOPE)
+        if not mark or not shown.isidentifier():  # unmarked, or a config's earlier name (`_retire`)
+            return None
+        if given in self._values:
+            return self._values[given], self._scopes[given]
+        return cst.Name(shown), mark + tail
 
     def _config_backend(self, config: cst.BaseExpression, scope: str, depth: int) -> str:
         """The key of a config's attn_backend (`model_config.vision_config.attn_backend` as written
@@ -1083,6 +1140,24 @@ class _HelperReader:
         self.values: dict[str, cst.BaseExpression | None] = {}  # other local names, as they can be written
 
     def read(self) -> _Helper | None:
+        """The helper, if the function is one that returns a config or a backend."""
+        returned = self._returned()
+        if returned is None:
+            return None
+        name, positional, keyword_only = self.node.name.value, tuple(self.positional), tuple(self.keyword_only)
+        held = self._config(returned)
+        if held is not None:
+            config, kind, keyword, value = held
+            return _Helper(name, positional, keyword_only, self.defaults, config, kind, keyword, value)
+        # Anything else it returns is read only where a backend is expected (`_key`), as a backend.
+        backend = self._written(returned)
+        if backend is None:
+            return None
+        return _Helper(name, positional, keyword_only, self.defaults, "", "backend", value=backend)
+
+    def _returned(self) -> cst.BaseExpression | None:
+        """The value of the first `return`, the statements before it followed; None where the
+        body is no straight line the reader knows, or returns nothing."""
         body = self.node.body
         statements = [body] if isinstance(body, cst.SimpleStatementSuite) else body.body
         for statement in statements:
@@ -1090,14 +1165,7 @@ class _HelperReader:
                 return None
             for small in statement.body:
                 if isinstance(small, cst.Return):
-                    held = self._config(small.value) if small.value is not None else None
-                    if held is None:
-                        return None
-                    config, kind, keyword, value = held
-                    return _Helper(
-                        self.node.name.value, tuple(self.positional), tuple(self.keyword_only), self.defaults,
-                        config, kind, keyword, value,
-                    )  # fmt: skip
+                    return small.value
                 if not self._statement(small):
                     return None
         return None
@@ -1172,17 +1240,44 @@ class _HelperReader:
 def _substituted(
     value: cst.BaseExpression, names: Mapping[str, cst.BaseExpression | None]
 ) -> cst.BaseExpression | None:
-    """`value` with each of `names` replaced by its expression: a name, an attribute of one, or
-    anything that reads none of them; None when it reads one that holds None or is written
-    another way (`backend or "VANILLA"`)."""
+    """`value` with each of `names` replaced by its expression: a name, an attribute of one, `a or
+    b` of such, or anything that reads none of them; None when it reads one that holds None or
+    is written another way (`pick(backend)`)."""
     if isinstance(value, cst.Name):
         return names.get(value.value, value)
     if isinstance(value, cst.Attribute):
         owner = _substituted(value.value, names)
-        return None if owner is None else owner if owner is value.value else value.with_changes(value=owner)
+        return None if owner is None else value if owner is value.value else value.with_changes(value=owner)
+    if isinstance(value, cst.BooleanOperation):
+        left, right = _substituted(value.left, names), _substituted(value.right, names)
+        if left is None or right is None:
+            return None
+        return value.with_changes(left=left, right=right)
     if any(isinstance(n, cst.Name) and n.value in names for n in _descendants(value)):
         return None
     return value
+
+
+def _read_helpers(reader: _HelperReader, configs: dict[str, _Helper], backends: dict[str, _Helper]) -> None:
+    """File the function `reader` reads among the helpers that return a config or a backend
+    (the last definition of a name is the one called)."""
+    name = reader.node.name.value
+    configs.pop(name, None)
+    backends.pop(name, None)
+    helper = reader.read()
+    if helper is not None:
+        (backends if helper.kind == "backend" else configs)[name] = helper
+
+
+def _operands(node: cst.BaseExpression, operator: type[cst.BaseBooleanOp]) -> list[cst.BaseExpression]:
+    """`a or b or c` as [a, b, c] (however grouped), for one operator."""
+    if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, operator):
+        return [*_operands(node.left, operator), *_operands(node.right, operator)]
+    return [node]
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
 
 
 def _descendants(node: cst.CSTNode) -> list[cst.CSTNode]:

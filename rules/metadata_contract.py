@@ -61,8 +61,11 @@ class MetadataContract(FactRule):
     (`contextlib.suppress`, by any path or import alias; not `suppress(Exception)`), and reads where
     `hasattr(metadata, "X")` or an `isinstance` check is known to hold: in the body of
     `if hasattr(...)`, in the `else` of `if not isinstance(...)`, in a `case` of `match metadata`
-    with a class pattern (`case FlashInferAttentionMetadata():`) or a guard that checks it, and after
-    `if not hasattr(metadata, "X"): return` (or raise, break, continue) in the same block. The
+    with a class pattern (`case FlashInferAttentionMetadata():`; of `match q, metadata`, one at its
+    place: `case (_, FlashInferAttentionMetadata()):`) or a guard that checks it, and after
+    `if not hasattr(metadata, "X"): return` (or raise, break, continue) in the same block, or after
+    a `match metadata` whose cases that do not leave so all narrow it and that has a case matching
+    anything (`case FlashInferAttentionMetadata(): pass`, then `case _: return`). The
     body of a negated check, or of an `or` whose other side may be the true one, is not guarded.
     Nor is a read after `assert hasattr(metadata, "X")`: the class still lacks X, and the first
     forward fails on the assert instead (an `AssertionError`, or under `python -O` the read's own

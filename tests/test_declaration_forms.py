@@ -830,6 +830,90 @@ def test_dl106_follows_a_module_level_helper_that_derives_the_config(make_tree: 
     ]
 
 
+def test_dl106_a_backend_picked_by_or_or_by_a_helper_is_one_source(make_tree: MakeTree) -> None:
+    """`override or config.attn_backend`, written out or returned by a helper of this file (`def
+    _backend(self, backend=None): return backend or self.config.attn_backend`), is one backend
+    however it is spelled: the helper's call as its body in the caller's arguments (`self._backend()`
+    as `self.config.attn_backend`), `X or Y` by what X and Y read (`config` or `self.config`), a
+    method's parameter as what `self.method(...)` hands it. A metadata class and layers that take
+    it the same way agree (2027-01: each was reported as taking another backend); one that takes
+    the fallback while the other takes the config's own backend still disagrees."""
+    head = ENCODER_HEAD.replace("import get_attention_backend", "import create_attention, get_attention_backend")
+    helper = "    def _backend(self, backend=None):\n        return backend or self.config.attn_backend\n\n\n"
+    source = head + (
+        "class HelperInEachMethod:\n"
+        "    def __init__(self, config, override=None):\n"
+        "        self.config = config\n"
+        "        self.metadata_cls = get_attention_backend(self._backend(override)).Metadata\n"
+        "        self.blocks = [self._block(override) for _ in range(2)]\n\n"
+        "    def _block(self, backend):\n"
+        "        return Attention(config=self.config, attn_backend=self._backend(backend))\n\n"
+        + helper
+        + "class HelperAndItsBody:\n"
+        "    def __init__(self, config, override=None):\n"
+        "        self.config = config\n"
+        "        self.metadata_cls = get_attention_backend(self._backend(override)).Metadata\n"
+        "        self.attn = create_attention(override or config.attn_backend, layer_idx=0)\n\n"
+        + helper
+        + "class HelperDefault:\n"
+        "    def __init__(self, config):\n"
+        "        self.config = config\n"
+        "        self.attn = create_attention(self.config.attn_backend, layer_idx=0)\n"
+        "        self.metadata_cls = get_attention_backend(self._backend()).Metadata\n\n"
+        + helper
+        + "class OrTwoSpellings:\n"
+        "    def __init__(self, config, override=None):\n"
+        "        self.config = config\n"
+        "        self.metadata_cls = get_attention_backend(override or config.attn_backend).Metadata\n"
+        "        self.attn = Attention(config=config, attn_backend=override or self.config.attn_backend)\n\n\n"
+        "class FunctionHelper:\n"
+        "    def __init__(self, config, override=None):\n"
+        "        self.config = config\n"
+        "        self.metadata_cls = get_attention_backend(_pick(config, override)).Metadata\n"
+        "        self.attn = create_attention(_pick(self.config, override), layer_idx=0)\n\n\n"
+        "class ParameterHandedOn:\n"
+        "    def __init__(self, config, override=None):\n"
+        "        self.metadata_cls = get_attention_backend(override).Metadata\n"
+        "        self.attn = self._layer(override)\n\n"
+        "    def _layer(self, backend):\n"
+        "        return create_attention(backend, layer_idx=0)\n\n\n"
+        "class OneValueForBoth:\n"
+        "    def __init__(self, config, override=None):\n"
+        "        backend = override or config.attn_backend\n"
+        "        vision_config = dataclasses.replace(config, attn_backend=backend)\n"
+        "        self.attn = Attention(config=vision_config)\n"
+        "        self.metadata_cls = get_attention_backend(backend).Metadata\n\n\n"
+        "class HelperOnlyForMetadata:\n"
+        "    def __init__(self, config, override=None):\n"
+        "        self.config = config\n"
+        "        self.attn = create_attention(self.config.attn_backend, layer_idx=0)\n"
+        "        self.metadata_cls = get_attention_backend(self._backend(override)).Metadata\n\n"
+        + helper
+        + "class FallbackOnlyForLayers:\n"
+        "    def __init__(self, config, override=None):\n"
+        "        self.metadata_cls = get_attention_backend(config.attn_backend).Metadata\n"
+        "        self.attn = create_attention(_pick(config, override), layer_idx=0)\n\n\n"
+        "def _pick(config, backend=None):\n"
+        "    return backend or config.attn_backend\n"
+    )
+    root = make_tree({"tensorrt_llm/_torch/models/encoders.py": source})
+    code, lines = check("--select", "DL106", str(root))
+    assert code == 1
+    tail = (
+        "(line {line}): when the two differ the layers get metadata of another backend (AttributeError at the "
+        "first forward); derive the metadata class with get_attention_backend({layers}).Metadata"
+    )
+    assert lines == [
+        "tensorrt_llm/_torch/models/encoders.py:77:29: DL106 HelperOnlyForMetadata takes its metadata class from "
+        "get_attention_backend(self._backend(override)), but gives its attention layers the backend "
+        "self.config.attn_backend " + tail.format(line=76, layers="self.config.attn_backend"),
+        "tensorrt_llm/_torch/models/encoders.py:85:29: DL106 FallbackOnlyForLayers takes its metadata class from "
+        "get_attention_backend(config.attn_backend), but gives its attention layers the backend "
+        "_pick(config, override) " + tail.format(line=86, layers="_pick(config, override)"),
+        "Found 2 findings in 15 files.",
+    ]
+
+
 def test_dl106_a_sibling_config_set_to_another_backend_counts_beside_layers_that_follow_it(make_tree: MakeTree) -> None:
     """A second config overridden to another backend than the metadata class's (a merger pinned
     to VANILLA beside the tower's override of the same config, a MiniCPM-V-like merger kept on

@@ -440,6 +440,70 @@ def test_a_match_that_does_not_narrow_the_metadata_is_no_guard(make_tree: MakeTr
     assert _probe(make_tree, after) == [f"{where}:12:24: {KV_LAYOUT_MISSING}"]
 
 
+ATTN_HEAD = PROBE_HEAD.replace("q, metadata)", "q, attn_metadata)")
+NARROWED = "        match attn_metadata:\n            case FlashInferAttentionMetadata():\n                pass\n"
+READ_AFTER = "        return attn_metadata.kv_layout\n"
+LEFT_OTHERWISE = {
+    "return": "            case _:\n                return q\n",
+    "raise from a capture": "            case other:\n                raise TypeError(other)\n",
+    "or of a wildcard": "            case None | _:\n                return q\n",
+}
+
+
+def _attn_probe(make_tree: MakeTree, body: str) -> list[str]:
+    """DL105 on ProbeAttention.forward(self, q, attn_metadata), whose body starts at line 8."""
+    return _dl105(make_tree, {PKG + "probe.py": ATTN_HEAD + body}, "probe.py")
+
+
+def test_a_match_whose_other_cases_leave_narrows_the_rest_of_the_block(make_tree: MakeTree) -> None:
+    """`match attn_metadata:` with `case OwnMetadata():` falling through and every other case
+    leaving narrows what follows, as `if not isinstance(...): return` does (2027-01: reported).
+    Not when a case that falls through proves nothing, nor without a case that matches anything:
+    a metadata object no case matches falls through too. The read inside the case was guarded
+    before and stays so."""
+    inside = "        match attn_metadata:\n            case FlashInferAttentionMetadata():\n"
+    assert _attn_probe(make_tree, inside + "                return attn_metadata.kv_layout\n") == []
+    for case, other in LEFT_OTHERWISE.items():
+        assert _attn_probe(make_tree, NARROWED + other + READ_AFTER) == [], case
+    where = "tensorrt_llm/_torch/attention_backend/probe.py:13:16: "
+    missing = KV_LAYOUT_MISSING.replace("metadata.kv_layout", "attn_metadata.kv_layout")
+    unguarded = {
+        "no case matches anything": "            case None:\n                return q\n",
+        "the wildcard falls through": "            case _:\n                q = None\n",
+        "the wildcard has a guard": "            case _ if q:\n                return q\n",
+    }
+    for case, other in unguarded.items():
+        assert _attn_probe(make_tree, NARROWED + other + READ_AFTER) == [where + missing], case
+
+
+def test_a_class_pattern_at_the_metadatas_place_in_a_tuple_subject_narrows_it(make_tree: MakeTree) -> None:
+    """`match q, attn_metadata:` with `case (_, OwnMetadata()):` narrows attn_metadata as `case
+    OwnMetadata():` does for `match attn_metadata:` (2027-01: reported), the place counted from
+    the end after a star. Not a class pattern at another place, in a sequence pattern of another
+    length, or where a star stands for it."""
+    head = "        match q, attn_metadata:\n"
+    body = "                return attn_metadata.kv_layout\n"
+    narrowing = {
+        "a tuple pattern": "            case (_, FlashInferAttentionMetadata()):\n",
+        "a list pattern, captured": "            case [x, FlashInferAttentionMetadata() as md] as pair:\n",
+        "after a star": "            case (*_, FlashInferAttentionMetadata()):\n",
+        "an or of them": "            case (None, FlashInferAttentionMetadata()) | [_, FlashInferAttentionMetadata()]:"
+        "\n",
+    }
+    for case, pattern in narrowing.items():
+        assert _attn_probe(make_tree, head + pattern + body) == [], case
+    where = "tensorrt_llm/_torch/attention_backend/probe.py:10:24: "
+    missing = KV_LAYOUT_MISSING.replace("metadata.kv_layout", "attn_metadata.kv_layout")
+    not_narrowing = {
+        "another place": "            case (FlashInferAttentionMetadata(), _):\n",
+        "another length": "            case (_, FlashInferAttentionMetadata(), _):\n",
+        "under a star": "            case (FlashInferAttentionMetadata(), *_):\n",
+        "one side of an or": "            case (_, FlashInferAttentionMetadata()) | (_, None):\n",
+    }
+    for case, pattern in not_narrowing.items():
+        assert _attn_probe(make_tree, head + pattern + body) == [where + missing], case
+
+
 def test_an_augmented_assignment_reads_the_attribute(make_tree: MakeTree) -> None:
     """`metadata.num_calls += 1` loads num_calls first: AttributeError where the class lacks it."""
     assert _probe(make_tree, "        metadata.num_calls += 1\n        return q\n") == [
