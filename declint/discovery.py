@@ -140,6 +140,7 @@ def _relative(path: Path, root: Path) -> str:
 # What phase 1 indexes: every Python file under the roots. `include` chooses the files to check,
 # never the index: a narrower one would hide the shared Literal and the base classes from it.
 INDEX_INCLUDE = ("*.py",)
+_GLOB_CHARS = re.compile(r"[*?\[\]/\\]")  # what makes a pattern's text after "*" more than a plain suffix
 
 
 class _Filter:
@@ -164,6 +165,10 @@ class _Filter:
             line.strip() and not line.strip().startswith("#") and not line.rstrip().endswith("/") for line in excludes
         )
         self._included = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in self.include) or r"(?!)")
+        # Patterns that are all "*" and a plain suffix (the default "*.py"): the same answer from
+        # `str.endswith`, asked of the name alone (a rel ends with its name), for every file walked.
+        suffixes = tuple(p[1:] for p in self.include if p.startswith("*") and not _GLOB_CHARS.search(p[1:]))
+        self.suffixes = suffixes if self.include and len(suffixes) == len(self.include) else None
         self.respect_gitignore = bool(config.get("respect-gitignore"))
         self._gitignores: dict[str, _GitIgnore | None] = {}
         self._applicable_to: dict[str, _Applicable] = {}
@@ -174,6 +179,8 @@ class _Filter:
         """`name`: the rel's last component, when the caller has it (the walk does)."""
         if name is None:
             name = rel.rsplit("/", 1)[-1]
+        if self.suffixes is not None:
+            return name.endswith(self.suffixes)
         return self._included.match(name) is not None or self._included.match(rel) is not None
 
     def excluded(
@@ -591,6 +598,7 @@ def _walk_dir(
     # Whether an included file found here can be excluded at all: in most directories neither a
     # file pattern nor a .gitignore applies, and the walk skips the probe (a call per file).
     probe_files = flt.probes_walked_files(gitignores)
+    suffixes = flt.suffixes
     prefix = "" if base == "." else f"{base}/"
     # The directory's Listing, gathered on the way (a pass of its own was a tenth of the walk).
     subdirectories: list[str] = []
@@ -613,7 +621,7 @@ def _walk_dir(
                 json_files.append(name)
             if not inside:
                 _walk(Path(entry.path), flt, found, explicit=False)
-            elif flt.included(rel, name) and not (
+            elif (name.endswith(suffixes) if suffixes is not None else flt.included(rel, name)) and not (
                 probe_files and flt.excluded(entry.path, rel, False, walked=True, gitignores=gitignores)
             ):
                 found.append(SourcePath(rel, entry.path))

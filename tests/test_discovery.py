@@ -373,3 +373,38 @@ def test_ignore_file_lines_are_split_as_git_splits_them(tmp_path: Path) -> None:
     _files(tmp_path, {f"{name}.py": "x = 1\n" for name in "abcdefh"})
     (tmp_path / ".gitignore").write_bytes(b"a.py\rb.py\nc.py\x0cd.py\ne.py\xc2\x85f.py\nh.py\r\n")
     assert _walked(tmp_path) == [f"{name}.py" for name in "abcdef"]
+
+
+@pytest.mark.parametrize(
+    "include",
+    [("*.py",), ("*.py", "*.pyi"), ("*_model.py",), ("modeling_*.py",), ("*/x.py",), ("*.p[yi]",), ("*",), ("*.py?",)],
+)
+def test_include_answers_as_its_globs_do_with_or_without_the_suffix_shortcut(
+    tmp_path: Path, include: tuple[str, ...]
+) -> None:
+    """`include` patterns that are "*" and a plain suffix are answered by `str.endswith`; the
+    others by their regexes, and both give fnmatch's answer for the name or the rel."""
+    import fnmatch
+
+    config = load_config(None, default_root=tmp_path, known_codes=frozenset())
+    flt = _Filter(config, include)
+    plain = all(p.startswith("*") and not set(p[1:]) & set("*?[]/\\") for p in include)
+    assert (flt.suffixes is not None) == plain
+    rels = ("a.py", "a/b.py", "a/b.pyi", "x.pyc", "pkg/x.py", "pkg/y_model.py", "modeling_a.py", "py", ".py", "a/.py")
+    for rel in rels:
+        name = rel.rsplit("/", 1)[-1]
+        expected = any(fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(rel, p) for p in include)
+        assert flt.included(rel) is expected, (rel, include)
+        assert flt.included(rel, name) is expected, (rel, include)
+    root = tmp_path / "tree"
+    for rel in ("a.py", "pkg/b.pyi", "pkg/y_model.py", "pkg/x.py", "c.txt"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("")
+    config = load_config(None, default_root=root, known_codes=frozenset())
+    walked = [item.rel for item in discover([root], config, include=include).files]
+    expected_files = [
+        rel
+        for rel in ("a.py", "c.txt", "pkg/b.pyi", "pkg/x.py", "pkg/y_model.py")
+        if any(fnmatch.fnmatchcase(rel.rsplit("/", 1)[-1], p) or fnmatch.fnmatchcase(rel, p) for p in include)
+    ]
+    assert walked == expected_files
