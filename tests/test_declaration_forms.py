@@ -836,7 +836,7 @@ def test_dl106_a_backend_picked_by_or_or_by_a_helper_is_one_source(make_tree: Ma
     however it is spelled: the helper's call as its body in the caller's arguments (`self._backend()`
     as `self.config.attn_backend`), `X or Y` by what X and Y read (`config` or `self.config`), a
     method's parameter as what `self.method(...)` hands it. A metadata class and layers that take
-    it the same way agree (2027-01: each was reported as taking another backend); one that takes
+    it the same way agree (2026-12-03: each was reported as taking another backend); one that takes
     the fallback while the other takes the config's own backend still disagrees."""
     head = ENCODER_HEAD.replace("import get_attention_backend", "import create_attention, get_attention_backend")
     helper = "    def _backend(self, backend=None):\n        return backend or self.config.attn_backend\n\n\n"

@@ -457,7 +457,7 @@ def _attn_probe(make_tree: MakeTree, body: str) -> list[str]:
 
 def test_a_match_whose_other_cases_leave_narrows_the_rest_of_the_block(make_tree: MakeTree) -> None:
     """`match attn_metadata:` with `case OwnMetadata():` falling through and every other case
-    leaving narrows what follows, as `if not isinstance(...): return` does (2027-01: reported).
+    leaving narrows what follows, as `if not isinstance(...): return` does (2026-12-03: reported).
     Not when a case that falls through proves nothing, nor without a case that matches anything:
     a metadata object no case matches falls through too. The read inside the case was guarded
     before and stays so."""
@@ -478,7 +478,7 @@ def test_a_match_whose_other_cases_leave_narrows_the_rest_of_the_block(make_tree
 
 def test_a_class_pattern_at_the_metadatas_place_in_a_tuple_subject_narrows_it(make_tree: MakeTree) -> None:
     """`match q, attn_metadata:` with `case (_, OwnMetadata()):` narrows attn_metadata as `case
-    OwnMetadata():` does for `match attn_metadata:` (2027-01: reported), the place counted from
+    OwnMetadata():` does for `match attn_metadata:` (2026-12-03: reported), the place counted from
     the end after a star. Not a class pattern at another place, in a sequence pattern of another
     length, or where a star stands for it."""
     head = "        match q, attn_metadata:\n"
