@@ -64,6 +64,11 @@ class BackendLiteral(TreeRule):
     local of the same name shadows it, nor one annotated with the shared Literal:
     `_BACKENDS: dict[EncoderAttentionBackend, type] = {...}`). So are the keys of a mapping looked
     up by a context (`_REGISTRY[cfg.attn_backend]`, `{"TRTLLM": 1}.get(cfg.attn_backend)`).
+    Such a constant imported from another module is not followed there: its module reports it
+    when the constant is named like a context (`SUPPORTED_ATTN_BACKENDS`), and not otherwise
+    (`from .consts import VISION_BACKENDS`, then `cfg.attn_backend in VISION_BACKENDS`). Reading
+    it from the index means indexing every module that names a backend and binds a collection:
+    a prototype (2026-12-03) made a cold run over the transformers sources 3x slower.
 
     A context annotated with a Literal of its own, all of whose members are backend names
     (`attn_backend: Literal["TRTLLM", "VANILLA"]`, also nested, in a string annotation, or as the
