@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from declint.members import MetadataRead, metadata_reads, method_names, provided_members
 from declint.model_defaults import UNSET, map_pairs, model_default_backend
-from declint.names import absolute_module
+from declint.names import absolute_module, import_bindings, module_statements, rebinds
 from declint.source import split_lines
 
 TYPING_LITERALS = frozenset({"typing.Literal", "typing_extensions.Literal"})
@@ -179,6 +179,7 @@ class _Extractor:
         self.stars: list[str] = []  # modules this one imports `*` from
         self.module_values: dict[str, ast.expr] = {}  # module-level NAME = value (the last one)
         self.value_names: frozenset[str] = frozenset()  # module-level names `_references` records
+        self.local_imports: dict[str, str] = {}  # names imports in a function or class body bind
 
     def run(self, tree: ast.Module) -> ModuleFacts:
         imports = self._collect_bindings(tree)
@@ -215,26 +216,37 @@ class _Extractor:
         )
 
     def _collect_bindings(self, tree: ast.Module) -> dict[str, str]:
+        """The module's imports: what each name a module-level import binds holds once the module
+        has run (its last binding, Python running the module top to bottom: an import that a
+        later module-level statement rebinds for good, `attention = len`, `def`, `class`, `del`,
+        binds nothing another module could import; `rebound_imports`). Imports in a function or
+        class body bind no module-level name: they only resolve the names the module does not
+        bind, as before (a tower a method imports to build it is still referenced), and add their
+        target to what the function or class references (`_references`)."""
         imports: dict[str, str] = {}
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.asname:
-                        imports[alias.asname] = alias.name
-                    else:
-                        head = alias.name.partition(".")[0]
-                        imports[head] = head
-            elif isinstance(node, ast.ImportFrom):
-                base = absolute_module(self.package, node.module, node.level)
-                for alias in node.names:
-                    if alias.name != "*":
-                        imports[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
-                    elif base and base not in self.stars:
+        module_bound: set[str] = set()  # names a module-level statement binds
+        for node, conditional in module_statements(tree.body):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                imports.update(import_bindings(node, self.package))
+                if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
+                    base = absolute_module(self.package, node.module, node.level)
+                    if base and base not in self.stars:
                         self.stars.append(base)
+            else:
+                rebound = rebinds(node)
+                module_bound.update(rebound)
+                for name in () if conditional else rebound:
+                    imports.pop(name, None)
+        module_level = {id(statement) for statement, _ in module_statements(tree.body)}
+        for inner in ast.walk(tree):
+            if isinstance(inner, ast.Import | ast.ImportFrom) and id(inner) not in module_level:
+                self.local_imports.update(import_bindings(inner, self.package))
         for node in tree.body:
             if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
                 self.names[node.name] = f"{self.module}.{node.name}"
-        self.names = {**imports, **self.names}
+        module_bound.update(imports, self.names)
+        local = {name: dotted for name, dotted in self.local_imports.items() if name not in module_bound}
+        self.names = {**local, **imports, **self.names}
         # `Alias = SomeModel` at module level, bound once: a name for what it names (a base written
         # `class B(Alias)`, or another module importing Alias, follows it like an import).
         for name, value in _aliases(tree).items():
@@ -524,6 +536,12 @@ class _Extractor:
                 head = self.names.get(inner.value.id)
                 if head is not None:
                     found.add(f"{head}.{inner.attr}")
+            if isinstance(inner, ast.Name) and inner.id in self.local_imports:
+                found.add(self.local_imports[inner.id])  # maybe a function's own import of the name
+            elif isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name):
+                local = self.local_imports.get(inner.value.id)
+                if local is not None:
+                    found.add(f"{local}.{inner.attr}")
         return tuple(sorted(found))
 
     def _literal(self, target: str, value: ast.expr | None, line: int, type_checking: bool) -> LiteralDef | None:

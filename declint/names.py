@@ -67,13 +67,19 @@ class NameResolver:
     `__init__.py` (both only used to make relative imports absolute).
     """
 
-    def __init__(self, tree: ast.Module, module: str = "", is_package: bool = False) -> None:
+    def __init__(
+        self, tree: ast.Module, module: str = "", is_package: bool = False, last_binding: bool = False
+    ) -> None:
         self._package = module if is_package else module.rpartition(".")[0]
         self._known_module = bool(module)
         self.module_scope = Scope("module", None)
         self._scope_of: dict[int, Scope] = {}  # id(scope-creating node) -> its scope
         self._where: dict[int, Scope] = {}  # id(Name node) -> the scope it is evaluated in
         self.star_modules: list[str] = []  # absolute modules of `from m import *` (module level only)
+        # `last_binding`: a module-level import the module then rebinds for good names nothing
+        # where it is read after the rebinding (`rebound_imports`): in a function (which runs once
+        # the module has run), or in module-level code below it. libcst does not do this.
+        self._rebound = rebound_imports(tree) if last_binding else {}
         _Binder(self).run(tree)
 
     # ---- queries ------------------------------------------------------------------------
@@ -102,11 +108,23 @@ class NameResolver:
         if found is None:
             return frozenset({f"builtins.{node.id}"}) if node.id in _BUILTINS else frozenset()
         names = frozenset(found.imports.get(node.id, ()))
+        if found is self.module_scope and node.id in self._rebound and self._reads_late(node, scope):
+            return frozenset()
         if found is scope and scope.kind == "module" and node.id in _BUILTINS:
             # Module code runs top to bottom: before its first rebinding, a builtin is the builtin.
             if node.lineno < found.first_line.get(node.id, 0):
                 names |= {f"builtins.{node.id}"}
         return names
+
+    def _reads_late(self, node: ast.Name, scope: Scope) -> bool:
+        """Is `node` read after the module has rebound its import (`_rebound`)? In a function, or
+        in module-level code (a class body, a comprehension) below the rebinding statement."""
+        current: Scope | None = scope
+        while current is not None:
+            if current.kind == "function":
+                return True
+            current = current.parent
+        return node.lineno > self._rebound[node.id]
 
     def _lookup(self, name: str, scope: Scope) -> Scope | None:
         current: Scope | None = scope
@@ -272,3 +290,84 @@ def last_name(node: ast.AST) -> str | None:
     if isinstance(node, ast.Attribute):
         return node.attr
     return None
+
+
+# ---- what a module binds a name to once it has run ----------------------------------------------
+
+# Compound statements whose blocks run at import, maybe not at all or only in part: a binding in
+# them binds at module level, but may not happen.
+_BLOCKS = (ast.If, ast.Try, ast.TryStar, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While, ast.Match)
+
+
+def module_statements(statements: list[ast.stmt], conditional: bool = False) -> Iterator[tuple[ast.stmt, bool]]:
+    """A module's statements in source order, with those in its compound statements' blocks
+    (`if`, `try`, `with`, loops, `match`: they run at import too) flagged conditional; never the
+    body of a function or class, whose bindings are not the module's."""
+    for statement in statements:
+        yield statement, conditional
+        if isinstance(statement, _BLOCKS):
+            blocks: list[list[ast.stmt]] = [getattr(statement, name, []) for name in ("body", "orelse", "finalbody")]
+            blocks += [handler.body for handler in getattr(statement, "handlers", ())]
+            blocks += [case.body for case in getattr(statement, "cases", ())]
+            for block in blocks:
+                yield from module_statements(block, conditional=True)
+
+
+def import_bindings(statement: ast.Import | ast.ImportFrom, package: str) -> Iterator[tuple[str, str]]:
+    """(name, dotted) of each name an import statement binds (`*` left out); a relative import
+    made absolute in `package`."""
+    if isinstance(statement, ast.Import):
+        for alias in statement.names:
+            head = alias.name.partition(".")[0]
+            yield (alias.asname, alias.name) if alias.asname else (head, head)
+        return
+    base = absolute_module(package, statement.module, statement.level)
+    for alias in statement.names:
+        if alias.name != "*":
+            yield alias.asname or alias.name, f"{base}.{alias.name}" if base else alias.name
+
+
+def rebinds(statement: ast.stmt) -> list[str]:
+    """The names a simple statement binds otherwise than by an import (a plain, annotated,
+    augmented or unpacking assignment, `def`, `class`) or unbinds (`del`); none for a compound
+    statement (its blocks are statements of their own) or an annotation without a value."""
+    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [statement.name]
+    targets: list[ast.expr] = []
+    if isinstance(statement, ast.Assign):
+        targets = list(statement.targets)
+    elif isinstance(statement, ast.AnnAssign | ast.AugAssign) and getattr(statement, "value", None) is not None:
+        targets = [statement.target]
+    elif isinstance(statement, ast.Delete):
+        targets = list(statement.targets)
+    names = []
+    while targets:
+        target = targets.pop()
+        if isinstance(target, ast.Name):
+            names.append(target.id)
+        elif isinstance(target, ast.Tuple | ast.List):
+            targets.extend(target.elts)
+        elif isinstance(target, ast.Starred):
+            targets.append(target.value)
+    return names
+
+
+def rebound_imports(tree: ast.Module) -> dict[str, int]:
+    """Names a module imports at module level and then rebinds there for good: name -> the last
+    line of the statement that rebinds it. Python runs a module top to bottom, so what the name
+    holds once the module has run (what a function reads, what another module imports) is its
+    last binding. Only a rebinding that surely runs (a statement of the module's own body, not
+    in an `if`, `try`, `with` or loop) counts; an import, even one that may not run, after it
+    makes the name an import again (maybe SDPA: an over-approximation)."""
+    imported: set[str] = set()
+    rebound: dict[str, int] = {}
+    for statement, conditional in module_statements(tree.body):
+        if isinstance(statement, ast.Import | ast.ImportFrom):
+            for name, _ in import_bindings(statement, ""):
+                imported.add(name)
+                rebound.pop(name, None)
+        elif not conditional:
+            for name in rebinds(statement):
+                if name in imported:
+                    rebound[name] = statement.end_lineno or statement.lineno
+    return rebound

@@ -93,9 +93,14 @@ class DirectSdpa(TreeRule):
     a plain alias or `functools.partial(...)`, in a file the index reads in full (one whose
     encoder classes a model reaches, and the modules those import from; the alias's module when
     its bytes show the binding at column 0, or within three continued lines, or an `import ...
-    as`). Not followed: other alias forms in another module, an imported alias called in a file
-    whose classes no model reaches (an encoder no model declares: only a direct call is reported
-    there), and a base class defined in another module.
+    as`). A module's binding of a name is its last at module level, as Python runs the module
+    top to bottom: an import of SDPA that the module then rebinds (an assignment, `def`,
+    `class`, `del`) is no alias in its functions, in module-level code below the rebinding, or
+    for a module importing the name; a rebinding in an `if`, `try`, `with` or loop may not run
+    and leaves the name SDPA (reported), and an import in a function or class body binds no
+    module-level name. Not followed: other alias forms in another module, an imported alias
+    called in a file whose classes no model reaches (an encoder no model declares: only a
+    direct call is reported there), and a base class defined in another module.
 
     An encoder built on a Hugging Face model and kept by a module (`self.tower = ...`:
     `transformers.AutoModel.from_config(...)` or `from_pretrained`, or a transformers model class
@@ -266,7 +271,7 @@ class DirectSdpa(TreeRule):
         super().__init__(context, tree)
         self._sdpa_names = frozenset(self.config.str_list("sdpa-names"))
         self._sdpa_modules = {name.rpartition(".")[0]: name.rpartition(".")[2] for name in self._sdpa_names}
-        self._names = NameResolver(tree, context.module, context.source.rel.endswith("__init__.py"))
+        self._names = NameResolver(tree, context.module, context.source.rel.endswith("__init__.py"), last_binding=True)
         # Names other modules bind to SDPA: an imported name called one of these is asked of the
         # index (through the context's, so the cache records the answer); any other name is not.
         self._imported = frozenset(_bound_names(self.config, self.index))

@@ -803,6 +803,97 @@ def test_a_function_re_exported_under_another_name_is_no_alias(make_tree: MakeTr
     assert dl101(make_tree, files) == []
 
 
+LAYERS = "tensorrt_llm/_torch/models/probe_layers.py"
+OTHER = "tensorrt_llm/_torch/models/other.py"
+EAGER = "def eager(q, k, v):\n    return q\n"
+
+
+@pytest.mark.parametrize(
+    ("layers", "imported"),
+    [
+        ("from .attn_utils import sdpa as attention\n\nattention = len\n", "attention"),
+        ("from .attn_utils import sdpa as attention\nfrom . import other\n\nattention = other.eager\n", "attention"),
+        ("from .attn_utils import sdpa\n\nsdpa = len\n", "sdpa"),
+        ("from .attn_utils import sdpa as attention\n\nattention: object = len\n", "attention"),
+        ("from .attn_utils import sdpa as attention\n\nattention, other = len, max\n", "attention"),
+        ("from .attn_utils import sdpa as attention\n\nclass attention:\n    pass\n", "attention"),
+        ("from .attn_utils import sdpa as attention\n\ndel attention\n", "attention"),
+    ],
+    ids=["assigned", "aliased", "same-name", "annotated", "unpacked", "class", "deleted"],
+)
+def test_an_imported_alias_rebound_at_module_level_is_no_alias(make_tree: MakeTree, layers: str, imported: str) -> None:
+    """Red-team 101: `probe_layers` imports the alias, then rebinds the name at module level (a
+    plain, annotated or unpacking assignment, a class, `del`): Python runs the module top to
+    bottom, so what another module imports is the last binding, no alias of SDPA. The index
+    followed the import and ignored the assignment (`from .attn_utils import *` was right)."""
+    model = _importing(f"from .probe_layers import {imported}\n", f"return {imported}(q, k, v)")
+    assert dl101(make_tree, {UTILS: ALIASES, OTHER: EAGER, LAYERS: layers, MODEL: model}) == []
+
+
+@pytest.mark.parametrize(
+    "layers",
+    [
+        "from .attn_utils import sdpa as attention\n\nif DEBUG:\n    attention = len\n",
+        "try:\n    from .attn_utils import sdpa as attention\nexcept ImportError:\n    attention = len\n",
+        "from .attn_utils import sdpa as attention\n\nwith open(PATH):\n    attention = len\n",
+        "attention = len\n\nif FAST:\n    from .attn_utils import sdpa as attention\n",
+        "attention = len\n\nfrom .attn_utils import sdpa as attention\n",
+        "from . import other\n\nattention = other.eager\n\nfrom .attn_utils import sdpa as attention\n",
+    ],
+    ids=["rebound-if", "rebound-except", "rebound-with", "imported-in-if", "imported-last", "imported-after-alias"],
+)
+def test_an_imported_alias_maybe_rebound_or_imported_last_is_reported(make_tree: MakeTree, layers: str) -> None:
+    """A rebinding in a module-level `if`, `try` or `with` may not run: the name may still be
+    SDPA (an over-approximation, as a flow-insensitive reading is), so the call is reported; and
+    an import that comes after the rebinding is the module's binding."""
+    model = _importing("from .probe_layers import attention\n", "return attention(q, k, v)")
+    files = {UTILS: ALIASES, OTHER: EAGER, LAYERS: layers, MODEL: model}
+    assert dl101(make_tree, files) == [f"9:16: {_bypass('VisionTower.forward')}"]
+
+
+@pytest.mark.parametrize(
+    "nested",
+    [
+        "def reference(q, k, v):\n    from .attn_utils import sdpa as attention\n    return attention(q, k, v)\n",
+        "class Reference:\n    from .attn_utils import sdpa as attention\n\n    def run(self, q, k, v):\n"
+        "        return self.attention(q, k, v)\n",
+    ],
+    ids=["function", "class"],
+)
+def test_an_import_in_a_function_or_class_body_is_no_module_binding(make_tree: MakeTree, nested: str) -> None:
+    """Red-team 101: `probe_layers` binds `attention` to `other.eager` at module level and imports
+    the alias under that name inside a function (or a class body): what the model imports is
+    `eager`. The facts took imports from the whole tree, a nested one overwriting the module's.
+    The call inside the function is SDPA, reported in its own file (no model owns it); a class
+    attribute bound by an import is no alias DL101 follows (`self.attention`), as before."""
+    layers = "from .other import eager as attention\n\n" + nested
+    model = _importing("from .probe_layers import attention\n", "return attention(q, k, v)")
+    files = {UTILS: ALIASES, OTHER: EAGER, LAYERS: layers, MODEL: model}
+    assert dl101(make_tree, files) == []
+    if nested.startswith("def"):
+        assert dl101(make_tree, files, checked=LAYERS) == [f"5:12: {_undeclared('reference')}"]
+
+
+def test_an_alias_imported_and_rebound_in_one_file(make_tree: MakeTree) -> None:
+    """The same file imports SDPA under a name, then rebinds the name at module level: a function
+    calling it calls the last binding (it runs after the module has run); module-level code
+    before the rebinding still calls SDPA."""
+    source = (
+        HEADER
+        + (
+            "from torch.nn.functional import scaled_dot_product_attention as attention\n"  # 5
+            "\nWARM = attention(1, 2, 3)\n"  # 7: reported (module-level code, before the rebinding)
+            "attention = len\n"
+            "LATE = attention([])\n"  # 9: after it
+            "\nclass VisionTower(nn.Module):\n    def forward(self, q, k, v):\n"
+            "        return attention(q, k, v)\n"  # 13
+        )
+        + _model("VisionTower")
+    )
+    warm = _undeclared("").replace("`` calls", "module-level code calls")
+    assert dl101(make_tree, {MODEL: source}) == [f"7:8: {warm}"]
+
+
 @pytest.mark.parametrize(
     ("source", "indexed"),
     [

@@ -127,3 +127,25 @@ def test_deep_nesting_does_not_exhaust_the_recursion_limit() -> None:
     resolver = NameResolver(tree)
     attribute = next(n for n in ast.walk(tree) if isinstance(n, ast.Attribute))
     assert resolver.qualified(attribute) == {"os.path"}
+
+
+def test_last_binding_drops_an_import_the_module_rebinds_for_good() -> None:
+    """DL101's resolver (`last_binding=True`): a module-level import the module rebinds later
+    names nothing in a function or below the rebinding; a rebinding in an `if` may not run, and
+    a later import (even one in a `try`) binds the name again. Without the option, as libcst."""
+    source = (
+        "from torch import nn as a, nn as b, nn as c, nn as d\n"
+        "x = a.f\n"  # 2: before the rebinding
+        "a = 1\nif c:\n    b = 2\nd = 3\ntry:\n    from torch import nn as d\nexcept ImportError:\n    pass\n"
+        "y = a.f\n"  # 11
+        "def g():\n    return a.f, b.f, d.f\n"  # 13
+    )
+    tree = ast.parse(source)
+    found: dict[int, list[frozenset[str]]] = {}
+    for last_binding in (False, True):
+        resolver = NameResolver(tree, last_binding=last_binding)
+        loads = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "f"]
+        for node in sorted(loads, key=lambda n: (n.lineno, n.col_offset)):
+            found.setdefault(node.lineno, []).append(resolver.qualified(node))
+    nn = frozenset({"torch.nn.f"})
+    assert found == {2: [nn, nn], 11: [nn, frozenset()], 13: [nn, nn, nn, frozenset(), nn, nn]}
