@@ -190,8 +190,10 @@ class MetadataBackendMismatch(Rule):
     (`override or config.attn_backend` is `override or self.config.attn_backend` where
     `self.config = config`; `None or x` is x); a helper's call (a function of the file, or a
     method on `self`, whose straight-line body returns a backend: `def _backend(self, b=None):
-    return b or self.config.attn_backend`) as what it returns, in the caller's names.
-    Aliased imports (`get_attention_backend as gab`) and a kept backend class (`cls =
+    return b or self.config.attn_backend`) as what it returns, in the caller's names, both where
+    two backends are compared and where the metadata class's config is asked
+    (`get_attention_backend(self._backend())`, `_backend` returning `self.config.attn_backend`,
+    reads self.config, as the direct spelling does). Aliased imports (`get_attention_backend as gab`) and a kept backend class (`cls =
     get_attention_backend(...)`, then `cls.Metadata`) are followed. A config may be kept under a name
     or on `self` (`self.vision_config`), and copied (`self.model_config = model_config`). Layers
     pinned next to a hard-coded metadata class are not judged (which backend a class pairs with
@@ -819,11 +821,13 @@ class MetadataBackendMismatch(Rule):
                 literal = _string(argument)
                 if literal is not None:
                     return _MetadataSource(value, None, f'get_attention_backend("{literal}")')
-                config = _backend_read(argument)
+                # A helper's call as what it returns (`self._backend()` as `self.config.attn_backend`).
+                returned = self._backend_returned(argument) or argument
+                config = _backend_read(returned)
                 if config is not None and (read := _name_of(config)) is not None:
                     self._known.add(read)
                 resolved = self._locals_now(argument)
-                return _MetadataSource(value, _config_of(argument), None, argument, resolved, self._tag)
+                return _MetadataSource(value, _config_of(returned), None, argument, resolved, self._tag)
         if isinstance(value, cst.Name | cst.Attribute) and self._is_metadata_class(value):
             return _MetadataSource(value, None, _last_name(value))
         return _MetadataSource(value, None, None)
@@ -930,7 +934,8 @@ class MetadataBackendMismatch(Rule):
         in a factory classmethod, handed to `cls(...)`, is not the layers of `__init__`), and handed
         to a call named like an attention layer (`Attention(config=merger_config)`): a sub-encoder
         (`AudioEncoder(audio_config)`) or a projector may take metadata of its own (red-team 60)."""
-        read = _backend_read(source.argument) if source.argument is not None else None
+        argument = source.argument
+        read = _backend_read(self._backend_returned(argument) or argument) if argument is not None else None
         if read is None or _name_of(read) is None or source.config is None:
             return
         metadata = self._canonical(source.config)

@@ -992,6 +992,51 @@ def test_dl106_a_parameter_handed_different_backends_is_each_of_them(make_tree: 
     ]
 
 
+def test_dl106_a_metadata_backend_returned_by_a_helper_is_the_config_it_reads(make_tree: MakeTree) -> None:
+    """`get_attention_backend(self._backend())`, `_backend` returning `self.config.attn_backend`,
+    takes the metadata class from self.config as the direct spelling does: layers built from an
+    override of that config are reported the same (red-team, 2026-12-03: the helper's body was
+    read only when two backend expressions were compared). A helper that reads the override the
+    layers get agrees with them."""
+    layers = (
+        "        self.config = config\n"
+        "        self.vision_config = dataclasses.replace(config, attn_backend=override)\n"
+        "        self.attn = Attention(config=self.vision_config)\n"
+    )
+    source = ENCODER_HEAD + (
+        "class Direct:\n"
+        "    def __init__(self, config, override=None):\n"
+        + layers
+        + "        self.metadata_cls = get_attention_backend(self.config.attn_backend).Metadata\n\n\n"
+        "class ThroughHelper:\n"
+        "    def __init__(self, config, override=None):\n"
+        + layers
+        + "        self.metadata_cls = get_attention_backend(self._backend()).Metadata\n\n"
+        "    def _backend(self):\n"
+        "        return self.config.attn_backend\n\n\n"
+        "class HelperReadsTheOverride:\n"
+        "    def __init__(self, config, override=None):\n"
+        + layers
+        + "        self.metadata_cls = get_attention_backend(_backend_of(self.vision_config)).Metadata\n\n\n"
+        "def _backend_of(config):\n"
+        "    return config.attn_backend\n"
+    )
+    root = make_tree({"tensorrt_llm/_torch/models/encoders.py": source})
+    code, lines = check("--select", "DL106", str(root))
+    assert code == 1
+    finding = (
+        "tensorrt_llm/_torch/models/encoders.py:{at}:29: DL106 {encoder} takes its metadata class from "
+        "self.config's attn_backend, but builds its attention layers from self.vision_config, whose attn_backend is "
+        "overridden (line {line}): with a per-encoder override the layers get metadata of another backend "
+        "(AttributeError at the first forward); derive both from self.vision_config"
+    )
+    assert lines == [
+        finding.format(at=14, encoder="Direct", line=12),
+        finding.format(at=22, encoder="ThroughHelper", line=20),
+        "Found 2 findings in 15 files.",
+    ]
+
+
 def test_dl106_a_sibling_config_set_to_another_backend_counts_beside_layers_that_follow_it(make_tree: MakeTree) -> None:
     """A second config overridden to another backend than the metadata class's (a merger pinned
     to VANILLA beside the tower's override of the same config, a MiniCPM-V-like merger kept on
