@@ -94,6 +94,24 @@ class _Helper:
 
 
 @dataclass(frozen=True)
+class _Handing:
+    """A `self.method(...)` call in the encoder: what it hands the method's parameters, its local
+    names replaced by their values then (`_locals_now`), and as written (for messages)."""
+
+    method: str
+    positional: tuple[tuple[cst.BaseExpression, cst.BaseExpression], ...]  # (value, as written)
+    keywords: tuple[tuple[str, cst.BaseExpression, cst.BaseExpression], ...]  # (keyword, value, as written)
+    call: cst.Call
+    scope: str  # the function it was written in (`_seal`)
+    bindable: bool  # no `*args` or `**kwargs`: each parameter's value is known
+
+
+# What a call hands a parameter (`_arguments`): the value, the function it was written in, and
+# the expression as written (the call itself for a default), for a message's line.
+_Argument = tuple["cst.BaseExpression", str, "cst.CSTNode"]
+
+
+@dataclass(frozen=True)
 class _MetadataSource:
     node: cst.BaseExpression
     config: str | None  # root name of the config whose backend picks the metadata class (see `_retire`)
@@ -165,12 +183,17 @@ class MetadataBackendMismatch(Rule):
     `c.attn_backend`, an unchanged copy of a config as the config, the backend an override sets;
     a local name is what it holds where it is used (`backend = "VANILLA"` afterwards does not
     change what the metadata class was derived from), `self.x` what the class sets it to, a
-    method's parameter what `self.method(...)` hands it; `a or b` by what a and b read
+    method's parameter what `self.method(...)` hands it when every such call in the class hands it
+    one backend (calls that differ are each judged: `self._layer(override)` beside
+    `self._layer(config.attn_backend)` gives one of the layers other metadata; a parameter no call
+    hands a value is the backend passed as it); `a or b` by what a and b read
     (`override or config.attn_backend` is `override or self.config.attn_backend` where
     `self.config = config`; `None or x` is x); a helper's call (a function of the file, or a
     method on `self`, whose straight-line body returns a backend: `def _backend(self, b=None):
-    return b or self.config.attn_backend`) as what it returns, in the caller's names.
-    Aliased imports (`get_attention_backend as gab`) and a kept backend class (`cls =
+    return b or self.config.attn_backend`) as what it returns, in the caller's names, both where
+    two backends are compared and where the metadata class's config is asked
+    (`get_attention_backend(self._backend())`, `_backend` returning `self.config.attn_backend`,
+    reads self.config, as the direct spelling does). Aliased imports (`get_attention_backend as gab`) and a kept backend class (`cls =
     get_attention_backend(...)`, then `cls.Metadata`) are followed. A config may be kept under a name
     or on `self` (`self.vision_config`), and copied (`self.model_config = model_config`). Layers
     pinned next to a hard-coded metadata class are not judged (which backend a class pairs with
@@ -297,9 +320,9 @@ class MetadataBackendMismatch(Rule):
             expect=((10, 28),),
             message=(
                 "VisionEncoder takes its metadata class from get_attention_backend(model_config.attn_backend), but "
-                "gives its attention layers the backend encoder_backend (line 9): when the two differ the layers get "
-                "metadata of another backend (AttributeError at the first forward); derive the metadata class with "
-                "get_attention_backend(encoder_backend).Metadata"
+                "gives its attention layers the backend passed as `encoder_backend` (line 9): when the two differ the "
+                "layers get metadata of another backend (AttributeError at the first forward); derive the metadata "
+                "class with get_attention_backend(encoder_backend).Metadata"
             ),
         ),
         Invalid(
@@ -345,7 +368,15 @@ class MetadataBackendMismatch(Rule):
         # `self.method(...)` by position or keyword: a parameter is what the caller hands it (`_link`).
         self._params: dict[str, list[str]] = {}
         self._positional: dict[str, int] = {}
+        self._defaults: dict[str, dict[str, cst.BaseExpression]] = {}
         self._handed: list[tuple[str, int | str, str]] = []
+        # Every `self.method(...)` call, whatever it hands: a parameter is read as its argument only
+        # when all of them hand it one backend (`_handed_to`); else each argument is judged in turn,
+        # the one `_chosen` for it (`_variants`), and `_undecided` lists those met without one.
+        self._handings: list[_Handing] = []
+        self._chosen: dict[str, _Argument] = {}
+        self._undecided: list[str] = []
+        self._tracing: set[str] = set()  # parameters whose arguments are being keyed (a cycle stops)
         self._methods: dict[str, str] = {}  # a method's mark (`_seal`) -> its name, for messages
         self._sealed = 0  # functions sealed so far (`_seal`)
         self._tag = f"{_SCOPE}0"  # the mark this function's local names will get
@@ -390,6 +421,8 @@ class MetadataBackendMismatch(Rule):
         positional = positional if static else positional[1:]
         self._params[node.name.value] = positional + [p.name.value for p in node.params.kwonly_params]
         self._positional[node.name.value] = len(positional)
+        every = (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)
+        self._defaults[node.name.value] = {p.name.value: p.default for p in every if p.default is not None}
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._open_functions -= 1
@@ -430,6 +463,8 @@ class MetadataBackendMismatch(Rule):
         if _is_logging(node):
             return False  # nothing in a log message builds a layer: `logger.info("%s", str(vcfg))`
         node = _unpartial(node, self._callee(node))
+        if isinstance(node.func, cst.Attribute) and _is_self(node.func.value):
+            self._handing(node.func.attr.value, node)
         callee = self._callee(node)
         keywords = self._backend_keywords(node)
         if callee in _LAYER_FACTORIES and callee in self._functions:
@@ -515,6 +550,15 @@ class MetadataBackendMismatch(Rule):
         for argument in plain:
             if argument.keyword is not None and (name := _name_of(argument.value)) is not None:
                 self._handed.append((method, argument.keyword.value, name))
+
+    def _handing(self, method: str, call: cst.Call) -> None:
+        """`self.method(override)`, `self.method(backend=x)`: what it hands, for `_arguments`."""
+        positional = tuple((self._locals_now(a.value), a.value) for a in call.args if a.keyword is None and not a.star)
+        keywords = tuple(
+            (a.keyword.value, self._locals_now(a.value), a.value) for a in call.args if a.keyword is not None
+        )
+        bindable = not any(a.star for a in call.args)
+        self._handings.append(_Handing(method, positional, keywords, call, self._tag, bindable))
 
     def _link(self) -> None:
         """A method's parameter is the config its caller in the class hands it (`self._make(
@@ -777,11 +821,13 @@ class MetadataBackendMismatch(Rule):
                 literal = _string(argument)
                 if literal is not None:
                     return _MetadataSource(value, None, f'get_attention_backend("{literal}")')
-                config = _backend_read(argument)
+                # A helper's call as what it returns (`self._backend()` as `self.config.attn_backend`).
+                returned = self._backend_returned(argument) or argument
+                config = _backend_read(returned)
                 if config is not None and (read := _name_of(config)) is not None:
                     self._known.add(read)
                 resolved = self._locals_now(argument)
-                return _MetadataSource(value, _config_of(argument), None, argument, resolved, self._tag)
+                return _MetadataSource(value, _config_of(returned), None, argument, resolved, self._tag)
         if isinstance(value, cst.Name | cst.Attribute) and self._is_metadata_class(value):
             return _MetadataSource(value, None, _last_name(value))
         return _MetadataSource(value, None, None)
@@ -888,7 +934,8 @@ class MetadataBackendMismatch(Rule):
         in a factory classmethod, handed to `cls(...)`, is not the layers of `__init__`), and handed
         to a call named like an attention layer (`Attention(config=merger_config)`): a sub-encoder
         (`AudioEncoder(audio_config)`) or a projector may take metadata of its own (red-team 60)."""
-        read = _backend_read(source.argument) if source.argument is not None else None
+        argument = source.argument
+        read = _backend_read(self._backend_returned(argument) or argument) if argument is not None else None
         if read is None or _name_of(read) is None or source.config is None:
             return
         metadata = self._canonical(source.config)
@@ -967,19 +1014,21 @@ class MetadataBackendMismatch(Rule):
         """Layers given a backend by name against the metadata class's source; True if reported."""
         for direct in self._direct:
             if source.argument is not None:
-                if self._same_backend(direct, source):
+                differing = self._differing(direct, source)
+                if differing is None:
                     continue
                 argument = cst.Module([]).code_for_node(source.argument)
+                shown, advice = self._given(direct, differing)
                 problem = (
                     f"{encoder} takes its metadata class from get_attention_backend({argument}), but gives its "
-                    f"attention layers the backend {direct.code} ({self._where(direct)}): when the two differ the "
-                    "layers get metadata of another backend (AttributeError at the first forward); derive the "
-                    f"metadata class with get_attention_backend({direct.code}).Metadata"
+                    f"attention layers the backend {shown}: when the two differ the layers get metadata of another "
+                    f"backend (AttributeError at the first forward); {advice}"
                 )
             elif source.fixed is not None and direct.pinned is None:
+                shown = self._given(direct, ())[0]
                 problem = (
                     f"{encoder} hard-codes its metadata class ({source.fixed}) while its attention layers get the "
-                    f"backend {direct.code} ({self._where(direct)}): any other backend gets metadata it cannot read; "
+                    f"backend {shown}: any other backend gets metadata it cannot read; "
                     f"derive it with get_attention_backend({direct.code}).Metadata"
                 )
             elif (
@@ -1002,11 +1051,67 @@ class MetadataBackendMismatch(Rule):
         """`line 12`, `line 12, by _vision_sub_config()`: where layers were given their backend."""
         return f"line {self._line(direct.where)}{_by(direct.via)}"
 
-    def _same_backend(self, direct: _Direct, source: _MetadataSource) -> bool:
-        """Do the layers' backend and the metadata class's come from one place?"""
+    def _differing(self, direct: _Direct, source: _MetadataSource) -> tuple[tuple[str, _Argument], ...] | None:
+        """Do the layers' backend and the metadata class's come from different places? The choice
+        of arguments (`_variants`) under which they do (empty when no parameter is in question);
+        None where they come from one place for every choice."""
         if source.resolved is None:
+            return ()
+        variants = self._variants(((direct.node, direct.scope), (source.resolved, source.scope)))
+        return next((chosen for keys, chosen in variants if keys[0] != keys[1]), None)
+
+    def _given(self, direct: _Direct, chosen: tuple[tuple[str, _Argument], ...]) -> tuple[str, str]:
+        """The backend layers are given, for a message, with where (`config.attn_backend (line 14,
+        through self._layer(), which builds them at line 17)`: a parameter as the argument its
+        calls hand it, or the one `chosen`), and the advice. A parameter no call hands a value is
+        the backend `passed as` it."""
+        picked = dict(chosen)
+        node, scope, methods = direct.node, direct.scope, []
+        argument: _Argument | None = None
+        for _ in range(8):  # a chain this long is not real code; a cycle must not hang the rule
+            if not isinstance(node, cst.Name):
+                break
+            marked = node.value + scope
+            self._chosen = picked
+            distinct = [picked[marked]] if marked in picked else self._distinct(marked, 0)
+            self._chosen = {}
+            if distinct is None or len(distinct) != 1 or marked in self._values:
+                break
+            methods.append(self._methods[marked[marked.rfind(_SCOPE) :]])
+            argument = distinct[0]
+            node, scope = argument[0], argument[1]
+        where = self._where(direct)
+        split = ""
+        if chosen:
+            split = f"hand every call of self.{self._method_of(chosen[0][0])}() the backend the metadata class is derived from"
+        if argument is not None:
+            code = cst.Module([]).code_for_node(argument[2])
+            through = ", ".join(f"self.{method}()" for method in reversed(methods))
+            shown = f"{code} (line {self._line(argument[2])}, through {through}, which builds them at {where})"
+            return shown, split if chosen else f"derive the metadata class with get_attention_backend({code}).Metadata"
+        if self._is_parameter(direct.node, direct.scope):
+            shown = f"passed as `{direct.code}` ({where})"
+        else:
+            shown = f"{direct.code} ({where})"
+        if chosen:
+            param, (_, _, written) = chosen[0]
+            code = cst.Module([]).code_for_node(written)
+            shown += (
+                f", with {code} for `{_shown(param)}` (line {self._line(written)}, self.{self._method_of(param)}())"
+            )
+            return shown, split
+        return shown, f"derive the metadata class with get_attention_backend({direct.code}).Metadata"
+
+    def _method_of(self, marked: str) -> str:
+        """The method a marked local name (`backend@f2`) belongs to."""
+        return self._methods.get(marked[marked.rfind(_SCOPE) :], "") if _SCOPE in marked else ""
+
+    def _is_parameter(self, node: cst.BaseExpression, scope: str) -> bool:
+        """Is `node` a parameter of the method `scope` marks, given no value in it?"""
+        if not isinstance(node, cst.Name):
             return False
-        return self._key(direct.node, direct.scope) == self._key(source.resolved, source.scope)
+        marked = node.value + scope
+        return marked not in self._values and marked in self._params.get(self._methods.get(scope, ""), [])
 
     def _key(self, node: cst.BaseExpression, scope: str, depth: int = 0) -> str:
         """What a backend expression written in function `scope` reads, the same however it is
@@ -1028,7 +1133,7 @@ class MetadataBackendMismatch(Rule):
         returned = self._backend_returned(node)
         if returned is not None and depth < 8:
             return self._key(returned, scope, depth + 1)
-        handed = self._handed_to(name + scope) if name is not None and depth < 8 else None
+        handed = self._handed_to(name + scope, depth) if name is not None and depth < 8 else None
         if handed is not None:
             return self._key(*handed, depth + 1)
         # A name given nothing here (a parameter) keeps its name, in any method: a helper method's
@@ -1057,21 +1162,87 @@ class MetadataBackendMismatch(Rule):
         bound = _bound(helper, node)
         return _substituted(helper.value, bound) if bound is not None else None
 
-    def _handed_to(self, marked: str) -> tuple[cst.BaseExpression, str] | None:
+    def _handed_to(self, marked: str, depth: int) -> tuple[cst.BaseExpression, str] | None:
         """A method's parameter (`backend@f2`, given no value in it) as the expression and scope
-        of what `self.method(...)` hands it (`_link`), so that `create_attention(backend)` in
-        `_layer(self, backend)` is the `override` that `__init__` passes."""
-        given = self._aliases.get(marked)
-        if given is None or marked in self._values:
+        of what `self.method(...)` hands it, so that `create_attention(backend)` in `_layer(self,
+        backend)` is the `override` that `__init__` passes: only when every call of the method hands
+        it one backend (`_distinct`), or the one `_chosen` for it (`_variants`). Calls that disagree
+        leave it undecided (`_undecided`), as does no call: it keeps its name (None)."""
+        if marked in self._values:
             return None
-        if given.startswith("self."):
-            return cst.Attribute(cst.Name("self"), cst.Name(given.removeprefix("self."))), ""
-        shown, mark, tail = given.rpartition(_SCOPE)
-        if not mark or not shown.isidentifier():  # unmarked, or a config's earlier name (`_retire`)
+        if marked in self._chosen:
+            return self._chosen[marked][:2]
+        distinct = self._distinct(marked, depth)
+        if distinct is None:
             return None
-        if given in self._values:
-            return self._values[given], self._scopes[given]
-        return cst.Name(shown), mark + tail
+        if len(distinct) == 1:
+            return distinct[0][:2]
+        if marked not in self._undecided:
+            self._undecided.append(marked)
+        return None
+
+    def _arguments(self, marked: str) -> list[_Argument] | None:
+        """What each `self.method(...)` call hands the method's parameter `marked` (its default where
+        a call hands nothing); None for no parameter, no call, or one that cannot be bound (`*args`)."""
+        mark = marked[marked.rfind(_SCOPE) :] if _SCOPE in marked else ""
+        method = self._methods.get(mark)
+        params = self._params.get(method, []) if method is not None else []
+        if method is None or marked not in params:
+            return None
+        index, name = params.index(marked), _shown(marked)
+        default = self._defaults.get(method, {}).get(name)
+        found: list[_Argument] = []
+        for handing in (h for h in self._handings if h.method == method):
+            if not handing.bindable:
+                return None
+            keyword = next(((v, w) for k, v, w in handing.keywords if k == name), None)
+            if index < self._positional.get(method, 0) and index < len(handing.positional):
+                value, written = handing.positional[index]
+                found.append((value, handing.scope, written))
+            elif keyword is not None:
+                found.append((keyword[0], handing.scope, keyword[1]))
+            elif default is not None:
+                found.append((default, "", default))
+        return found or None
+
+    def _distinct(self, marked: str, depth: int) -> list[_Argument] | None:
+        """The arguments handed to parameter `marked` (`_arguments`), one for each backend they read
+        (the first call of each, in source order); None where `_arguments` has none, or while
+        they are being keyed (a method that hands its parameter to itself)."""
+        arguments = self._arguments(marked)
+        if arguments is None or marked in self._tracing or depth >= 8:
+            return None
+        self._tracing.add(marked)
+        try:
+            keyed: dict[str, _Argument] = {}
+            for argument in arguments:
+                keyed.setdefault(self._key(argument[0], argument[1], depth + 1), argument)
+        finally:
+            self._tracing.discard(marked)
+        return list(keyed.values())
+
+    def _variants(
+        self, nodes: Sequence[tuple[cst.BaseExpression, str]]
+    ) -> list[tuple[list[str], tuple[tuple[str, _Argument], ...]]]:
+        """The keys of `nodes` (expression, scope) for each choice among the arguments of the
+        parameters they read that `self.method(...)` calls hand different backends, the choice with
+        them: one parameter takes one argument in all of them (the metadata class and layers built
+        in one method that is called twice agree in each call). An argument `None` hands no backend
+        (the layer picks its own): no choice. At most 16 choices, 4 parameters deep."""
+        found: list[tuple[list[str], tuple[tuple[str, _Argument], ...]]] = []
+        pending: list[tuple[tuple[str, _Argument], ...]] = [()]
+        while pending and len(found) < 16:
+            chosen = pending.pop(0)
+            self._chosen, self._undecided = dict(chosen), []
+            keys = [self._key(node, scope) for node, scope in nodes]
+            undecided = [each for each in self._undecided if each not in self._chosen]
+            if not undecided or len(chosen) >= 4:
+                found.append((keys, chosen))
+                continue
+            distinct = self._distinct(undecided[0], 0) or []
+            pending += [(*chosen, (undecided[0], each)) for each in distinct if not _is_none(each[0])]
+        self._chosen, self._undecided = {}, []
+        return found
 
     def _config_backend(self, config: cst.BaseExpression, scope: str, depth: int) -> str:
         """The key of a config's attn_backend (`model_config.vision_config.attn_backend` as written

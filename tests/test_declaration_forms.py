@@ -258,15 +258,16 @@ def test_dl106_judges_layers_given_their_backend_by_name(make_tree: MakeTree) ->
     assert lines == [
         "tensorrt_llm/_torch/models/encoders.py:12:29: DL106 Factory takes its metadata class from "
         "get_attention_backend(model_config.attn_backend), but gives its attention layers the backend "
-        "encoder_backend (line 11): when the two differ the layers get metadata of another backend (AttributeError "
-        "at the first forward); derive the metadata class with get_attention_backend(encoder_backend).Metadata",
+        "passed as `encoder_backend` (line 11): when the two differ the layers get metadata of another backend "
+        "(AttributeError at the first forward); derive the metadata class with "
+        "get_attention_backend(encoder_backend).Metadata",
         "tensorrt_llm/_torch/models/encoders.py:25:29: DL106 Keyword hard-codes its metadata class "
         '(get_attention_backend("VANILLA")) while its attention layers are pinned to "TRTLLM" (line 24): the '
         "layers get metadata of another backend (AttributeError at the first forward); use "
         'get_attention_backend("TRTLLM").Metadata',
         "tensorrt_llm/_torch/models/encoders.py:52:29: DL106 HardCoded hard-codes its metadata class "
-        "(AttentionMetadata) while its attention layers get the backend encoder_backend (line 51): any other "
-        "backend gets metadata it cannot read; derive it with get_attention_backend(encoder_backend).Metadata",
+        "(AttentionMetadata) while its attention layers get the backend passed as `encoder_backend` (line 51): any "
+        "other backend gets metadata it cannot read; derive it with get_attention_backend(encoder_backend).Metadata",
         "Found 3 findings in 15 files.",
     ]
 
@@ -364,8 +365,9 @@ def test_dl106_follows_partial_factories_unpacked_keywords_and_configs_derived_i
     assert lines[0] == (
         "tensorrt_llm/_torch/models/encoders.py:12:29: DL106 Partial takes its metadata class from "
         "get_attention_backend(model_config.attn_backend), but gives its attention layers the backend "
-        "encoder_backend (line 13): when the two differ the layers get metadata of another backend (AttributeError "
-        "at the first forward); derive the metadata class with get_attention_backend(encoder_backend).Metadata"
+        "passed as `encoder_backend` (line 13): when the two differ the layers get metadata of another backend "
+        "(AttributeError at the first forward); derive the metadata class with "
+        "get_attention_backend(encoder_backend).Metadata"
     )
     assert lines[2] == (
         "tensorrt_llm/_torch/models/encoders.py:33:29: DL106 Unpacked hard-codes its metadata class "
@@ -910,6 +912,127 @@ def test_dl106_a_backend_picked_by_or_or_by_a_helper_is_one_source(make_tree: Ma
         "tensorrt_llm/_torch/models/encoders.py:85:29: DL106 FallbackOnlyForLayers takes its metadata class from "
         "get_attention_backend(config.attn_backend), but gives its attention layers the backend "
         "_pick(config, override) " + tail.format(line=86, layers="_pick(config, override)"),
+        "Found 2 findings in 15 files.",
+    ]
+
+
+def test_dl106_a_parameter_handed_different_backends_is_each_of_them(make_tree: MakeTree) -> None:
+    """A method's parameter is what `self.method(...)` hands it only when every call in the class
+    hands it the same backend (red-team, 2026-12-03: `self._layer(override)` then
+    `self._layer(config.attn_backend)` was read as the first call's `override` and the second layer,
+    given another backend than the metadata class's, went unreported). Calls that disagree are each
+    judged: one whose argument is not the metadata class's backend is reported, by position or
+    keyword, in either order, from any method, with `create_attention` or a backend keyword. A
+    parameter no call hands a value keeps its name, said as the backend passed as it."""
+    head = ENCODER_HEAD.replace("import get_attention_backend", "import create_attention, get_attention_backend")
+    layer = "    def _layer(self, backend):\n        return create_attention(backend, layer_idx=0)\n\n\n"
+    source = head + (
+        "class E:\n"
+        "    def __init__(self, config, override=None):\n"
+        "        self.config = config\n"
+        "        self.metadata_cls = get_attention_backend(override).Metadata\n"
+        "        self.a1 = self._layer(override)\n"
+        "        self.a2 = self._layer(config.attn_backend)\n\n" + layer + "class Swapped:\n"
+        "    def __init__(self, config, override=None):\n"
+        "        self.config = config\n"
+        "        self.metadata_cls = get_attention_backend(override).Metadata\n"
+        "        self.a1 = self._layer(config.attn_backend)\n"
+        "        self.a2 = self._layer(override)\n\n" + layer + "class ByKeyword:\n"
+        "    def __init__(self, config, override=None):\n"
+        "        self.config = config\n"
+        "        self.metadata_cls = get_attention_backend(override).Metadata\n"
+        "        self.a1 = self._layer(backend=override)\n"
+        "        self.a2 = self._layer(config.attn_backend)\n\n" + layer + "class FromAnotherMethod:\n"
+        "    def __init__(self, config, override=None):\n"
+        "        self.config = config\n"
+        "        self.metadata_cls = get_attention_backend(override).Metadata\n"
+        "        self.a1 = self._layer(override)\n"
+        "        self._more(config)\n\n"
+        "    def _more(self, config):\n"
+        "        self.a2 = self._layer(config.attn_backend)\n\n" + layer + "class BackendKeyword:\n"
+        "    def __init__(self, config, override=None):\n"
+        "        self.config = config\n"
+        "        self.metadata_cls = get_attention_backend(override).Metadata\n"
+        "        self.a1 = self._layer(override)\n"
+        "        self.a2 = self._layer(config.attn_backend)\n\n"
+        "    def _layer(self, backend):\n"
+        "        return Attention(config=self.config, attn_backend=backend)\n\n\n"
+        "class EveryCallAgrees:\n"
+        "    def __init__(self, config, override=None):\n"
+        "        self.config = config\n"
+        "        self.metadata_cls = get_attention_backend(override).Metadata\n"
+        "        self.a1 = self._layer(override)\n"
+        "        self.a2 = self._layer(backend=override)\n\n" + layer + "class NeverHanded:\n"
+        "    def __init__(self, config, override=None):\n"
+        "        self.metadata_cls = get_attention_backend(override).Metadata\n\n" + layer
+    )
+    root = make_tree({"tensorrt_llm/_torch/models/encoders.py": source})
+    code, lines = check("--select", "DL106", str(root))
+    assert code == 1
+    tail = (
+        "when the two differ the layers get metadata of another backend (AttributeError at the first forward); "
+        "hand every call of self._layer() the backend the metadata class is derived from"
+    )
+    given = (
+        "tensorrt_llm/_torch/models/encoders.py:{at}:29: DL106 {encoder} takes its metadata class from "
+        "get_attention_backend(override), but gives its attention layers the backend config.attn_backend (line "
+        "{line}, through self._layer(), which builds them at line {built}): " + tail
+    )
+    assert lines == [
+        given.format(at=12, encoder="E", line=14, built=17),
+        given.format(at=23, encoder="Swapped", line=24, built=28),
+        given.format(at=34, encoder="ByKeyword", line=36, built=39),
+        given.format(at=45, encoder="FromAnotherMethod", line=50, built=53),
+        given.format(at=59, encoder="BackendKeyword", line=61, built=64),
+        "tensorrt_llm/_torch/models/encoders.py:80:29: DL106 NeverHanded takes its metadata class from "
+        "get_attention_backend(override), but gives its attention layers the backend passed as `backend` (line "
+        "83): when the two differ the layers get metadata of another backend (AttributeError at the first "
+        "forward); derive the metadata class with get_attention_backend(backend).Metadata",
+        "Found 6 findings in 15 files.",
+    ]
+
+
+def test_dl106_a_metadata_backend_returned_by_a_helper_is_the_config_it_reads(make_tree: MakeTree) -> None:
+    """`get_attention_backend(self._backend())`, `_backend` returning `self.config.attn_backend`,
+    takes the metadata class from self.config as the direct spelling does: layers built from an
+    override of that config are reported the same (red-team, 2026-12-03: the helper's body was
+    read only when two backend expressions were compared). A helper that reads the override the
+    layers get agrees with them."""
+    layers = (
+        "        self.config = config\n"
+        "        self.vision_config = dataclasses.replace(config, attn_backend=override)\n"
+        "        self.attn = Attention(config=self.vision_config)\n"
+    )
+    source = ENCODER_HEAD + (
+        "class Direct:\n"
+        "    def __init__(self, config, override=None):\n"
+        + layers
+        + "        self.metadata_cls = get_attention_backend(self.config.attn_backend).Metadata\n\n\n"
+        "class ThroughHelper:\n"
+        "    def __init__(self, config, override=None):\n"
+        + layers
+        + "        self.metadata_cls = get_attention_backend(self._backend()).Metadata\n\n"
+        "    def _backend(self):\n"
+        "        return self.config.attn_backend\n\n\n"
+        "class HelperReadsTheOverride:\n"
+        "    def __init__(self, config, override=None):\n"
+        + layers
+        + "        self.metadata_cls = get_attention_backend(_backend_of(self.vision_config)).Metadata\n\n\n"
+        "def _backend_of(config):\n"
+        "    return config.attn_backend\n"
+    )
+    root = make_tree({"tensorrt_llm/_torch/models/encoders.py": source})
+    code, lines = check("--select", "DL106", str(root))
+    assert code == 1
+    finding = (
+        "tensorrt_llm/_torch/models/encoders.py:{at}:29: DL106 {encoder} takes its metadata class from "
+        "self.config's attn_backend, but builds its attention layers from self.vision_config, whose attn_backend is "
+        "overridden (line {line}): with a per-encoder override the layers get metadata of another backend "
+        "(AttributeError at the first forward); derive both from self.vision_config"
+    )
+    assert lines == [
+        finding.format(at=14, encoder="Direct", line=12),
+        finding.format(at=22, encoder="ThroughHelper", line=20),
         "Found 2 findings in 15 files.",
     ]
 
