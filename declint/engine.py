@@ -606,7 +606,9 @@ class _Run:
         files = self.data.files
         old = files.get(rel)
         if old is not None and old.scan.digest == record.digest:
-            files[rel] = FileEntry(stat[0], stat[1], record, facts if facts is not None else old.facts, old.check)
+            # The same bytes: full facts cached before beat the partial ones of a Literal scan.
+            partial = facts is None or (isinstance(facts, PartialFacts) and old.facts is not None)
+            files[rel] = FileEntry(stat[0], stat[1], record, old.facts if partial else facts, old.check)
         else:
             files[rel] = FileEntry(stat[0], stat[1], record, facts)
         self.changed.add(rel)
@@ -640,10 +642,12 @@ class _Run:
             self.demanded |= more
 
     def _extract(self, files: Sequence[SourcePath], wanted: set[str]) -> None:
+        """Facts of the `wanted` files: full ones for the demanded (a file scanned for its
+        Literals alone holds `PartialFacts` until then), partial ones do for the others."""
         todo = [
             _FactsItem(item.rel, str(item.path), self.modules[item.rel])
             for item in files
-            if item.rel in wanted and item.rel not in self.facts
+            if item.rel in wanted and not self._has_facts(item.rel)
         ]
         for item in todo:  # facts of an unchanged file from the cache
             entry = self.data.files.get(item.rel)
@@ -653,9 +657,10 @@ class _Run:
                 and entry.facts is not None
                 and entry.scan.digest == record.digest
                 and entry.facts.module == item.module
+                and (item.rel not in self.demanded or not isinstance(entry.facts, PartialFacts))
             ):
                 self.facts[item.rel] = entry.facts
-        todo = [item for item in todo if item.rel not in self.facts]
+        todo = [item for item in todo if not self._has_facts(item.rel)]
         if not todo:
             return
         outcomes = self._prepare(len(todo)).map(todo, self._batch(len(todo), 8))
@@ -674,6 +679,11 @@ class _Run:
             if entry is not None and digest is not None and entry.scan.digest == self.records[item.rel].digest:
                 entry.facts = facts
                 self.changed.add(item.rel)
+
+    def _has_facts(self, rel: str) -> bool:
+        """Facts enough: full ones for a demanded file, any for the others."""
+        facts = self.facts.get(rel)
+        return facts is not None and (rel not in self.demanded or not isinstance(facts, PartialFacts))
 
     def _identify(self, rel: str, digest: str | None) -> None:
         """The record takes the digest of the bytes the file's facts came from: the index
@@ -1135,7 +1145,12 @@ def _prepare_handler(
     marker = MARKER in found
     facts: ModuleFacts | None = None
     if seeds or literal or item.want_facts:
-        facts = extract_facts(source.text, item.module, item.rel, state.options, item.path.endswith("__init__.py"))
+        # A file read for its Literals alone (DL100 looks for copies everywhere) gets only what
+        # the index keeps of it unless it is demanded (`PartialFacts`); `_extract` completes it then.
+        partial = not seeds and not item.want_facts
+        init = item.path.endswith("__init__.py")
+        facts = extract_facts(source.text, item.module, item.rel, state.options, init, literals_only=partial)
+        facts = PartialFacts.of(facts) if partial else facts
     problem: tuple[str, int, int] | None = None
     syntax_checked = False
     if item.checked and facts is not None:  # parsed for the index: its syntax error costs nothing more

@@ -149,7 +149,13 @@ def name_matches(dotted: str, configured: str) -> bool:
     return dotted == configured or dotted.endswith("." + configured)
 
 
-def extract_facts(text: str, module: str, path: str, options: FactOptions, is_package: bool) -> ModuleFacts:
+def extract_facts(
+    text: str, module: str, path: str, options: FactOptions, is_package: bool, *, literals_only: bool = False
+) -> ModuleFacts:
+    """The module's facts. `literals_only`: only what a module indexed for its Literals holds
+    (`prefilter.PartialFacts`: imports, module-level assignments, string constants, Literals),
+    none of the walks over classes and functions (two thirds of a full extraction: on the 59
+    transformers files naming `Literal`, 0.56 s of parsing against 1.69 s in all)."""
     try:
         with warnings.catch_warnings():
             # The analysed code's invalid escapes and `1()` are not the user's run's business.
@@ -165,7 +171,8 @@ def extract_facts(text: str, module: str, path: str, options: FactOptions, is_pa
         )
     except (RecursionError, MemoryError, ValueError) as error:
         return ModuleFacts(module, path, error=f"cannot parse: {type(error).__name__}")
-    return _Extractor(module, path, options, is_package, split_lines(text)).run(tree)
+    extractor = _Extractor(module, path, options, is_package, split_lines(text))
+    return extractor.run_literals_only(tree) if literals_only else extractor.run(tree)
 
 
 class _Extractor:
@@ -195,19 +202,13 @@ class _Extractor:
                 assignments.append((target, line))
                 if isinstance(value, ast.Constant) and isinstance(value.value, str):
                     constants.append((target, value.value))
-        literals = [
-            dataclasses.replace(literal, branch=branch) if branch else literal
-            for node, type_checking, branch in _module_level(tree.body, type_checking=False)
-            for target, value, line in _module_assignments(node)
-            if (literal := self._literal(target, value, line, type_checking)) is not None
-        ]
         return ModuleFacts(
             self.module,
             self.path,
             tuple(sorted(imports.items())),
             tuple(classes),
             tuple(functions),
-            tuple(literals),
+            self._module_literals(tree),
             tuple(assignments),
             tuple(constants),
             tuple(self.stars),
@@ -215,7 +216,35 @@ class _Extractor:
             self._partials(tree),
         )
 
-    def _collect_bindings(self, tree: ast.Module) -> dict[str, str]:
+    def run_literals_only(self, tree: ast.Module) -> ModuleFacts:
+        """`run`'s imports, module-level assignments, string constants and Literals, no more."""
+        imports = self._collect_bindings(tree, nested_imports=False)
+        self.module_values = {t: v for node in tree.body for t, v, _ in _module_assignments(node) if v is not None}
+        assignments, constants = [], []
+        for node in tree.body:
+            for target, value, line in _module_assignments(node):
+                assignments.append((target, line))
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    constants.append((target, value.value))
+        return ModuleFacts(
+            self.module,
+            self.path,
+            tuple(sorted(imports.items())),
+            literals=self._module_literals(tree),
+            assignments=tuple(assignments),
+            constants=tuple(constants),
+            star_imports=tuple(self.stars),
+        )
+
+    def _module_literals(self, tree: ast.Module) -> tuple[LiteralDef, ...]:
+        return tuple(
+            dataclasses.replace(literal, branch=branch) if branch else literal
+            for node, type_checking, branch in _module_level(tree.body, type_checking=False)
+            for target, value, line in _module_assignments(node)
+            if (literal := self._literal(target, value, line, type_checking)) is not None
+        )
+
+    def _collect_bindings(self, tree: ast.Module, nested_imports: bool = True) -> dict[str, str]:
         """The module's imports: what each name a module-level import binds holds once the module
         has run (its last binding, Python running the module top to bottom: an import that a
         later module-level statement rebinds for good, `attention = len`, `def`, `class`, `del`,
@@ -238,7 +267,7 @@ class _Extractor:
                 for name in () if conditional else rebound:
                     imports.pop(name, None)
         module_level = {id(statement) for statement, _ in module_statements(tree.body)}
-        for inner in ast.walk(tree):
+        for inner in ast.walk(tree) if nested_imports else ():  # (a module-level Literal needs none)
             if isinstance(inner, ast.Import | ast.ImportFrom) and id(inner) not in module_level:
                 self.local_imports.update(import_bindings(inner, self.package))
         for node in tree.body:

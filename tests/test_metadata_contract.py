@@ -536,3 +536,38 @@ def test_a_loop_over_a_module_constant_and_an_aliased_suppress(make_tree: MakeTr
     )
     aliased = "from contextlib import suppress as ignored\n" + aliased
     assert _dl105(make_tree, {PKG + "frozen.py": aliased}, "frozen.py") == []
+
+
+def test_a_base_in_a_file_read_for_its_literals_is_indexed_in_full_once_a_model_needs_it(make_tree: MakeTree) -> None:
+    """A file whose only needle is `Literal` is scanned for its Literals alone (partial facts, no
+    classes); once the closure reaches its class as a metadata base, its facts are completed, in
+    the first run and in one that finds the partial facts in the cache (2026-12-03)."""
+    mixin = (
+        'from typing import Literal\n\nLayout = Literal["NHD", "HND"]\n\n'
+        'class LayoutMixin:\n    kv_layout: Layout = "NHD"\n'
+    )
+    metadata = METADATA.replace(
+        "from .interface import AttentionMetadata\n",
+        "from .interface import AttentionMetadata\nfrom .mixins import LayoutMixin\n",
+    )
+    metadata = metadata.replace("(AttentionMetadata)", "(LayoutMixin, AttentionMetadata)")
+    root = make_tree(
+        {
+            PKG
+            + "__init__.py": "from .interface import AttentionBackend\nfrom .trtllm import TrtllmAttentionMetadata\n",
+            PKG + "trtllm.py": metadata,
+            PKG + "mixins.py": mixin,
+            PKG + "flashinfer.py": BACKEND,
+        }
+    )
+    for _ in range(2):  # cold, then with the cache
+        result = CliRunner().invoke(cli, ["check", "--select", "DL105", str(root)])
+        assert [line for line in result.output.splitlines() if " DL105 " in line] == []
+        assert result.exit_code == 0
+    (root / PKG / "mixins.py").write_text(mixin.replace("kv_layout", "kv_order"))
+    result = CliRunner().invoke(cli, ["check", "--select", "DL105", str(root)])
+    assert [line for line in result.output.splitlines() if " DL105 " in line] == [
+        "tensorrt_llm/_torch/attention_backend/flashinfer.py:9:16: DL105 FlashInferAttention.forward_impl reads "
+        "metadata.kv_layout, which its metadata class TrtllmAttentionMetadata does not provide (AttributeError at "
+        "the first forward); no metadata class provides kv_layout"
+    ]
