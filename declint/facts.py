@@ -175,6 +175,18 @@ def extract_facts(
     return extractor.run_literals_only(tree) if literals_only else extractor.run(tree)
 
 
+def _assignment_facts(tree: ast.Module) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, str], ...]]:
+    """(every module-level assignment's target and line, the targets bound to a string)."""
+    assignments: list[tuple[str, int]] = []
+    constants: list[tuple[str, str]] = []
+    for node in tree.body:
+        for target, value, line in _module_assignments(node):
+            assignments.append((target, line))
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                constants.append((target, value.value))
+    return tuple(assignments), tuple(constants)
+
+
 class _Extractor:
     def __init__(self, module: str, path: str, options: FactOptions, is_package: bool, lines: list[str]) -> None:
         self.module = module
@@ -192,16 +204,14 @@ class _Extractor:
         imports = self._collect_bindings(tree)
         self.module_values = {t: v for node in tree.body for t, v, _ in _module_assignments(node) if v is not None}
         values = self._values(tree)
-        classes, functions, assignments, constants = [], [], [], []
+        classes: list[ClassFacts] = []
+        functions: list[FunctionFacts] = []
         for node in tree.body:
             if isinstance(node, ast.ClassDef):
                 classes.append(self._class(node))
             elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 functions.append(FunctionFacts(node.name, f"{self.module}.{node.name}", self._references(node)))
-            for target, value, line in _module_assignments(node):
-                assignments.append((target, line))
-                if isinstance(value, ast.Constant) and isinstance(value.value, str):
-                    constants.append((target, value.value))
+        assignments, constants = _assignment_facts(tree)
         return ModuleFacts(
             self.module,
             self.path,
@@ -209,8 +219,8 @@ class _Extractor:
             tuple(classes),
             tuple(functions),
             self._module_literals(tree),
-            tuple(assignments),
-            tuple(constants),
+            assignments,
+            constants,
             tuple(self.stars),
             values,
             self._partials(tree),
@@ -220,19 +230,14 @@ class _Extractor:
         """`run`'s imports, module-level assignments, string constants and Literals, no more."""
         imports = self._collect_bindings(tree, nested_imports=False)
         self.module_values = {t: v for node in tree.body for t, v, _ in _module_assignments(node) if v is not None}
-        assignments, constants = [], []
-        for node in tree.body:
-            for target, value, line in _module_assignments(node):
-                assignments.append((target, line))
-                if isinstance(value, ast.Constant) and isinstance(value.value, str):
-                    constants.append((target, value.value))
+        assignments, constants = _assignment_facts(tree)
         return ModuleFacts(
             self.module,
             self.path,
             tuple(sorted(imports.items())),
             literals=self._module_literals(tree),
-            assignments=tuple(assignments),
-            constants=tuple(constants),
+            assignments=assignments,
+            constants=constants,
             star_imports=tuple(self.stars),
         )
 
