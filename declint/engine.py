@@ -657,7 +657,7 @@ class _Run:
                 and entry.facts is not None
                 and entry.scan.digest == record.digest
                 and entry.facts.module == item.module
-                and (item.rel not in self.demanded or not isinstance(entry.facts, PartialFacts))
+                and self._enough(item.rel, entry.facts)
             ):
                 self.facts[item.rel] = entry.facts
         todo = [item for item in todo if not self._has_facts(item.rel)]
@@ -681,9 +681,12 @@ class _Run:
                 self.changed.add(item.rel)
 
     def _has_facts(self, rel: str) -> bool:
-        """Facts enough: full ones for a demanded file, any for the others."""
         facts = self.facts.get(rel)
-        return facts is not None and (rel not in self.demanded or not isinstance(facts, PartialFacts))
+        return facts is not None and self._enough(rel, facts)
+
+    def _enough(self, rel: str, facts: ModuleFacts) -> bool:
+        """Facts enough for `rel`: full ones for a demanded file, any for the others."""
+        return rel not in self.demanded or not isinstance(facts, PartialFacts)
 
     def _identify(self, rel: str, digest: str | None) -> None:
         """The record takes the digest of the bytes the file's facts came from: the index

@@ -259,7 +259,8 @@ class _Extractor:
         target to what the function or class references (`_references`)."""
         imports: dict[str, str] = {}
         module_bound: set[str] = set()  # names a module-level statement binds
-        for node, conditional in module_statements(tree.body):
+        statements = list(module_statements(tree.body))
+        for node, conditional in statements:
             if isinstance(node, ast.Import | ast.ImportFrom):
                 imports.update(import_bindings(node, self.package))
                 if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
@@ -271,7 +272,7 @@ class _Extractor:
                 module_bound.update(rebound)
                 for name in () if conditional else rebound:
                     imports.pop(name, None)
-        module_level = {id(statement) for statement, _ in module_statements(tree.body)}
+        module_level = {id(statement) for statement, _ in statements}
         for inner in ast.walk(tree) if nested_imports else ():  # (a module-level Literal needs none)
             if isinstance(inner, ast.Import | ast.ImportFrom) and id(inner) not in module_level:
                 self.local_imports.update(import_bindings(inner, self.package))
