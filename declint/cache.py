@@ -47,17 +47,19 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISDIR
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from declint import __version__
 from declint.cache_marks import CACHE_SUFFIXES, GITIGNORE, GITIGNORE_TEXT, TAG, TAG_TEXT, foreign_entries
 from declint.config import Config, check_cache_dir
 from declint.discovery import PROBE_EVENT
 from declint.errors import warn
-from declint.facts import ModuleFacts
-from declint.index import ProjectIndex
-from declint.prefilter import ScanRecord
 from declint.types import Finding, SuppressedFinding
+
+if TYPE_CHECKING:  # a run the snapshot answers reads no facts, index or scan record
+    from declint.facts import ModuleFacts
+    from declint.index import ProjectIndex
+    from declint.prefilter import ScanRecord
 
 StatKey = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
 
@@ -378,7 +380,7 @@ class FileEntry:
 # cold run's entries are of files no needle matched, and a run pickles one per file of the tree:
 # plain tuples pickle ~2.5x faster than the entry and record objects (no reduce call per object)
 # and load ~3x faster, objects rebuilt included.
-_PackedEntry = tuple[StatKey, bool, tuple[Any, ...], ModuleFacts | None, CheckEntry | None]
+_PackedEntry: TypeAlias = "tuple[StatKey, bool, tuple[Any, ...], ModuleFacts | None, CheckEntry | None]"
 
 
 def _pack(files: dict[str, FileEntry]) -> dict[str, _PackedEntry]:
@@ -386,6 +388,8 @@ def _pack(files: dict[str, FileEntry]) -> dict[str, _PackedEntry]:
 
 
 def _unpack(packed: dict[str, _PackedEntry]) -> dict[str, FileEntry]:
+    from declint.prefilter import ScanRecord
+
     make = ScanRecord._make
     return {
         rel: FileEntry(stat, settled, make(scan), facts, check)

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import functools
 import gc
-import json
 import os
 import sys
 import time
-import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from enum import IntEnum
 from pathlib import Path
@@ -29,7 +27,6 @@ from declint.reporting import outputs as report_outputs
 from declint.reporting.pipeline import CheckOutcome, CheckRequest
 from declint.reporting.pipeline import run as run_pipeline
 from declint.rules import ALL_RULES, RULES_BY_CODE
-from declint.rules.docs_drift import docs_drift
 from declint.types import Finding, RunResult, escape_controls
 
 _PROGRESS_MIN_FILES = 200
@@ -72,6 +69,8 @@ def check_docs_url(docs_url: str | None) -> None:
     """`--docs-url` becomes SARIF's helpUri and informationUri, which must be absolute URIs."""
     if docs_url is None:
         return
+    import urllib.parse
+
     parts = urllib.parse.urlsplit(docs_url)
     # "C:/docs/rules.md" parses with the scheme "c": a scheme is only trusted with an authority
     # ("https://host/..."), or as file: ("file:///path").
@@ -485,6 +484,8 @@ def index_show(paths: tuple[Path, ...], config_file: Path | None) -> None:
     """Print the project index (models, declarations, the Literal) as JSON."""
     config = resolve_config(paths, config_file)
     engine = Engine(config, ALL_RULES, Selection(("DL",), ()))
+    import json
+
     echo_out(json.dumps(engine.build_index(paths).to_json(), indent=2))
 
 
@@ -526,6 +527,8 @@ def run_table(paths: Sequence[Path], *, output_format: str, check_file: Path | N
         echo_out(render_table(support_matrix(index, config), output_format), nl=False)
         _tell_left_out(left_out(index))
         return Exit.CLEAN
+    from declint.rules.docs_drift import docs_drift
+
     findings = tuple(sorted(docs_drift(index, config, check_file.resolve()), key=Finding.sort_key))
     echo_out(FORMATS["text"](RunResult(findings, files_checked=1, files_indexed=len(index.modules))), nl=False)
     return Exit.FINDINGS if findings else Exit.CLEAN

@@ -63,34 +63,9 @@ from declint.discovery import (
     printable,
 )
 from declint.errors import SourceError, warn
-from declint.facts import FactOptions, ModuleFacts, extract_facts
-from declint.index import ProjectIndex
 from declint.lazy import lazy_module
-from declint.prefilter import (
-    LITERAL_NEEDLE,
-    TRACKER,
-    Demand,
-    NeedleSet,
-    PartialFacts,
-    PlaceholderFacts,
-    ScanRecord,
-    build_index,
-    class_bases,
-    index_needles,
-    syntax_error,
-)
 from declint.previews import Memoized, file_previews
-from declint.rule import (
-    FactRule,
-    FileContext,
-    FileGate,
-    Positions,
-    ProjectRule,
-    Rule,
-    RuleMeta,
-    TreeRule,
-    visitor_class,
-)
+from declint.rule_set import rule_codes
 from declint.source import SourceFile, decode_source, read_file
 from declint.suppressions import MARKER, apply_suppressions, parse_suppressions
 from declint.types import Finding, Position, RunResult, Span, SuppressedFinding
@@ -98,8 +73,23 @@ from declint.types import Finding, Position, RunResult, Span, SuppressedFinding
 if TYPE_CHECKING:
     import libcst as cst
 
+    from declint import facts as _facts
+    from declint import index as _index
+    from declint import prefilter as _prefilter
+    from declint import rule as _rule
     from declint import workers
-else:  # a run the snapshot answers starts no worker: not imported then (~4 ms)
+    from declint.facts import FactOptions, ModuleFacts
+    from declint.index import ProjectIndex
+    from declint.prefilter import Demand, NeedleSet, ScanRecord
+    from declint.rule import FactRule, FileContext, FileGate, Positions, Rule, RuleMeta, TreeRule
+else:
+    # Loaded on first use: a run the snapshot answers extracts no facts, builds no index, scans
+    # nothing and runs no rule, and these were a third of its start-up. A run that does any of
+    # it loads them before its workers fork. Likewise a run that starts no worker (~4 ms).
+    _facts = lazy_module("declint.facts")
+    _index = lazy_module("declint.index")
+    _prefilter = lazy_module("declint.prefilter")
+    _rule = lazy_module("declint.rule")
     workers = lazy_module("declint.workers")
 
 _Pool: TypeAlias = "workers.InlinePool[Any, Any] | workers.ProcessPool[Any, Any]"
@@ -181,7 +171,7 @@ class Engine:
 
     @property
     def known_codes(self) -> frozenset[str]:
-        return frozenset(rule.CODE for rule in self.rules)
+        return frozenset(rule_codes(self.rules))
 
     @property
     def enabled_codes(self) -> frozenset[str]:
@@ -321,7 +311,7 @@ class _PrepareState:
     def needles(self) -> NeedleSet:
         """Every needle a scan looks for: the rules', the index's, the Literal's and the marker."""
         asked = [needle for needles, _ in self.rule_seeds for needle in needles]
-        return NeedleSet([*self.needle_codes, *self.seeds, *asked, LITERAL_NEEDLE, MARKER])
+        return _prefilter.NeedleSet([*self.needle_codes, *self.seeds, *asked, _prefilter.LITERAL_NEEDLE, MARKER])
 
 
 # The items sent to the readers are named tuples: one per file of the tree, and a tuple crosses the
@@ -415,21 +405,8 @@ class _Run:
             int(self.config.get("worker-stack-mib")),
             int(self.config.get("worker-memory-mib")),
         )
-        self.file_rules = tuple(r for r in engine.rules if issubclass(r, FileGate) and engine.selection.enabled(r.CODE))
-        self.fact_rules = tuple(r for r in engine.rules if issubclass(r, FactRule) and engine.selection.enabled(r.CODE))
-        self.options = FactOptions(
-            declaration_attribute=str(self.config.get("declaration-attribute")),
-            fixed_marker=str(self.config.get("fixed-marker")),
-            model_decorators=self.config.str_list("model-decorators"),
-        )
-        empty = ProjectIndex.build([], self.config)
-        self.gates = tuple((r.CODE, tuple(r.needles(self.config, empty))) for r in self.file_rules)
-        # Files with one of the index's own needles are indexed in full, and those the rules ask
-        # for (`FileGate.indexes`): (needles, the rule that decides) for each such rule.
-        self.seeds = index_needles(self.config)
-        self.rule_seeds = tuple(
-            (needles, r) for r in self.file_rules if (needles := tuple(sorted(r.index_needles(self.config))))
-        )
+        # The rules' own state (`file_rules`, `gates`, ...) is made on first use: a run the
+        # snapshot answers imports no rule module (see `declint.rule_set`).
         self.key = run_key(
             [
                 self.config.fingerprint(),
@@ -463,6 +440,42 @@ class _Run:
 
     def __enter__(self) -> _Run:
         return self
+
+    @functools.cached_property
+    def file_rules(self) -> tuple[type[FileGate], ...]:
+        return tuple(
+            r for r in self.engine.rules if issubclass(r, _rule.FileGate) and self.engine.selection.enabled(r.CODE)
+        )
+
+    @functools.cached_property
+    def fact_rules(self) -> tuple[type[FactRule], ...]:
+        return tuple(
+            r for r in self.engine.rules if issubclass(r, _rule.FactRule) and self.engine.selection.enabled(r.CODE)
+        )
+
+    @functools.cached_property
+    def options(self) -> FactOptions:
+        return _facts.FactOptions(
+            declaration_attribute=str(self.config.get("declaration-attribute")),
+            fixed_marker=str(self.config.get("fixed-marker")),
+            model_decorators=self.config.str_list("model-decorators"),
+        )
+
+    @functools.cached_property
+    def gates(self) -> tuple[tuple[str, tuple[bytes, ...]], ...]:
+        """(code, needles) of each enabled per-file rule."""
+        empty = _index.ProjectIndex.build([], self.config)
+        return tuple((r.CODE, tuple(r.needles(self.config, empty))) for r in self.file_rules)
+
+    @functools.cached_property
+    def seeds(self) -> tuple[bytes, ...]:
+        """The index's own needles: a file holding one is indexed in full."""
+        return _prefilter.index_needles(self.config)
+
+    @functools.cached_property
+    def rule_seeds(self) -> tuple[tuple[tuple[bytes, ...], type[FileGate]], ...]:
+        """(needles, the rule that decides) of each rule that asks for files to index (`FileGate.indexes`)."""
+        return tuple((needles, r) for r in self.file_rules if (needles := tuple(sorted(r.index_needles(self.config)))))
 
     @property
     def data(self) -> CacheData:
@@ -580,7 +593,9 @@ class _Run:
             # One object per distinct set of bases: the cache's pickle then writes each set once
             # (a fresh empty frozenset per file was half of the cache's pickling time).
             bases = self._bases.setdefault(bases, bases)
-            record = ScanRecord(digest, size, None, _NO_RULES, False, False, False, bases, False, item.syntax_scope)
+            record = _prefilter.ScanRecord(
+                digest, size, None, _NO_RULES, False, False, False, bases, False, item.syntax_scope
+            )
             self.records[item.rel] = record
             if read_stat is not None:
                 self._keep(item.rel, record, None, read_stat)
@@ -588,8 +603,8 @@ class _Run:
         facts: ModuleFacts | None
         stat: _Stat | None = None
         if isinstance(outcome, workers.Failure):
-            record = ScanRecord(f"failed:{outcome.reason}", 0, (_failure_message(outcome), 1, 0))
-            facts = ModuleFacts(item.module, item.rel, error=_failure_message(outcome))
+            record = _prefilter.ScanRecord(f"failed:{outcome.reason}", 0, (_failure_message(outcome), 1, 0))
+            facts = _facts.ModuleFacts(item.module, item.rel, error=_failure_message(outcome))
         else:
             assert isinstance(outcome, _Scanned)
             record, facts, stat = outcome.record, outcome.facts, outcome.stat
@@ -607,7 +622,7 @@ class _Run:
         old = files.get(rel)
         if old is not None and old.scan.digest == record.digest:
             # The same bytes: full facts cached before beat the partial ones of a Literal scan.
-            partial = facts is None or (isinstance(facts, PartialFacts) and old.facts is not None)
+            partial = facts is None or (isinstance(facts, _prefilter.PartialFacts) and old.facts is not None)
             files[rel] = FileEntry(stat[0], stat[1], record, old.facts if partial else facts, old.check)
         else:
             files[rel] = FileEntry(stat[0], stat[1], record, facts)
@@ -623,7 +638,7 @@ class _Run:
     def _index(self, files: Sequence[SourcePath]) -> ProjectIndex:
         """Index what the closure needs, starting from what `self.demanded` holds already."""
         if self._demand is None:
-            self._demand = Demand(
+            self._demand = _prefilter.Demand(
                 self.config,
                 {item.rel: self.modules[item.rel] for item in files},
                 {rel: record.bases for rel, record in self.records.items() if record.bases},  # others match none
@@ -667,7 +682,7 @@ class _Run:
         for item, outcome in zip(todo, outcomes, strict=True):
             digest: str | None = None
             if isinstance(outcome, workers.Failure):
-                facts = ModuleFacts(item.module, item.rel, error=_failure_message(outcome))
+                facts = _facts.ModuleFacts(item.module, item.rel, error=_failure_message(outcome))
             else:
                 facts, digest = outcome
                 self._identify(item.rel, digest)
@@ -686,7 +701,7 @@ class _Run:
 
     def _enough(self, rel: str, facts: ModuleFacts) -> bool:
         """Facts enough for `rel`: full ones for a demanded file, any for the others."""
-        return rel not in self.demanded or not isinstance(facts, PartialFacts)
+        return rel not in self.demanded or not isinstance(facts, _prefilter.PartialFacts)
 
     def _identify(self, rel: str, digest: str | None) -> None:
         """The record takes the digest of the bytes the file's facts came from: the index
@@ -711,7 +726,7 @@ class _Run:
         are demanded): a later round over the same files updates those entries and keeps the
         placeholders (a loop over every file of the tree was ~2.5 us a file and round)."""
         if self._built_from is not files:
-            modules, placeholder = self.modules, PlaceholderFacts.at
+            modules, placeholder = self.modules, _prefilter.PlaceholderFacts.at
             self._entries = {item.rel: placeholder(modules[item.rel], item.rel) for item in files}
             self._built_from = files
         entries = self._entries
@@ -720,11 +735,15 @@ class _Run:
                 continue
             if rel not in self.demanded:
                 literal = self.records[rel].literal
-                facts = PartialFacts.of(facts) if literal else PlaceholderFacts.at(facts.module, facts.path)
+                facts = (
+                    _prefilter.PartialFacts.of(facts)
+                    if literal
+                    else _prefilter.PlaceholderFacts.at(facts.module, facts.path)
+                )
             entries[rel] = facts
         self.stats.files_indexed = len(self.demanded)
         self.index_facts = dict(entries)  # a round's own: the check workers' state holds it
-        return build_index(list(entries.values()), self.config)
+        return _prefilter.build_index(list(entries.values()), self.config)
 
     def _signature(self, files: Sequence[SourcePath]) -> str:
         return index_signature(
@@ -758,10 +777,10 @@ class _Run:
                 signature = self._signature(files)
             recording = InputRecorder.recording(with_keys=self.keeps_keys)
             with self.stats.phase("project rules"), recording as inputs, listings_lent(self.listings):
-                TRACKER.take()
+                _prefilter.TRACKER.take()
                 everything = self._project_findings(index)
                 project = self._visible(everything, checked_rels)
-                touched = TRACKER.take()
+                touched = _prefilter.TRACKER.take()
             with self.stats.phase("check"):
                 results = self._check_files(checked, index, signature, results)
             for result in results.values():
@@ -923,7 +942,7 @@ class _Run:
     def _project_findings(self, index: ProjectIndex) -> list[Finding]:
         findings: list[Finding] = []
         for rule in self.engine.rules:
-            if issubclass(rule, ProjectRule) and self.engine.selection.enabled(rule.CODE):
+            if issubclass(rule, _rule.ProjectRule) and self.engine.selection.enabled(rule.CODE):
                 findings += rule().check_project(index, self.config)
         return findings
 
@@ -1124,14 +1143,16 @@ def _prepare_handler(
         try:
             source, _ = _read(item.rel, item.path, state.overrides, state.max_size)
         except SourceError as error:
-            return ModuleFacts(item.module, item.rel, error=error.message, error_line=error.line or 1), None
+            return _facts.ModuleFacts(item.module, item.rel, error=error.message, error_line=error.line or 1), None
         init = item.path.endswith("__init__.py")
-        return extract_facts(source.text, item.module, item.rel, state.options, init), content_digest(source.data)
+        return _facts.extract_facts(source.text, item.module, item.rel, state.options, init), content_digest(
+            source.data
+        )
     try:
         source, read_stat = _read(item.rel, item.path, state.overrides, state.max_size)
     except SourceError as error:
-        record = ScanRecord(f"error:{error.message}", 0, (error.message, error.line or 1, error.column))
-        unreadable = ModuleFacts(item.module, item.rel, error=error.message, error_line=error.line or 1)
+        record = _prefilter.ScanRecord(f"error:{error.message}", 0, (error.message, error.line or 1, error.column))
+        unreadable = _facts.ModuleFacts(item.module, item.rel, error=error.message, error_line=error.line or 1)
         return _Scanned(record, unreadable, None)
     data = source.data
     stat = None if read_stat is None else (stat_key(read_stat), settled(read_stat))
@@ -1140,11 +1161,11 @@ def _prepare_handler(
         # A settled file's stat stands for its bytes, as the cache trusts it to: no hash of the
         # files no rule reads (~4.5 us of the ~40 a worker spends on such a file); see `stat_identity`.
         digest = None if stat is not None and stat[1] else content_digest(data)
-        return digest, len(data), class_bases(data), stat
+        return digest, len(data), _prefilter.class_bases(data), stat
     codes = state.needle_codes
     rules = frozenset(code for needle in found if needle in codes for code in codes[needle])
     seeds = state.is_seed(found, data)
-    literal = LITERAL_NEEDLE in found
+    literal = _prefilter.LITERAL_NEEDLE in found
     marker = MARKER in found
     facts: ModuleFacts | None = None
     if seeds or literal or item.want_facts:
@@ -1152,8 +1173,8 @@ def _prepare_handler(
         # the index keeps of it unless it is demanded (`PartialFacts`); `_extract` completes it then.
         partial = not seeds and not item.want_facts
         init = item.path.endswith("__init__.py")
-        facts = extract_facts(source.text, item.module, item.rel, state.options, init, literals_only=partial)
-        facts = PartialFacts.of(facts) if partial else facts
+        facts = _facts.extract_facts(source.text, item.module, item.rel, state.options, init, literals_only=partial)
+        facts = _prefilter.PartialFacts.of(facts) if partial else facts
     problem: tuple[str, int, int] | None = None
     syntax_checked = False
     if item.checked and facts is not None:  # parsed for the index: its syntax error costs nothing more
@@ -1162,9 +1183,9 @@ def _prepare_handler(
     elif item.checked and item.syntax_scope and not rules and not marker:  # else the check parses it
         problem = _syntax_error(source.text, item.rel)
         syntax_checked = True
-    record = ScanRecord(
-        content_digest(data), len(data), problem, rules, seeds, literal, marker, class_bases(data), syntax_checked,
-        item.syntax_scope,
+    record = _prefilter.ScanRecord(
+        content_digest(data), len(data), problem, rules, seeds, literal, marker, _prefilter.class_bases(data),
+        syntax_checked, item.syntax_scope,
     )  # fmt: skip
     return _Scanned(record, facts, stat)
 
@@ -1172,11 +1193,11 @@ def _prepare_handler(
 def _syntax_error(text: str, rel: str) -> tuple[str, int, int] | None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # SyntaxWarnings of the analysed code are not the user's
-        return syntax_error(text, rel)
+        return _prefilter.syntax_error(text, rel)
 
 
 def _check_handler(state: _CheckState, item: _CheckItem) -> _Checked:
-    TRACKER.take()
+    _prefilter.TRACKER.take()
     try:
         source, _ = _read(item.rel, item.path, state.overrides, state.max_size)
     except SourceError as error:
@@ -1193,7 +1214,9 @@ def _check_handler(state: _CheckState, item: _CheckItem) -> _Checked:
     previews: tuple[tuple[str, Memoized], ...] = ()
     if fixes and tree is not None and state.previews:
         previews = file_previews(source, digest, facts.module, tree, fixes)
-    return _Checked(digest, tuple(findings), tuple(suppressed), deps, frozenset(TRACKER.take()), previews=previews)
+    return _Checked(
+        digest, tuple(findings), tuple(suppressed), deps, frozenset(_prefilter.TRACKER.take()), previews=previews
+    )
 
 
 def _test_hooks(data: bytes) -> None:
@@ -1214,10 +1237,10 @@ def _check_source(
 ) -> tuple[list[Finding], list[SuppressedFinding], cst.Module | None]:
     """(findings, suppressed, the libcst tree when the rules parsed one)."""
     rel = source.rel
-    real = not isinstance(facts, PlaceholderFacts)
+    real = not isinstance(facts, _prefilter.PlaceholderFacts)
     if real and facts.error is not None:
         return [parse_error(rel, facts.error, facts.error_line, facts.error_column)], [], None
-    context = FileContext(source, facts, state.config, recorder.proxy)
+    context = _rule.FileContext(source, facts, state.config, recorder.proxy)
     findings: list[Finding] = []
     wanted: list[type[FileGate]] = []
     for rule in state.file_rules:
@@ -1233,8 +1256,8 @@ def _check_source(
             except Exception as error:  # a rule bug must cost one file, never the run
                 findings.append(_crashed(rel, fact_rule, error))
     has_marker = MARKER in source.data
-    tree_rules = [r for r in wanted if issubclass(r, TreeRule)]
-    cst_rules = [r for r in wanted if issubclass(r, Rule)]
+    tree_rules = [r for r in wanted if issubclass(r, _rule.TreeRule)]
+    cst_rules = [r for r in wanted if issubclass(r, _rule.Rule)]
     # A file the index did not parse: its syntax error, if any, as phase 1 would word it.
     if tree_rules:
         tree, problem = _parse_tree(source)
@@ -1306,7 +1329,7 @@ def parse_module(source: SourceFile) -> cst.Module:
 def _run_rules(context: FileContext, rule_classes: list[type[Rule]], module: cst.Module) -> list[Finding]:
     import libcst as cst
 
-    positions = Positions(module)
+    positions = _rule.Positions(module)
     rules = [_instance(cls, context, positions) for cls in rule_classes]
     try:
         cst.visit_batched(module, rules)
@@ -1330,7 +1353,7 @@ def _run_tree_rules(context: FileContext, rule_classes: list[type[TreeRule]], tr
 
 
 def _instance(cls: type[Rule], context: FileContext, positions: Positions) -> Rule:
-    rule = visitor_class(cls)(context)
+    rule = _rule.visitor_class(cls)(context)
     rule.positions = positions
     return rule
 

@@ -7,8 +7,11 @@ indexed file changed). The tests edit one input at a time and compare with a col
 
 from __future__ import annotations
 
+import ast
 import os
 import pickle
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -76,6 +79,44 @@ def test_warm_run_equals_cold_and_reads_nothing(demo: Path) -> None:
     assert warm_engine.stats.files_checked_fresh == 0
     assert warm_engine.stats.check_cache_hits == 37  # every checked file, from the snapshot
     assert lines(engine(demo, cache=False).run([demo])) == lines(cold)
+
+
+# Modules bound with `lazy_module` sit in sys.modules unloaded, as instances of a subclass of
+# ModuleType until their first use: only plain modules count as loaded.
+_LOADED = (
+    "import sys, types\nfrom declint.cli import main\n"
+    "try:\n    main(sys.argv[1:])\nexcept SystemExit as done:\n    code = done.code\n"
+    "loaded = [m for m, module in sys.modules.items() if type(module) is types.ModuleType]\n"
+    "print(code, sorted(m for m in loaded if m.startswith(('declint.', 'libcst'))))\n"
+)
+
+
+def _loaded_by_a_check(root: Path, *paths: str) -> tuple[str, list[str]]:
+    """(exit code, declint and libcst modules loaded) of `declint check PATHS` in a new process."""
+    env = {k: v for k, v in os.environ.items() if k != NO_CACHE_ENV}
+    done = subprocess.run(
+        [sys.executable, "-c", _LOADED, "check", *paths], cwd=root, env=env, capture_output=True, text=True, check=True
+    )
+    code, modules = done.stdout.splitlines()[-1].split(" ", 1)
+    return code, ast.literal_eval(modules)
+
+
+def test_a_run_the_snapshot_answers_loads_no_rule_facts_or_index(demo: Path) -> None:
+    """A warm pre-commit run replays the snapshot: its start-up imports no rule module, and none
+    of the facts, the index, the prefilter or libcst (they were a third of it). A run that
+    checks a file again loads them (libcst in its workers)."""
+    model = MODELS + "modeling_radio.py"
+    _loaded_by_a_check(demo, ".")
+    code, loaded = _loaded_by_a_check(demo, model)
+    assert code == "1"  # its findings are reported from the snapshot
+    heavy = {"declint.facts", "declint.index", "declint.prefilter", "declint.rule", "libcst"}
+    assert not heavy & set(loaded)
+    assert not [name for name in loaded if name.startswith("declint.rules.")]
+    edit(demo / model, "class ", "class  ")
+    code, loaded = _loaded_by_a_check(demo, model)
+    assert (
+        code == "1" and heavy - {"libcst"} <= set(loaded) and "declint.rules.direct_sdpa" in loaded
+    )  # (libcst: in workers)
 
 
 def test_cache_directory_layout(demo: Path) -> None:

@@ -6,13 +6,15 @@ import json
 import pkgutil
 import re
 
+import pytest
 from click.testing import CliRunner
 
 import declint.rules as rules_package
 from declint.cli import cli
 from declint.config import OPTIONS
 from declint.docs import rules_document, rules_table, with_generated_tables
-from declint.rules import ALL_RULES
+from declint.rule_set import LazyRules, RuleEntry
+from declint.rules import ALL_RULES, RULES_BY_CODE
 from tests.conftest import REPO
 
 # Keys the engine itself reads (discovery, selection, index); every other key must be some rule's.
@@ -51,6 +53,18 @@ def test_every_rule_module_is_registered_once() -> None:
     codes = [rule.CODE for rule in ALL_RULES]
     assert len(codes) == len(set(codes))
     assert all(re.fullmatch(r"DL\d{3}", code) for code in codes)
+
+
+def test_the_registry_names_each_rule_by_its_own_code_without_importing_it() -> None:
+    assert ALL_RULES.codes == tuple(rule.CODE for rule in ALL_RULES)
+    assert list(RULES_BY_CODE) == list(ALL_RULES.codes) and RULES_BY_CODE["DL101"].__name__ == "DirectSdpa"
+    wrong = LazyRules([RuleEntry("DL999", "declint.rules.parse_error", "ParseError")])
+    assert wrong.codes == ("DL999",) and len(wrong) == 1  # known without an import
+    with pytest.raises(
+        RuntimeError,
+        match=re.escape("declint.rules.parse_error.ParseError has the code DL000, but the registry says DL999"),
+    ):
+        list(wrong)
 
 
 def test_every_option_is_read_by_someone() -> None:

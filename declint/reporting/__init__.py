@@ -1,4 +1,7 @@
-"""Output formats: one module each, all fed from the same sorted findings (a `Report`)."""
+"""Output formats: one module each, all fed from the same sorted findings (a `Report`).
+
+The JSON formats import `json` where they render: a text run (pre-commit) never loads it.
+"""
 
 from __future__ import annotations
 

@@ -6,7 +6,6 @@ and the baseline (unique per finding). Errors are `major`, warnings `minor`.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from declint.reporting.model import Item, Report
@@ -31,4 +30,6 @@ def issue(item: Item, report: Report) -> dict[str, Any]:
 
 
 def render(report: Report) -> str:
+    import json
+
     return json.dumps([issue(item, report) for item in report.items], indent=2, ensure_ascii=False) + "\n"

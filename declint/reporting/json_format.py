@@ -8,7 +8,6 @@ when their option is used, `on_changed_lines` per finding plus the top-level `ch
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from declint.reporting.model import Edit, FixPreview, Item, Report
@@ -68,6 +67,8 @@ def item_to_json(item: Item, report: Report) -> dict[str, Any]:
 
 
 def render(report: Report) -> str:
+    import json
+
     fixable = report.fixable()
     document: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,

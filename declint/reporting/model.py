@@ -10,10 +10,13 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from declint.reporting.sources import SourceCache
-from declint.rule import RuleMeta
 from declint.types import Applicability, Finding, Position, RunResult, escape_controls
+
+if TYPE_CHECKING:
+    from declint.rule import RuleMeta
 
 TOOL_NAME = "declint"
 
@@ -92,10 +95,6 @@ class Report:
     fixed: int = 0
     # False after --fix/--diff: what is still fixable there was refused, so "run --fix" would not help.
     fix_hint: bool = True
-    _rules_by_code: dict[str, type[RuleMeta]] = field(default_factory=dict, init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        self._rules_by_code = {rule.CODE: rule for rule in self.rules}
 
     @property
     def findings(self) -> tuple[Finding, ...]:
@@ -108,9 +107,6 @@ class Report:
     @property
     def elsewhere(self) -> tuple[Item, ...]:
         return tuple(item for item in self.items if not item.on_changed_lines)
-
-    def rule(self, code: str) -> type[RuleMeta] | None:
-        return self._rules_by_code.get(code)
 
     def doc_url(self, code: str, name: str) -> str:
         anchor = f"{code.lower()}-{name}"

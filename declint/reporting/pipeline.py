@@ -23,12 +23,12 @@ from declint.fingerprint import fingerprints
 from declint.previews import PreviewMemo, previews
 from declint.reporting.model import BaselineInfo, DiffScope, FixPreview, Item, Report
 from declint.reporting.sources import SourceCache
-from declint.rule import RuleMeta
 from declint.types import Finding
 
 if TYPE_CHECKING:  # imported where used: a plain check (a pre-commit run) needs none of them
     from declint import baseline as baseline_file
     from declint.fixes import FixOutcome
+    from declint.rule import RuleMeta
 
 
 @dataclass(frozen=True)

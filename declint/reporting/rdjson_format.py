@@ -10,7 +10,6 @@ offered too, since a suggestion is reviewed before it is applied.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from declint.reporting.model import TOOL_NAME, Edit, Item, Report
@@ -19,6 +18,8 @@ from declint.types import Position, Severity
 
 
 def render(report: Report) -> str:
+    import json
+
     document = {
         "source": _source(report),
         "severity": "ERROR" if any(i.finding.severity is Severity.ERROR for i in report.items) else "WARNING",
@@ -28,6 +29,8 @@ def render(report: Report) -> str:
 
 
 def render_lines(report: Report) -> str:
+    import json
+
     return "".join(json.dumps(diagnostic(item, report), ensure_ascii=False) + "\n" for item in report.items)
 
 

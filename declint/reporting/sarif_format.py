@@ -16,14 +16,15 @@
 from __future__ import annotations
 
 import inspect
-import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from declint.reporting.model import TOOL_NAME, Edit, Item, Report
-from declint.rule import RuleMeta
 from declint.types import Finding, Severity
+
+if TYPE_CHECKING:
+    from declint.rule import RuleMeta
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -31,6 +32,8 @@ FINGERPRINT_KEY = "declint/v1"
 
 
 def render(report: Report) -> str:
+    import json
+
     index = {rule.CODE: number for number, rule in enumerate(report.rules)}
     results = [_result(item, report, index) for item in report.items]
     if report.include_suppressed:
