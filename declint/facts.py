@@ -199,6 +199,9 @@ class _Extractor:
         self.module_values: dict[str, ast.expr] = {}  # module-level NAME = value (the last one)
         self.value_names: frozenset[str] = frozenset()  # module-level names `_references` records
         self.local_imports: dict[str, str] = {}  # names imports in a function or class body bind
+        # Modules imported whole, `import a.b.c` without `as`: it binds only `a`, so code names the
+        # module's attributes by the whole path (`a.b.c.x`), which `_references` records.
+        self.whole_modules: set[str] = set()
 
     def run(self, tree: ast.Module) -> ModuleFacts:
         imports = self._collect_bindings(tree)
@@ -263,6 +266,7 @@ class _Extractor:
         for node, conditional in statements:
             if isinstance(node, ast.Import | ast.ImportFrom):
                 imports.update(import_bindings(node, self.package))
+                self.whole_modules.update(_whole_modules(node))
                 if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
                     base = absolute_module(self.package, node.module, node.level)
                     if base and base not in self.stars:
@@ -276,6 +280,7 @@ class _Extractor:
         for inner in ast.walk(tree) if nested_imports else ():  # (a module-level Literal needs none)
             if isinstance(inner, ast.Import | ast.ImportFrom) and id(inner) not in module_level:
                 self.local_imports.update(import_bindings(inner, self.package))
+                self.whole_modules.update(_whole_modules(inner))
         for node in tree.body:
             if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
                 self.names[node.name] = f"{self.module}.{node.name}"
@@ -577,7 +582,25 @@ class _Extractor:
                 local = self.local_imports.get(inner.value.id)
                 if local is not None:
                     found.add(f"{local}.{inner.attr}")
+            elif self.whole_modules and isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Attribute):
+                if (read := self._whole_module_read(inner)) is not None:
+                    found.add(read)
         return tuple(sorted(found))
+
+    def _whole_module_read(self, node: ast.Attribute) -> str | None:
+        """`a.b.c.x` when `a.b.c` is a module imported whole (`import a.b.c`): its name `x`, the
+        reference `m.x` is after `import a.b.c as m` (the head `a.b` alone leads to nothing, and
+        ownership, or the index's reading of the module, would miss what the code calls)."""
+        attributes = [node.attr]
+        inner = node.value
+        while isinstance(inner, ast.Attribute):
+            attributes.append(inner.attr)
+            inner = inner.value
+        if not isinstance(inner, ast.Name):
+            return None
+        head = self.names.get(inner.id) or self.local_imports.get(inner.id)
+        dotted = ".".join([head, *reversed(attributes)]) if head else ""
+        return dotted if dotted.rpartition(".")[0] in self.whole_modules else None
 
     def _literal(self, target: str, value: ast.expr | None, line: int, type_checking: bool) -> LiteralDef | None:
         inner = self._optional_of(value)
@@ -769,6 +792,12 @@ def _first_string(call: ast.Call) -> str:
 
 # Comparisons that test what an object is: `type(x) in SUPPORTED_MODELS`, `x.__class__ is Tower`.
 _TYPE_TESTS = (ast.In, ast.NotIn, ast.Is, ast.IsNot, ast.Eq, ast.NotEq)
+
+
+def _whole_modules(statement: ast.Import | ast.ImportFrom) -> Iterator[str]:
+    """The dotted modules an `import a.b.c` (no `as`) names; none for a from-import."""
+    if isinstance(statement, ast.Import):
+        yield from (alias.name for alias in statement.names if alias.asname is None and "." in alias.name)
 
 
 def _walk_uses(node: ast.AST) -> Iterator[ast.AST]:

@@ -715,6 +715,23 @@ def test_a_tower_in_a_namespace_package_is_owned_through_its_import(make_tree: M
     ]
 
 
+def test_a_tower_built_through_a_plain_import_of_its_module_is_owned(make_tree: MakeTree) -> None:
+    """`import pkg.probe_tower` binds only `pkg`: the model's `pkg.probe_tower.VisionTower()` was
+    recorded as a reference to `pkg._torch`, the tower was owned by no model, and its call read
+    "no model declares" instead of the configurable declaration it bypasses."""
+    tower = "tensorrt_llm/_torch/models/probe_tower.py"
+    tower_source = (
+        "import torch.nn.functional as F\nfrom torch import nn\n\n"
+        "class VisionTower(nn.Module):\n    def forward(self, q, k, v):\n"
+        "        return F.scaled_dot_product_attention(q, k, v)\n"
+    )
+    module = "tensorrt_llm._torch.models.probe_tower"
+    model = HEADER + f"import {module}\n" + _model(f"{module}.VisionTower")
+    assert dl101(make_tree, {tower: tower_source, MODEL: model}, checked=tower) == [
+        f"6:16: {_bypass('VisionTower.forward')}"
+    ]
+
+
 def test_a_module_shadowed_by_a_package_of_its_name_is_owned_by_no_model(make_tree: MakeTree) -> None:
     """`towers.py` beside the package `towers/`: Python imports the package, and the model owns
     its VisionTower; the module's own VisionTower (dead code, the same qualified name) was
@@ -798,6 +815,62 @@ def test_a_function_re_exported_under_another_name_is_no_alias(make_tree: MakeTr
         UTILS: ALIASES,
         eager: "def sdpa(q, k, v):\n    return q\n",
         layers: "from .eager_utils import sdpa as attention\n",
+        MODEL: model,
+    }
+    assert dl101(make_tree, files) == []
+
+
+PROBE_LAYERS = "tensorrt_llm._torch.models.probe_layers"
+
+
+@pytest.mark.parametrize(
+    "layers",
+    ["from .attn_utils import sdpa as attention\n", "from . import attn_utils\n\nattention = attn_utils.causal_sdpa\n"],
+    ids=["renamed", "assigned"],
+)
+@pytest.mark.parametrize(
+    ("imports", "call"),
+    [
+        (f"import {PROBE_LAYERS}\n", f"return {PROBE_LAYERS}.attention(q, k, v)"),
+        (f"import {PROBE_LAYERS} as layers\n", "return layers.attention(q, k, v)"),
+    ],
+    ids=["plain-import", "import-as"],
+)
+def test_a_renamed_re_export_called_through_its_module_is_reported(
+    make_tree: MakeTree, layers: str, imports: str, call: str
+) -> None:
+    """Red-team: `probe_layers` re-exports the alias under a name of its own, and the tower reads
+    it as an attribute of the module, imported whole (`import pkg.mod`, the call naming the
+    dotted path, or `import pkg.mod as m`)."""
+    model = _importing(imports, call)
+    expected = [f"9:16: {_bypass('VisionTower.forward')}"]
+    assert dl101(make_tree, {UTILS: ALIASES, "tensorrt_llm/_torch/models/probe_layers.py": layers, MODEL: model}) == (
+        expected
+    )
+
+
+@pytest.mark.parametrize(
+    "module", ["tensorrt_llm._torch.models.attn_utils", PROBE_LAYERS], ids=["binding-module", "re-exporting-module"]
+)
+def test_an_alias_under_its_own_name_called_through_a_plain_import_is_reported(
+    make_tree: MakeTree, module: str
+) -> None:
+    """`import pkg.mod` then `pkg.mod.sdpa(...)`: the module binding the alias, or one
+    re-exporting it by name."""
+    model = _importing(f"import {module}\n", f"return {module}.sdpa(q, k, v)")
+    layers = "from .attn_utils import sdpa\n"
+    files = {UTILS: ALIASES, "tensorrt_llm/_torch/models/probe_layers.py": layers, MODEL: model}
+    assert dl101(make_tree, files) == [f"9:16: {_bypass('VisionTower.forward')}"]
+
+
+def test_a_renamed_function_called_through_a_plain_import_is_no_alias(make_tree: MakeTree) -> None:
+    """`probe_layers` renames a function that only shares the alias's name: not SDPA, however
+    the tower reaches it."""
+    model = _importing(f"import {PROBE_LAYERS}\n", f"return {PROBE_LAYERS}.attention(q, k, v)")
+    files = {
+        UTILS: ALIASES,
+        "tensorrt_llm/_torch/models/eager_utils.py": "def sdpa(q, k, v):\n    return q\n",
+        "tensorrt_llm/_torch/models/probe_layers.py": "from .eager_utils import sdpa as attention\n",
         MODEL: model,
     }
     assert dl101(make_tree, files) == []
