@@ -89,8 +89,9 @@ class DirectSdpa(TreeRule):
     attribute (an instance attribute hides class attributes). A name imported from another
     module of the project (directly, as `module.name`, also `pkg.mod.name` after a plain `import
     pkg.mod`, or through a re-export by name or `*`, also under another name: `from .attn_utils
-    import sdpa as attention` in a third module, imported from there) counts when that module binds it at module level to SDPA: an import,
-    a plain alias or `functools.partial(...)`, in a file the index reads in full (one whose
+    import sdpa as attention` in a third module, imported from there) counts when that module
+    binds it at module level to SDPA: an import, a plain alias or `functools.partial(...)`, in a
+    file the index reads in full (one whose
     encoder classes a model reaches, and the modules those import from; the alias's module when
     its bytes show the binding at column 0, or within three continued lines, or an `import ...
     as`). A module's binding of a name is its last at module level, as Python runs the module
