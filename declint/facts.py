@@ -795,9 +795,15 @@ _TYPE_TESTS = (ast.In, ast.NotIn, ast.Is, ast.IsNot, ast.Eq, ast.NotEq)
 
 
 def _whole_modules(statement: ast.Import | ast.ImportFrom) -> Iterator[str]:
-    """The dotted modules an `import a.b.c` (no `as`) names; none for a from-import."""
-    if isinstance(statement, ast.Import):
-        yield from (alias.name for alias in statement.names if alias.asname is None and "." in alias.name)
+    """The dotted modules an `import a.b.c` (no `as`) imports: `a.b.c` and the package `a.b`
+    above it (Python imports every package on the way, and `a.b.x` reads the package's `x`);
+    `a` itself is the bound name, followed as any import is. None for a from-import."""
+    if not isinstance(statement, ast.Import):
+        return
+    for alias in statement.names:
+        if alias.asname is None:
+            parts = alias.name.split(".")
+            yield from (".".join(parts[:end]) for end in range(2, len(parts) + 1))
 
 
 def _walk_uses(node: ast.AST) -> Iterator[ast.AST]:

@@ -87,11 +87,11 @@ class DirectSdpa(TreeRule):
     that is no alias does not shadow it; a subclass that assigns `self.x` something else shadows
     its base's alias, and so does one that defines `x` otherwise when the alias is a class
     attribute (an instance attribute hides class attributes). A name imported from another
-    module of the project (directly, as `module.name`, also `pkg.mod.name` after a plain `import
-    pkg.mod`, or through a re-export by name or `*`, also under another name: `from .attn_utils
-    import sdpa as attention` in a third module, imported from there) counts when that module
-    binds it at module level to SDPA: an import, a plain alias or `functools.partial(...)`, in a
-    file the index reads in full (one whose
+    module of the project (directly, as `module.name`, also `pkg.mod.name` or `pkg.name` after a
+    plain `import pkg.mod`, or through a re-export by name or `*`, also under another name: `from
+    .attn_utils import sdpa as attention` in a third module, imported from there) counts when that
+    module binds it at module level to SDPA: an import, a plain alias or `functools.partial(...)`,
+    in a file the index reads in full (one whose
     encoder classes a model reaches, and the modules those import from; the alias's module when
     its bytes show the binding at column 0, or within three continued lines, or an `import ...
     as`). A module's binding of a name is its last at module level, as Python runs the module

@@ -876,6 +876,42 @@ def test_a_renamed_function_called_through_a_plain_import_is_no_alias(make_tree:
     assert dl101(make_tree, files) == []
 
 
+PROBE_PACKAGE = "tensorrt_llm/_torch/probe/__init__.py"
+
+
+@pytest.mark.parametrize(
+    "package",
+    [
+        "from ..models.attn_utils import sdpa as attention\n",
+        "from ..models import attn_utils\n\nattention = attn_utils.causal_sdpa\n",
+    ],
+    ids=["renamed", "assigned"],
+)
+def test_a_package_above_a_plainly_imported_module_is_followed(make_tree: MakeTree, package: str) -> None:
+    """`import a.b.c` imports the packages `a` and `a.b` too: the tower reads `a.b.attention`, an
+    alias the package re-exports under a name of its own (red-team: only `a.b.c.x` was followed)."""
+    model = _importing(
+        "import tensorrt_llm._torch.probe.layers\n", "return tensorrt_llm._torch.probe.attention(q, k, v)"
+    )
+    files = {UTILS: ALIASES, PROBE_PACKAGE: package, "tensorrt_llm/_torch/probe/layers.py": "", MODEL: model}
+    assert dl101(make_tree, files) == [f"9:16: {_bypass('VisionTower.forward')}"]
+
+
+def test_a_tower_built_from_a_package_above_a_plainly_imported_module_is_owned(make_tree: MakeTree) -> None:
+    """`import a.b.c`, then `a.b.VisionTower()`: the package's tower is the model's."""
+    tower_source = (
+        "import torch.nn.functional as F\nfrom torch import nn\n\n"
+        "class VisionTower(nn.Module):\n    def forward(self, q, k, v):\n"
+        "        return F.scaled_dot_product_attention(q, k, v)\n"
+    )
+    files = {
+        PROBE_PACKAGE: tower_source,
+        "tensorrt_llm/_torch/probe/layers.py": "",
+        MODEL: HEADER + "import tensorrt_llm._torch.probe.layers\n" + _model("tensorrt_llm._torch.probe.VisionTower"),
+    }
+    assert dl101(make_tree, files, checked=PROBE_PACKAGE) == [f"6:16: {_bypass('VisionTower.forward')}"]
+
+
 LAYERS = "tensorrt_llm/_torch/models/probe_layers.py"
 OTHER = "tensorrt_llm/_torch/models/other.py"
 EAGER = "def eager(q, k, v):\n    return q\n"
