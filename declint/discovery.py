@@ -27,14 +27,20 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
 from stat import S_ISDIR, S_ISREG
-from typing import NamedTuple
-
-import pathspec
-from pathspec.util import normalize_file
+from typing import TYPE_CHECKING, NamedTuple
 
 from declint.cache_marks import TAG, foreign_entries, is_declint_gitignore
 from declint.config import Config
 from declint.errors import UsageError, warn
+
+if TYPE_CHECKING:
+    import pathspec
+else:
+    from declint.lazy import lazy_module
+
+    # ~19 ms to import (it probes its hyperscan and re2 backends): a run the snapshot answers
+    # walks nothing and never needs it.
+    pathspec = lazy_module("pathspec")
 
 # A gitignore line `name/`: one directory name, no glob, no anchor.
 _PLAIN_DIRECTORY = re.compile(r"[^/*?\[\]!#\\\s][^/*?\[\]\\]*/")
@@ -150,15 +156,14 @@ class _Filter:
         self._root_prefix = self._root_str if self._root_str.endswith(os.sep) else self._root_str + os.sep
         self.include = config.str_list("include") if include is None else include
         excludes = [*BUILTIN_EXCLUDES, *config.str_list("exclude")]
-        self.exclude = pathspec.GitIgnoreSpec.from_lines(excludes)
+        self._excludes = excludes
         # A directory the walk reached is not below an excluded one: a plain `name/` pattern then
         # matches it by its name alone, a set lookup instead of a regex per pattern (the walk asks
         # once per directory). With a negation anywhere, order matters: the full spec decides.
         negated = any(line.strip().startswith("!") for line in excludes)
         plain = set() if negated else {line for line in excludes if _PLAIN_DIRECTORY.fullmatch(line.strip())}
         self._dir_names = frozenset(line.strip()[:-1] for line in plain)
-        rest = [line for line in excludes if line not in plain]
-        self._walked_dirs = pathspec.GitIgnoreSpec.from_lines(rest) if rest else None
+        self._rest = [line for line in excludes if line not in plain]
         # Patterns ending in "/" only match directories (and what is below them): a file reached
         # by walking directories that were not excluded cannot match them, so it needs no probe.
         self._file_patterns = any(
@@ -174,6 +179,16 @@ class _Filter:
         self._applicable_to: dict[str, _Applicable] = {}
         self._nested_repositories: set[str] = set()  # listed directories below the root holding a .git
         self.listings: dict[str, Listing] = {}
+
+    # Compiled on first use: `known_files` tests names alone, and a run the snapshot answers for
+    # files passed by path then never imports pathspec.
+    @functools.cached_property
+    def exclude(self) -> pathspec.GitIgnoreSpec:
+        return pathspec.GitIgnoreSpec.from_lines(self._excludes)
+
+    @functools.cached_property
+    def _walked_dirs(self) -> pathspec.GitIgnoreSpec | None:
+        return pathspec.GitIgnoreSpec.from_lines(self._rest) if self._rest else None
 
     def included(self, rel: str, name: str | None = None) -> bool:
         """`name`: the rel's last component, when the caller has it (the walk does)."""
@@ -523,6 +538,31 @@ def discover(
     return Discovery(tuple(sorted(files.values(), key=_rel)), ordered_skips, flt.listings)
 
 
+def known_files(
+    paths: Iterable[str], config: Config, walked: Mapping[str, tuple[object, ...]]
+) -> tuple[str, ...] | None:
+    """The rels `discover(paths, config)` gives for files that a walk under the same
+    configuration found, each by the very path given (`walked`: rel -> (path, ...)); None when a
+    path is anything else, and `discover` decides.
+
+    Such a file passed the excludes and the .gitignore files on that walk, as a path given alone
+    would, so only the name patterns of `include` are asked (the walk may have been the index's,
+    which takes every `.py` file). A symlink on the way, or a path outside the root, goes to
+    `discover`, which handles both. Compiling the excludes imports pathspec (~19 ms): a
+    pre-commit run over staged files that the snapshot answers needs neither.
+    """
+    flt = _Filter(config)
+    rels: set[str] = set()
+    for given in paths:
+        path = os.path.abspath(given)
+        rel = _relative(Path(path), flt.root)
+        entry = walked.get(rel)
+        if entry is None or entry[0] != path or os.path.realpath(path) != path or not flt.included(rel):
+            return None
+        rels.add(rel)
+    return tuple(sorted(rels))
+
+
 def is_utf8(name: str) -> bool:
     """False for a name the file system gave with bytes that are not UTF-8 (which `os.fsdecode`
     carries as surrogate escapes: no output format, cache key or module name can hold them)."""
@@ -765,6 +805,7 @@ def _matcher(patterns: tuple[str, ...]) -> Callable[[str], bool]:
     if any(pattern.include is False for pattern in spec.patterns):
         return spec.match_file
     regexes = tuple(pattern.regex for pattern in spec.patterns if pattern.include and pattern.regex is not None)
+    normalize_file = pathspec.util.normalize_file
 
     def match(rel: str) -> bool:
         path = normalize_file(rel)

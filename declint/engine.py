@@ -59,6 +59,7 @@ from declint.discovery import (
     discover,
     display_path,
     glob_match,
+    known_files,
     listings_lent,
     printable,
 )
@@ -864,8 +865,12 @@ class _Run:
             if request == snapshot.request:
                 rels, skipped = snapshot.checked, list(snapshot.skipped)
             elif all(os.path.isfile(path) and not os.path.islink(path) for path in request):
-                asked = discover(paths, self.config)
-                rels, skipped = tuple(item.rel for item in asked.files), [(s.rel, s.reason) for s in asked.skipped]
+                known = known_files(request, self.config, snapshot.files)
+                if known is not None:
+                    rels, skipped = known, []
+                else:
+                    asked = discover(paths, self.config)
+                    rels, skipped = tuple(item.rel for item in asked.files), [(s.rel, s.reason) for s in asked.skipped]
             else:
                 return None
             if any(rel not in snapshot.files for rel in rels):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from declint.config import find_config_file, load_config
-from declint.discovery import DirectoryMatcher, _Filter, discover, glob_match
+from declint.discovery import INDEX_INCLUDE, DirectoryMatcher, _Filter, discover, glob_match, known_files
 
 RELS = [
     "setup.py",
@@ -410,3 +410,50 @@ def test_include_answers_as_its_globs_do_with_or_without_the_suffix_shortcut(
         if any(fnmatch.fnmatchcase(rel.rsplit("/", 1)[-1], p) or fnmatch.fnmatchcase(rel, p) for p in include)
     ]
     assert walked == expected_files
+
+
+@pytest.mark.parametrize(
+    ("include", "included"),
+    [
+        ('["*.py"]', ["a.py", "pkg/x_model.py", "vendor/ignored.py"]),
+        ('["*_model.py", "vendor/*"]', ["pkg/x_model.py", "vendor/ignored.py"]),
+    ],
+)
+def test_files_known_from_the_last_walk_are_the_files_discovery_gives_for_them(
+    tmp_path: Path, include: str, included: list[str]
+) -> None:
+    """A run the snapshot answers takes the files passed by path from the last walk (the index's,
+    of every `.py` file) instead of discovering them: for each file it answers, the answer is
+    discovery's; a file the walk did not find as given (excluded, ignored, reached through a
+    symlink) is left to discovery (None)."""
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)
+    (root / "vendor" / ".git").mkdir(parents=True)
+    contents = {
+        "pyproject.toml": f'[tool.declint]\ninclude = {include}\nexclude = ["build/", "skip_me.py"]\n',
+        ".gitignore": "ignored.py\n",
+        "a.py": "",
+        "ignored.py": "",
+        "pkg/x_model.py": "",
+        "pkg/skip_me.py": "",
+        "build/gen_model.py": "",
+        "vendor/ignored.py": "",  # a nested repository: the root's .gitignore does not apply
+    }
+    _files(root, contents)
+    (root / "link").symlink_to("pkg")
+    config = load_config(find_config_file(root), default_root=root, known_codes=frozenset())
+    walked = {item.rel: (item.path,) for item in discover([root], config, include=INDEX_INCLUDE).files}
+    assert sorted(walked) == ["a.py", "pkg/x_model.py", "vendor/ignored.py"]
+    paths = [str(root / rel) for rel in contents if rel.endswith(".py")] + [str(root / "link" / "x_model.py")]
+    answered = []
+    for path in paths:
+        known = known_files([path], config, walked)
+        expected = tuple(item.rel for item in discover([Path(path)], config).files)
+        assert known is None or known == expected, path
+        if known is not None:
+            answered.append(path.removeprefix(str(root) + "/"))
+    assert answered == included
+    everything = [str(root / rel) for rel in [*reversed(answered), answered[0]]]  # unsorted, one twice
+    wanted = tuple(item.rel for item in discover([Path(p) for p in everything], config).files)
+    assert known_files(everything, config, walked) == wanted
+    assert wanted == tuple(included)
