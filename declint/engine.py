@@ -68,7 +68,6 @@ from declint.lazy import lazy_module
 from declint.previews import Memoized, file_previews
 from declint.rule_set import rule_codes
 from declint.source import SourceFile, decode_source, read_file
-from declint.suppressions import MARKER, apply_suppressions, parse_suppressions
 from declint.types import Finding, Position, RunResult, Span, SuppressedFinding
 
 if TYPE_CHECKING:
@@ -78,11 +77,14 @@ if TYPE_CHECKING:
     from declint import index as _index
     from declint import prefilter as _prefilter
     from declint import rule as _rule
+    from declint import run_state as _state
+    from declint import suppressions as _suppressions
     from declint import workers
     from declint.facts import FactOptions, ModuleFacts
     from declint.index import ProjectIndex
-    from declint.prefilter import Demand, NeedleSet, ScanRecord
+    from declint.prefilter import Demand, ScanRecord
     from declint.rule import FactRule, FileContext, FileGate, Positions, Rule, RuleMeta, TreeRule
+    from declint.run_state import Checked, CheckItem, CheckState, PrepareState, Scanned
 else:
     # Loaded on first use: a run the snapshot answers extracts no facts, builds no index, scans
     # nothing and runs no rule, and these were a third of its start-up. A run that does any of
@@ -91,6 +93,8 @@ else:
     _index = lazy_module("declint.index")
     _prefilter = lazy_module("declint.prefilter")
     _rule = lazy_module("declint.rule")
+    _state = lazy_module("declint.run_state")
+    _suppressions = lazy_module("declint.suppressions")
     workers = lazy_module("declint.workers")
 
 _Pool: TypeAlias = "workers.InlinePool[Any, Any] | workers.ProcessPool[Any, Any]"
@@ -277,44 +281,6 @@ class Engine:
 # ---- the state workers need (inherited on fork, pickled once otherwise) ---------------------------
 
 
-@dataclass(frozen=True)
-class _PrepareState:
-    config: Config
-    gates: tuple[tuple[str, tuple[bytes, ...]], ...]  # (code, needles) of the enabled per-file rules
-    seeds: tuple[bytes, ...]
-    options: FactOptions
-    max_size: int
-    overrides: Mapping[str, bytes]
-    # The scan's items, when the pool starts for them: a forked reader inherits them, and is sent
-    # their positions only (pickling an item per file was ~3 us of the main process's time).
-    scan_items: Sequence[_ScanItem] = ()
-    # (needles, rule) of the rules that ask for files to index (`FileGate.index_needles`)
-    rule_seeds: tuple[tuple[tuple[bytes, ...], type[FileGate]], ...] = ()
-
-    def is_seed(self, found: frozenset[bytes], data: bytes) -> bool:
-        """Is a file whose bytes hold `found` indexed in full?"""
-        if not found.isdisjoint(self.seeds):
-            return True
-        return any(
-            not found.isdisjoint(needles) and rule.indexes(data, self.config) for needles, rule in self.rule_seeds
-        )
-
-    @functools.cached_property
-    def needle_codes(self) -> dict[bytes, tuple[str, ...]]:
-        """Each distinct needle once, with the rules it opens (rules share needles and their cases)."""
-        codes: dict[bytes, list[str]] = {}
-        for code, needles in self.gates:
-            for needle in needles:
-                codes.setdefault(needle, []).append(code)
-        return {needle: tuple(found) for needle, found in sorted(codes.items())}
-
-    @functools.cached_property
-    def needles(self) -> NeedleSet:
-        """Every needle a scan looks for: the rules', the index's, the Literal's and the marker."""
-        asked = [needle for needles, _ in self.rule_seeds for needle in needles]
-        return _prefilter.NeedleSet([*self.needle_codes, *self.seeds, *asked, _prefilter.LITERAL_NEEDLE, MARKER])
-
-
 # The items sent to the readers are named tuples: one per file of the tree, and a tuple crosses the
 # pipe ~5x cheaper than a dataclass (no class reference and state dict per item).
 class _ScanItem(NamedTuple):
@@ -332,51 +298,12 @@ class _FactsItem(NamedTuple):
     module: str
 
 
-@dataclass(frozen=True)
-class _Scanned:
-    record: ScanRecord
-    facts: ModuleFacts | None
-    stat: _Stat | None  # of the file read (None: an override, or it could not be read)
-
-
 # (stat key, settled) of a file as read
 _Stat = tuple[StatKey, bool]
 # A file with no needle, no facts and no error (most of a tree): (digest, size, class bases, stat).
 # A bare tuple crosses the pipe ~10x cheaper than the dataclasses, and most records are these.
 # The digest is None for a settled file: its stat stands for its content (`stat_identity`).
 _Plain = tuple[str | None, int, frozenset[str], _Stat | None]
-
-
-@dataclass(frozen=True)
-class _CheckState:
-    config: Config
-    file_rules: tuple[type[FileGate], ...]
-    fact_rules: tuple[type[FactRule], ...]
-    known_codes: frozenset[str]
-    enabled_codes: frozenset[str]
-    index: ProjectIndex
-    facts: Mapping[str, ModuleFacts]
-    overrides: Mapping[str, bytes]
-    max_size: int
-    previews: bool  # compute the previews of the fixes found (a report will show them)
-
-
-@dataclass(frozen=True)
-class _CheckItem:
-    rel: str
-    path: str
-    syntax_pending: bool  # in the syntax scope, and the scan did not parse it
-
-
-@dataclass(frozen=True)
-class _Checked:
-    digest: str
-    findings: tuple[Finding, ...]
-    suppressed: tuple[SuppressedFinding, ...]
-    deps: tuple[Dep, ...] | None  # None: not cacheable
-    touched: frozenset[str]  # placeholder modules the rules read
-    final: bool = False  # does not depend on the index (a read error, a crash, a timeout)
-    previews: tuple[tuple[str, Memoized], ...] = ()  # never cached: the preview memo keeps them
 
 
 _NO_RULES: frozenset[str] = frozenset()
@@ -521,7 +448,7 @@ class _Run:
         (bounded by max-file-size); parsing with libcst and the rules stay isolated in workers.
         A pool started here for `scanning` holds those items in its state."""
         if self._prepare_pool is None:
-            state = _PrepareState(
+            state = _state.PrepareState(
                 self.config, self.gates, self.seeds, self.options, self.max_size, self.overrides, scanning,
                 self.rule_seeds,
             )  # fmt: skip
@@ -567,7 +494,7 @@ class _Run:
             return
         self.stats.files_read += len(todo)
         pool = self._prepare(len(todo), todo)
-        inherited = isinstance(pool.state, _PrepareState) and pool.state.scan_items is todo
+        inherited = isinstance(pool.state, _state.PrepareState) and pool.state.scan_items is todo
         sent: Sequence[int | _ScanItem] = range(len(todo)) if inherited else todo
         # Each outcome is taken in while the workers read later batches (in order: deterministic).
         pool.map(sent, self._batch(len(todo), 256), lambda i, outcome: self._scanned(todo[i], outcome))
@@ -585,7 +512,7 @@ class _Run:
             return None
         return stat_key(stat), settled(stat, now)
 
-    def _scanned(self, item: _ScanItem, outcome: _Scanned | _Plain | workers.Failure) -> None:
+    def _scanned(self, item: _ScanItem, outcome: Scanned | _Plain | workers.Failure) -> None:
         if type(outcome) is tuple:  # a file with no needle (most of a tree): the short way
             digest, size, bases, read_stat = outcome
             if digest is None:
@@ -607,7 +534,7 @@ class _Run:
             record = _prefilter.ScanRecord(f"failed:{outcome.reason}", 0, (_failure_message(outcome), 1, 0))
             facts = _facts.ModuleFacts(item.module, item.rel, error=_failure_message(outcome))
         else:
-            assert isinstance(outcome, _Scanned)
+            assert isinstance(outcome, _state.Scanned)
             record, facts, stat = outcome.record, outcome.facts, outcome.stat
         self.records[item.rel] = record
         if facts is not None:
@@ -771,7 +698,7 @@ class _Run:
                 self.modules = _module_names(files, str(self.config.root), probed)
             self._scan(files, checked_rels)
         walked = probed if listed is None else listed.merged(probed)
-        results: dict[str, _Checked] = {}
+        results: dict[str, Checked] = {}
         while True:
             with self.stats.phase("index"):
                 index = self._index(files)
@@ -892,7 +819,7 @@ class _Run:
     def _snapshot(
         self,
         files: Sequence[SourcePath],
-        results: Mapping[str, _Checked],
+        results: Mapping[str, Checked],
         per_file: dict[str, tuple[tuple[Finding, ...], tuple[SuppressedFinding, ...]]],
         project: list[Finding],
         inputs: Recorded,
@@ -967,13 +894,13 @@ class _Run:
         checked: Sequence[SourcePath],
         index: ProjectIndex,
         signature: str,
-        previous: Mapping[str, _Checked],
-    ) -> dict[str, _Checked]:
+        previous: Mapping[str, Checked],
+    ) -> dict[str, Checked]:
         # Needles that depend on the index (none today) were computed on an empty one: recheck all.
         unstable = any(tuple(r.needles(self.config, index)) != needles for r, (_, needles) in zip(
             self.file_rules, self.gates, strict=True))  # fmt: skip
-        results: dict[str, _Checked] = {}
-        todo: list[_CheckItem] = []
+        results: dict[str, Checked] = {}
+        todo: list[CheckItem] = []
         for item in checked:
             record = self.records[item.rel]
             if not self._needs_check(item.rel, record, unstable):
@@ -982,10 +909,10 @@ class _Run:
             if reused is not None:
                 results[item.rel] = reused
                 continue
-            todo.append(_CheckItem(item.rel, str(item.path), record.syntax_scope and not record.syntax_checked))
+            todo.append(_state.CheckItem(item.rel, str(item.path), record.syntax_scope and not record.syntax_checked))
         if todo:
             self.stats.files_checked_fresh += len(todo)
-            state = _CheckState(
+            state = _state.CheckState(
                 self.config, self.file_rules, self.fact_rules, self.engine.known_codes, self.engine.enabled_codes,
                 index, self.index_facts, self.overrides, self.max_size, not self.overrides,
             )  # fmt: skip
@@ -1007,8 +934,8 @@ class _Run:
         return results
 
     def _reuse(
-        self, rel: str, record: ScanRecord, index: ProjectIndex, signature: str, fresh: _Checked | None
-    ) -> _Checked | None:
+        self, rel: str, record: ScanRecord, index: ProjectIndex, signature: str, fresh: Checked | None
+    ) -> Checked | None:
         """A result computed earlier (this run or a cached one) that the index still supports."""
         if fresh is not None and (fresh.final or (fresh.deps is not None and self._still_valid(fresh.deps, index))):
             return fresh
@@ -1024,7 +951,7 @@ class _Run:
         if check.signature != signature and not self._still_valid(check.deps, index):
             return None
         self.stats.check_cache_hits += 1
-        return _Checked(check.digest, check.findings, check.suppressed, check.deps, frozenset())
+        return _state.Checked(check.digest, check.findings, check.suppressed, check.deps, frozenset())
 
     def _still_valid(self, deps: Sequence[Dep], index: ProjectIndex) -> bool:
         """`still_valid`, with the answers of `index` shared by every file of the run."""
@@ -1032,10 +959,10 @@ class _Run:
             self._answers = (index, {})
         return still_valid(deps, index, self._answers[1])
 
-    def _store(self, item: _CheckItem, outcome: _Checked | workers.Failure, signature: str) -> _Checked:
+    def _store(self, item: CheckItem, outcome: Checked | workers.Failure, signature: str) -> Checked:
         if isinstance(outcome, workers.Failure):
             finding = parse_error(item.rel, _failure_message(outcome))
-            return _Checked("", (finding,), (), None, frozenset(), final=True)
+            return _state.Checked("", (finding,), (), None, frozenset(), final=True)
         entry = self.data.files.get(item.rel)
         if (
             entry is not None
@@ -1140,8 +1067,8 @@ def _read(
 
 
 def _prepare_handler(
-    state: _PrepareState, item: int | _ScanItem | _FactsItem
-) -> _Scanned | _Plain | tuple[ModuleFacts, str | None]:
+    state: PrepareState, item: int | _ScanItem | _FactsItem
+) -> Scanned | _Plain | tuple[ModuleFacts, str | None]:
     if isinstance(item, int):
         item = state.scan_items[item]
     if isinstance(item, _FactsItem):  # (facts, digest of the bytes they came from)
@@ -1158,7 +1085,7 @@ def _prepare_handler(
     except SourceError as error:
         record = _prefilter.ScanRecord(f"error:{error.message}", 0, (error.message, error.line or 1, error.column))
         unreadable = _facts.ModuleFacts(item.module, item.rel, error=error.message, error_line=error.line or 1)
-        return _Scanned(record, unreadable, None)
+        return _state.Scanned(record, unreadable, None)
     data = source.data
     stat = None if read_stat is None else (stat_key(read_stat), settled(read_stat))
     found = state.needles.found(data)
@@ -1171,7 +1098,7 @@ def _prepare_handler(
     rules = frozenset(code for needle in found if needle in codes for code in codes[needle])
     seeds = state.is_seed(found, data)
     literal = _prefilter.LITERAL_NEEDLE in found
-    marker = MARKER in found
+    marker = _suppressions.MARKER in found
     facts: ModuleFacts | None = None
     if seeds or literal or item.want_facts:
         # A file read for its Literals alone (DL100 looks for copies everywhere) gets only what
@@ -1192,7 +1119,7 @@ def _prepare_handler(
         content_digest(data), len(data), problem, rules, seeds, literal, marker, _prefilter.class_bases(data),
         syntax_checked, item.syntax_scope,
     )  # fmt: skip
-    return _Scanned(record, facts, stat)
+    return _state.Scanned(record, facts, stat)
 
 
 def _syntax_error(text: str, rel: str) -> tuple[str, int, int] | None:
@@ -1201,13 +1128,13 @@ def _syntax_error(text: str, rel: str) -> tuple[str, int, int] | None:
         return _prefilter.syntax_error(text, rel)
 
 
-def _check_handler(state: _CheckState, item: _CheckItem) -> _Checked:
+def _check_handler(state: CheckState, item: CheckItem) -> Checked:
     _prefilter.TRACKER.take()
     try:
         source, _ = _read(item.rel, item.path, state.overrides, state.max_size)
     except SourceError as error:
         finding = parse_error(item.rel, error.message, error.line or 1, error.column)
-        return _Checked("", (finding,), (), None, frozenset(), final=True)
+        return _state.Checked("", (finding,), (), None, frozenset(), final=True)
     if workers.in_worker():
         _test_hooks(source.data)
     digest = content_digest(source.data)
@@ -1219,7 +1146,7 @@ def _check_handler(state: _CheckState, item: _CheckItem) -> _Checked:
     previews: tuple[tuple[str, Memoized], ...] = ()
     if fixes and tree is not None and state.previews:
         previews = file_previews(source, digest, facts.module, tree, fixes)
-    return _Checked(
+    return _state.Checked(
         digest, tuple(findings), tuple(suppressed), deps, frozenset(_prefilter.TRACKER.take()), previews=previews
     )
 
@@ -1238,7 +1165,7 @@ def _test_hooks(data: bytes) -> None:
 
 
 def _check_source(
-    state: _CheckState, source: SourceFile, facts: ModuleFacts, recorder: Recorder, syntax_pending: bool
+    state: CheckState, source: SourceFile, facts: ModuleFacts, recorder: Recorder, syntax_pending: bool
 ) -> tuple[list[Finding], list[SuppressedFinding], cst.Module | None]:
     """(findings, suppressed, the libcst tree when the rules parsed one)."""
     rel = source.rel
@@ -1260,7 +1187,7 @@ def _check_source(
                 findings += fact_rule().check_facts(context)
             except Exception as error:  # a rule bug must cost one file, never the run
                 findings.append(_crashed(rel, fact_rule, error))
-    has_marker = MARKER in source.data
+    has_marker = _suppressions.MARKER in source.data
     tree_rules = [r for r in wanted if issubclass(r, _rule.TreeRule)]
     cst_rules = [r for r in wanted if issubclass(r, _rule.Rule)]
     # A file the index did not parse: its syntax error, if any, as phase 1 would word it.
@@ -1286,8 +1213,8 @@ def _check_source(
             findings += _run_rules(context, cst_rules, module)
     if not has_marker:
         return findings, [], module
-    suppressions = parse_suppressions(source.text)
-    kept, hygiene, hidden = apply_suppressions(
+    suppressions = _suppressions.parse_suppressions(source.text)
+    kept, hygiene, hidden = _suppressions.apply_suppressions(
         findings,
         suppressions,
         known_codes=state.known_codes,

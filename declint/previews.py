@@ -25,7 +25,6 @@ from declint.lazy import lazy_module
 from declint.reporting.model import Edit, FixPreview
 from declint.reporting.sources import SourceCache
 from declint.source import SourceFile, decode_source, split_lines_keepends
-from declint.suppressions import strip_suppression_codes
 from declint.types import Finding, Fix, Position
 from declint.writing import replace_refusal
 
@@ -33,8 +32,10 @@ if TYPE_CHECKING:
     import libcst as cst
 
     from declint import fix_transforms as transforms
+    from declint import suppressions
 else:
     transforms = lazy_module("declint.fix_transforms")  # libcst: only when a fix is previewed
+    suppressions = lazy_module("declint.suppressions")  # only a suppression's fix is previewed with it
 
 _LONE_CR = re.compile(rb"\r(?!\n)")
 
@@ -425,7 +426,7 @@ def _comment_splice(lines: _Lines, fix: Fix) -> _Splice | None:
         return None
     text = lines.lines[line - 1]
     comment_end = lines.starts[line - 1] + len(text.rstrip("\r\n"))
-    new = strip_suppression_codes(lines.text[offset:comment_end], {int(fix.args[1]): {fix.args[0]}})
+    new = suppressions.strip_suppression_codes(lines.text[offset:comment_end], {int(fix.args[1]): {fix.args[0]}})
     if new is None:
         return None
     if new:

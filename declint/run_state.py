@@ -1,0 +1,105 @@
+"""The state a run's workers need, and the records they send back.
+
+Apart from the engine so that a run the snapshot answers, which starts no worker, does not
+create these classes: a dataclass costs ~1.3 ms to create (the methods it generates are compiled
+from source), and start-up is most of a warm pre-commit run. Forked workers inherit the state;
+otherwise it is pickled once per pool.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from declint import prefilter as _prefilter
+from declint.suppressions import MARKER
+
+if TYPE_CHECKING:
+    from declint.cache import Dep
+    from declint.config import Config
+    from declint.engine import _ScanItem, _Stat
+    from declint.facts import FactOptions, ModuleFacts
+    from declint.index import ProjectIndex
+    from declint.prefilter import NeedleSet, ScanRecord
+    from declint.previews import Memoized
+    from declint.rule import FactRule, FileGate
+    from declint.types import Finding, SuppressedFinding
+
+
+@dataclass(frozen=True)
+class PrepareState:
+    config: Config
+    gates: tuple[tuple[str, tuple[bytes, ...]], ...]  # (code, needles) of the enabled per-file rules
+    seeds: tuple[bytes, ...]
+    options: FactOptions
+    max_size: int
+    overrides: Mapping[str, bytes]
+    # The scan's items, when the pool starts for them: a forked reader inherits them, and is sent
+    # their positions only (pickling an item per file was ~3 us of the main process's time).
+    scan_items: Sequence[_ScanItem] = ()
+    # (needles, rule) of the rules that ask for files to index (`FileGate.index_needles`)
+    rule_seeds: tuple[tuple[tuple[bytes, ...], type[FileGate]], ...] = ()
+
+    def is_seed(self, found: frozenset[bytes], data: bytes) -> bool:
+        """Is a file whose bytes hold `found` indexed in full?"""
+        if not found.isdisjoint(self.seeds):
+            return True
+        return any(
+            not found.isdisjoint(needles) and rule.indexes(data, self.config) for needles, rule in self.rule_seeds
+        )
+
+    @functools.cached_property
+    def needle_codes(self) -> dict[bytes, tuple[str, ...]]:
+        """Each distinct needle once, with the rules it opens (rules share needles and their cases)."""
+        codes: dict[bytes, list[str]] = {}
+        for code, needles in self.gates:
+            for needle in needles:
+                codes.setdefault(needle, []).append(code)
+        return {needle: tuple(found) for needle, found in sorted(codes.items())}
+
+    @functools.cached_property
+    def needles(self) -> NeedleSet:
+        """Every needle a scan looks for: the rules', the index's, the Literal's and the marker."""
+        asked = [needle for needles, _ in self.rule_seeds for needle in needles]
+        return _prefilter.NeedleSet([*self.needle_codes, *self.seeds, *asked, _prefilter.LITERAL_NEEDLE, MARKER])
+
+
+@dataclass(frozen=True)
+class Scanned:
+    record: ScanRecord
+    facts: ModuleFacts | None
+    stat: _Stat | None  # of the file read (None: an override, or it could not be read)
+
+
+@dataclass(frozen=True)
+class CheckState:
+    config: Config
+    file_rules: tuple[type[FileGate], ...]
+    fact_rules: tuple[type[FactRule], ...]
+    known_codes: frozenset[str]
+    enabled_codes: frozenset[str]
+    index: ProjectIndex
+    facts: Mapping[str, ModuleFacts]
+    overrides: Mapping[str, bytes]
+    max_size: int
+    previews: bool  # compute the previews of the fixes found (a report will show them)
+
+
+@dataclass(frozen=True)
+class CheckItem:
+    rel: str
+    path: str
+    syntax_pending: bool  # in the syntax scope, and the scan did not parse it
+
+
+@dataclass(frozen=True)
+class Checked:
+    digest: str
+    findings: tuple[Finding, ...]
+    suppressed: tuple[SuppressedFinding, ...]
+    deps: tuple[Dep, ...] | None  # None: not cacheable
+    touched: frozenset[str]  # placeholder modules the rules read
+    final: bool = False  # does not depend on the index (a read error, a crash, a timeout)
+    previews: tuple[tuple[str, Memoized], ...] = ()  # never cached: the preview memo keeps them
