@@ -588,12 +588,17 @@ REBOUND = {  # the body after NARROWING (line 8), the read's line and 1-based co
     "for target": ("            for metadata in q:\n" + READ_NESTED, 10, 24),
     "for tuple target": ("            for index, metadata in enumerate(q):\n" + READ_NESTED, 10, 24),
     "with target": ("            with q as metadata:\n" + READ_NESTED, 10, 24),
-    "a later with item": ("            with q as metadata, open(metadata.kv_layout) as f:\n                return f\n", 9, 38),
+    "a later with item": (
+        "            with q as metadata, open(metadata.kv_layout) as f:\n" + "                pass\n",
+        9,
+        38,
+    ),
     "walrus statement": ("            (metadata := q)\n" + READ_IN_IF, 10, 20),
     "walrus in an assignment": ("            first = (metadata := q)\n" + READ_IN_IF, 10, 20),
-    "walrus earlier in the expression": ("            return (metadata := q), metadata.kv_layout\n", 9, 36),
+    "walrus earlier in the expression": ("            return (metadata := q), metadata.kv_layout\n", 9, 37),
     "walrus in an earlier operand": ("            return (metadata := q) and metadata.kv_layout\n", 9, 40),
     "walrus in a test": ("            if (metadata := q) is not None:\n" + READ_NESTED, 10, 24),
+    "walrus in an and the body runs after": ("            if q and (metadata := q):\n" + READ_NESTED, 10, 24),
 }
 
 
@@ -636,7 +641,10 @@ def test_a_rebinding_after_an_early_exit_or_on_the_branch_that_goes_on_ends_it(m
             16,
         ),
         "a try whose handler leaves": (
-            EXIT + "        try:\n            metadata = q[0]\n        except IndexError:\n            return q\n" + READ,
+            EXIT
+            + "        try:\n            metadata = q[0]\n        except IndexError:\n"
+            + "            return q\n"
+            + READ,
             14,
             16,
         ),
@@ -650,6 +658,11 @@ def test_a_rebinding_after_an_early_exit_or_on_the_branch_that_goes_on_ends_it(m
             "        if not isinstance(metadata, FlashInferAttentionMetadata) or (metadata := q) is None:\n"
             "            return q\n" + READ,
             10,
+            16,
+        ),
+        "an exit unless a walrus's and is true": (
+            EXIT + "        if not (q and (metadata := q)):\n            return q\n" + READ,
+            12,
             16,
         ),
         "a with target after the exit": (EXIT + "        with q as metadata:\n            pass\n" + READ, 12, 16),
@@ -681,6 +694,7 @@ def test_a_rebinding_that_may_not_run_or_is_checked_again_keeps_the_read_guarded
         "the body of a with": EXIT + "        with q:\n            metadata = q\n" + READ,
         "an annotation alone": EXIT + "        metadata: AttentionMetadata\n" + READ,
         "a walrus in a later operand": EXIT + "        q and (metadata := q)\n" + READ,
+        "a walrus an or may skip": EXIT + "        if q or (metadata := q):\n            return metadata.kv_layout\n",
         "a walrus in a branch of a conditional": EXIT + "        first = (metadata := q) if q else None\n" + READ,
         "a walrus in a comprehension": EXIT + "        firsts = [metadata := item for item in q]\n" + READ,
         "checked again": EXIT
@@ -690,7 +704,7 @@ def test_a_rebinding_that_may_not_run_or_is_checked_again_keeps_the_read_guarded
         "            return metadata.kv_layout\n        return q\n",
         "a walrus the exit narrows": "        if not isinstance(metadata := q, FlashInferAttentionMetadata):\n"
         "            return q\n" + READ,
-        "a walrus hasattr checks": '        if hasattr(metadata := q, "kv_layout"):\n            return metadata.kv_layout\n',
+        "a walrus hasattr checks": '        if hasattr(metadata := q, "kv_layout"):\n' + READ_IN_IF,
         "an AttributeError fallback around it": "        try:\n            metadata = q\n"
         "            return metadata.kv_layout\n        except AttributeError:\n            return q\n",
     }
