@@ -9,6 +9,16 @@ to hold (the `if` body of a true check, the `else` of a negated one, a `case` of
 with a class pattern, and the rest of a block after an `if` that returns, raises, breaks or
 continues when the check fails, or after a `match` whose other cases do), or where an
 AttributeError falls back (a `try` with an `except AttributeError`, a `with suppress(AttributeError)`).
+
+A check proves something of the object the name holds: rebinding the name (`metadata = other`,
+`metadata: X = other`, `metadata += x`, `metadata, y = ...`, a `for` or `with ... as` target, a
+walrus `(metadata := other)`) ends the narrowing for the reads after it; `isinstance(metadata :=
+other, X)` narrows the new object. The rebinding counts where it runs on every path that goes on
+(after an early exit, in the `else` of one, in both branches of an `if`, a `try` whose handlers
+leave); one that may not run (one branch, a loop body, a `try` whose handler goes on, the body of a
+`with`, whose manager may swallow what fails before it, a later operand of `and`/`or`) keeps the
+guard: we prefer a missed finding to an invented one. An AttributeError fallback around the code
+still catches what fails on the new object.
 """
 
 from __future__ import annotations
@@ -156,11 +166,22 @@ def metadata_reads(
             annotation = ast.unparse(argument.annotation) if argument.annotation is not None else ""
             if argument.arg not in METADATA_PARAMETERS and "Metadata" not in annotation:
                 continue
-            for attribute, where in _reads(statement, argument.arg, guarded=known):
+            guarded = known | _walrus_marker(statement, argument.arg, lines)
+            for attribute, where in _reads(statement, argument.arg, guarded):
                 reads.append(
                     MetadataRead(statement.name, argument.arg, annotation, attribute, *_char_span(where, lines))
                 )
     return tuple(reads)
+
+
+def _walrus_marker(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, lines: list[str]) -> frozenset[str]:
+    """`{_WALRUS}` where the function binds the name with a walrus somewhere, else empty: then
+    no expression can rebind it, and `_past` and `_rebinds` need not look (most functions: it
+    saves a walk of every expression's subtree at every level). Its text is looked at first."""
+    if not any(":=" in line for line in lines[function.lineno - 1 : function.end_lineno]):
+        return frozenset()
+    walruses = (node for node in ast.walk(function) if isinstance(node, ast.NamedExpr))
+    return frozenset({_WALRUS}) if any(_is_name(node.target, name) for node in walruses) else frozenset()
 
 
 def _char_span(node: ast.expr, lines: list[str]) -> tuple[int, int, int, int]:
@@ -202,16 +223,19 @@ def _reads(node: ast.AST, name: str, guarded: frozenset[str]) -> Iterator[tuple[
         return
     if isinstance(node, ast.If | ast.IfExp | ast.While):
         yield from _reads(node.test, name, guarded)
-        yield from _branch(node.body, name, guarded | _proven(node.test, name, truth=True))
+        yield from _branch(node.body, name, _tested(node.test, name, True, guarded))
         # A while's else runs once its test is false, as an if's else does.
-        yield from _branch(node.orelse, name, guarded | _proven(node.test, name, truth=False))
+        yield from _branch(node.orelse, name, _tested(node.test, name, False, guarded))
         return
     if isinstance(node, ast.BoolOp):
         # Each operand is evaluated only when the ones before it were true (`and`) or false (`or`).
         current, truth = guarded, isinstance(node.op, ast.And)
         for value in node.values:
             yield from _reads(value, name, current)
-            current = current | _proven(value, name, truth)
+            current = _tested(value, name, truth, current)
+        return
+    if isinstance(node, ast.For | ast.AsyncFor):
+        yield from _for(node, name, guarded)
         return
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name:
         if isinstance(node.ctx, ast.Load) and node.attr not in guarded and not guarded & _EVERYTHING:
@@ -223,8 +247,21 @@ def _reads(node: ast.AST, name: str, guarded: frozenset[str]) -> Iterator[tuple[
             if str(attribute.value) not in guarded and not guarded & _EVERYTHING:
                 yield str(attribute.value), node  # getattr without a default raises like a plain read
             return
+    ordered = _WALRUS in guarded and isinstance(node, ast.expr)
     for _, value in ast.iter_fields(node):
         yield from _branch(value, name, guarded)
+        if ordered:  # an expression's fields are evaluated in order: `f((metadata := q), metadata.x)`
+            guarded = _past(value, name, guarded)
+
+
+def _for(node: ast.For | ast.AsyncFor, name: str, guarded: frozenset[str]) -> Iterator[tuple[str, ast.expr]]:
+    """The iterable is evaluated first, then each item bound to the target, then the body runs.
+    The `else` runs after the last item, or without any: the target may not have been bound."""
+    yield from _reads(node.iter, name, guarded)
+    guarded = _past(node.iter, name, guarded)
+    yield from _reads(node.target, name, guarded)
+    yield from _branch(node.body, name, _unnarrowed(guarded) if _stores(node.target, name) else guarded)
+    yield from _branch(node.orelse, name, guarded)
 
 
 def _with(node: ast.With | ast.AsyncWith, name: str, guarded: frozenset[str]) -> Iterator[tuple[str, ast.expr]]:
@@ -232,8 +269,11 @@ def _with(node: ast.With | ast.AsyncWith, name: str, guarded: frozenset[str]) ->
     Items are entered in order, each inside the ones before it: a suppress guards the later ones too."""
     for item in node.items:
         yield from _reads(item.context_expr, name, guarded)
+        guarded = _past(item.context_expr, name, guarded)
         if item.optional_vars is not None:
             yield from _reads(item.optional_vars, name, guarded)
+            if _stores(item.optional_vars, name):
+                guarded = _unnarrowed(guarded)
         if _suppresses_attribute_error(item.context_expr, guarded):
             guarded = guarded | {_TRIED}
     yield from _branch(node.body, name, guarded)
@@ -363,20 +403,139 @@ def _branch(value: object, name: str, guarded: frozenset[str]) -> Iterator[tuple
         return
     for child in children:
         yield from _reads(child, name, guarded)
+        guarded = _past(child, name, guarded)  # the arguments of a call, the items of a tuple: in order
 
 
 def _block(statements: list[ast.AST], name: str, guarded: frozenset[str]) -> Iterator[tuple[str, ast.expr]]:
-    """A block's statements in order: an `if` that leaves the block when its check fails guards
-    the rest, and so does a `match` of the name whose cases that fall through all narrow it."""
+    """A block's statements in order, each under what is known after the ones before it."""
     for statement in statements:
         yield from _reads(statement, name, guarded)
-        if isinstance(statement, ast.If):
-            if _exits(statement.body):
-                guarded = guarded | _proven(statement.test, name, truth=False)
-            if _exits(statement.orelse):
-                guarded = guarded | _proven(statement.test, name, truth=True)
-        elif isinstance(statement, ast.Match) and _subject_place(statement.subject, name) is not None:
-            guarded = guarded | _after_match(statement, name)
+        guarded = _after(statement, name, guarded)
+
+
+def _after(statement: ast.AST, name: str, guarded: frozenset[str]) -> frozenset[str]:
+    """What is known after `statement`: an `if` that leaves the block when its check fails guards
+    the rest, and so does a `match` of the name whose cases that fall through all narrow it; a
+    rebinding on every path that goes on ends what was known of the object (see `_rebinds`)."""
+    if isinstance(statement, ast.If):
+        if _exits(statement.body):  # `if not isinstance(metadata := q, X): return`
+            guarded = _tested(statement.test, name, False, guarded)
+        elif _exits(statement.orelse):
+            guarded = _tested(statement.test, name, True, guarded)
+        else:
+            guarded = _past(statement.test, name, guarded)
+        # A branch rebinding the name after the check: the other one leaves, or rebinds it too.
+        rebound = _goes_on_rebound([statement.body, statement.orelse], name, _WALRUS in guarded)
+        return _unnarrowed(guarded) if rebound else guarded
+    if isinstance(statement, ast.Match) and _subject_place(statement.subject, name) is not None:
+        guarded = guarded | _after_match(statement, name)
+    return _unnarrowed(guarded) if _rebinds(statement, name, _WALRUS in guarded) else guarded
+
+
+def _rebinds(statement: ast.AST, name: str, walrus: bool) -> bool:
+    """Is the name bound anew on every path that goes on past `statement`? Not by a loop's body
+    or target (it may run no time), nor by the body of a `with` (its manager may swallow what
+    fails before the rebinding): a rebinding that may not run keeps the guard. `walrus`: the
+    function binds the name with a walrus somewhere (else no expression can; see `_walrus_marker`)."""
+
+    def binds(node: ast.AST) -> bool:
+        return walrus and _binds(node, name)
+
+    if isinstance(statement, ast.Assign):
+        return any(_stores(t, name) for t in statement.targets) or binds(statement.value)
+    if isinstance(statement, ast.AnnAssign | ast.AugAssign):  # `metadata: X` alone binds nothing
+        return statement.value is not None and (_stores(statement.target, name) or binds(statement.value))
+    if isinstance(statement, ast.If):  # each branch leaves, rebinds, or runs after a walrus of the test
+        branches = ((statement.body, True), (statement.orelse, False))
+        return all(
+            (walrus and _bound_when(statement.test, name, truth)) or _goes_on_rebound([b], name, walrus)
+            for b, truth in branches
+        )
+    if isinstance(statement, ast.With | ast.AsyncWith):
+        return any(_stores(i.optional_vars, name) or binds(i.context_expr) for i in statement.items)
+    if isinstance(statement, ast.Try | ast.TryStar):
+        handled = _goes_on_rebound([h.body for h in statement.handlers], name, walrus)
+        went_on = _rebound(statement.body + statement.orelse, name, walrus)
+        return _rebound(statement.finalbody, name, walrus) or (went_on and handled)
+    if isinstance(statement, ast.Match):
+        anything = any(case.guard is None and _irrefutable(case.pattern) for case in statement.cases)
+        cases = [case.body for case in statement.cases]
+        return binds(statement.subject) or (anything and _goes_on_rebound(cases, name, walrus))
+    if isinstance(statement, ast.For | ast.AsyncFor):
+        return binds(statement.iter)
+    if isinstance(statement, ast.While):
+        return binds(statement.test)
+    # An expression statement, a return, an assert...: a walrus its expressions always evaluate.
+    expressions = (child for child in ast.iter_child_nodes(statement) if isinstance(child, ast.expr))
+    return walrus and any(_binds(child, name) for child in expressions)
+
+
+def _goes_on_rebound(blocks: list[list[ast.stmt]], name: str, walrus: bool) -> bool:
+    """Does each of the alternative blocks leave, or rebind the name (for what follows them)?"""
+    return all(_exits(block) or _rebound(block, name, walrus) for block in blocks)
+
+
+def _rebound(block: list[ast.stmt], name: str, walrus: bool) -> bool:
+    """Does the block, where it reaches its end, rebind the name?"""
+    return any(_rebinds(statement, name, walrus) for statement in block)
+
+
+def _binds(node: ast.AST, name: str) -> bool:
+    """Does evaluating `node` always bind the name with a walrus (`(metadata := q)`, also in the
+    first operand of `and`/`or` or the test of a conditional)? Not in a later operand or a branch
+    (it may not run), a comprehension (it may run no time) or a lambda (it runs later, in its own scope)."""
+    if isinstance(node, ast.NamedExpr):
+        return _is_name(node.target, name) or _binds(node.value, name)
+    if isinstance(node, ast.BoolOp):
+        return _binds(node.values[0], name)
+    if isinstance(node, ast.IfExp):
+        return _binds(node.test, name) or (_binds(node.body, name) and _binds(node.orelse, name))
+    if isinstance(node, _UNSURE):
+        return False
+    return any(_binds(child, name) for child in ast.iter_child_nodes(node))
+
+
+_UNSURE = (ast.stmt, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _stores(target: ast.expr | None, name: str) -> bool:
+    """Does assigning to `target` bind the name (`metadata`, `metadata, y`, `[y, (*metadata, z)]`)?"""
+    if target is None:
+        return False
+    return any(_is_name(t.value if isinstance(t, ast.Starred) else t, name) for t in _flatten(target))
+
+
+def _past(value: object, name: str, guarded: frozenset[str]) -> frozenset[str]:
+    """What is known after evaluating `value` (a node or a list of them): nothing of the object the
+    name held if a walrus there rebinds it."""
+    if _WALRUS not in guarded:
+        return guarded
+    return _unnarrowed(guarded) if any(_binds(child, name) for child in _as_list(value)) else guarded
+
+
+def _tested(test: ast.expr, name: str, truth: bool, guarded: frozenset[str]) -> frozenset[str]:
+    """What is known where `test` evaluated to `truth`: a walrus it evaluated then rebound the
+    name, before the checks that come after it proved what they prove (`_proven`)."""
+    walrus = _WALRUS in guarded
+    rebound = walrus and _bound_when(test, name, truth)
+    return (_unnarrowed(guarded) if rebound else guarded) | _proven(test, name, truth, walrus)
+
+
+def _bound_when(test: ast.expr, name: str, truth: bool) -> bool:
+    """Did `test`, evaluating to `truth`, bind the name with a walrus? Every operand of an `and`
+    that was true (of an `or` that was false) was evaluated; otherwise only what always is."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _bound_when(test.operand, name, not truth)
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) == truth:
+        return any(_bound_when(value, name, truth) for value in test.values)
+    return _binds(test, name)
+
+
+def _unnarrowed(guarded: frozenset[str]) -> frozenset[str]:
+    """`guarded` less what it proved of the object the name held (its attributes, "*"): the name
+    holds another one now. A fallback around the code (`_TRIED`) catches what fails on that one too;
+    the other markers say nothing of the object."""
+    return frozenset(entry for entry in guarded if entry in _MARKERS or entry.startswith(_SUPPRESSOR))
 
 
 # The guard a `try` with an AttributeError fallback gives its body (see `_falls_back`), apart from
@@ -386,6 +545,9 @@ _TRIED = "*try"
 # binds to contextlib.suppress (`from contextlib import suppress as ignored`).
 _SUPPRESSOR = "*suppress:"
 _EVERYTHING = frozenset({"*", _TRIED})
+# Carried where the function binds the name with a walrus (see `_walrus_marker`).
+_WALRUS = "*walrus"
+_MARKERS = frozenset({_TRIED, _WALRUS})
 # A lambda or function defined in the try may run after it (a generator expression is most often
 # consumed where it is written, `tuple(m.x for ...)`: still guarded; red-team 51).
 _DEFERRED = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)
@@ -424,18 +586,22 @@ def _as_list(value: object) -> list[ast.AST]:
     return [value] if isinstance(value, ast.AST) else []
 
 
-def _proven(test: ast.expr, name: str, truth: bool) -> frozenset[str]:
+def _proven(test: ast.expr, name: str, truth: bool, walrus: bool = True) -> frozenset[str]:
     """Attributes of `name` that `test` evaluating to `truth` proves present ("*": all of them,
-    `isinstance` narrowed it to another class whose reads are that class's business)."""
+    `isinstance` narrowed it to another class whose reads are that class's business). `walrus`:
+    the test may rebind the name (see `_walrus_marker`)."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return _proven(test.operand, name, not truth)
+        return _proven(test.operand, name, not truth, walrus)
     if isinstance(test, ast.BoolOp):
-        parts = [_proven(value, name, truth) for value in test.values]
+        parts = [_proven(value, name, truth, walrus) for value in test.values]
         if isinstance(test.op, ast.And) == truth:  # every operand had the value `truth`
-            return frozenset().union(*parts)
-        return _common(parts)  # some operand did, which one is unknown
+            # What the operands before the last one rebinding the name proved is of the old object.
+            rebound = [i for i, value in enumerate(test.values) if walrus and _bound_when(value, name, truth)]
+            return frozenset().union(*parts[rebound[-1] if rebound else 0 :])
+        return _common(parts)  # some operand did, which one is unknown (the last evaluated: no rebinding after it)
     if isinstance(test, ast.NamedExpr):
-        return _proven(test.value, name, truth)
+        # `(metadata := q)` tests the new object, not a check of it.
+        return frozenset() if _is_name(test.target, name) else _proven(test.value, name, truth, walrus)
     if isinstance(test, ast.Call):
         return _probe(test, name, truth)
     if isinstance(test, ast.Compare):
@@ -446,7 +612,7 @@ def _proven(test: ast.expr, name: str, truth: bool) -> frozenset[str]:
 def _probe(call: ast.Call, name: str, truth: bool) -> frozenset[str]:
     """hasattr(name, "x") and isinstance(name, ...) prove presence when true; getattr(name, "x",
     default) when true, and also when false if its default is truthy (a missing x gives the default)."""
-    if not call.args or not (isinstance(call.args[0], ast.Name) and call.args[0].id == name):
+    if not call.args or not _checks(call.args[0], name):
         return frozenset()
     if _is_call_to(call, "isinstance"):
         return frozenset({"*"}) if truth else frozenset()
@@ -460,6 +626,11 @@ def _probe(call: ast.Call, name: str, truth: bool) -> frozenset[str]:
         truthy = isinstance(default, ast.Constant) and bool(default.value)
         return frozenset({str(attribute.value)}) if truth or truthy else frozenset()
     return frozenset()
+
+
+def _checks(argument: ast.expr, name: str) -> bool:
+    """Is `argument` the name, or a walrus binding it (`isinstance(metadata := q, X)` checks the new object)?"""
+    return _is_name(argument, name) or (isinstance(argument, ast.NamedExpr) and _is_name(argument.target, name))
 
 
 def _compared(test: ast.Compare, name: str, truth: bool) -> frozenset[str]:

@@ -69,7 +69,15 @@ class MetadataContract(FactRule):
     body of a negated check, or of an `or` whose other side may be the true one, is not guarded.
     Nor is a read after `assert hasattr(metadata, "X")`: the class still lacks X, and the first
     forward fails on the assert instead (an `AssertionError`, or under `python -O` the read's own
-    `AttributeError`). The two pairings disagreeing is itself a finding. When a base class is outside the project,
+    `AttributeError`). A check proves something of the object the name holds: rebinding the name
+    (`metadata = other`, an annotated or augmented assignment, a tuple or list target, a `for` or
+    `with ... as` target, a walrus `(metadata := other)`) ends the narrowing for the reads after
+    it, until the name is checked again (`isinstance(metadata := other, X)` checks the new
+    object). The rebinding counts where it runs on every path that goes on (after an early exit,
+    in its `else`, in both branches of an `if`, in a `try` whose handlers leave); one that may not
+    run (in one branch, a loop body, a `try` whose handler goes on, the body of a `with`, a later
+    operand of `and`/`or`) keeps the guard: a missed finding rather than an invented one. The two
+    pairings disagreeing is itself a finding. When a base class is outside the project,
     nothing is reported for that class, nor for a metadata class that defines `__getattr__` or
     `__getattribute__` (its own or a base's): it may answer any attribute. One on the metadata
     base itself (`metadata-base`, which every metadata class shares) does not count.

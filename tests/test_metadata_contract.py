@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from click.testing import CliRunner
 
 from declint.cli import cli
@@ -571,3 +572,141 @@ def test_a_base_in_a_file_read_for_its_literals_is_indexed_in_full_once_a_model_
         "metadata.kv_layout, which its metadata class TrtllmAttentionMetadata does not provide (AttributeError at "
         "the first forward); no metadata class provides kv_layout"
     ]
+
+
+# ---- a rebinding of the metadata name ends what a guard proved of the object it held ----------
+NARROWING = "        if isinstance(metadata, FlashInferAttentionMetadata):\n"
+READ_IN_IF = "            return metadata.kv_layout\n"
+READ_NESTED = "                return metadata.kv_layout\n"
+REBOUND = {  # the body after NARROWING (line 8), the read's line and 1-based column
+    "plain assignment": ("            metadata = q\n" + READ_IN_IF, 10, 20),
+    "a second target": ("            first = metadata = q\n" + READ_IN_IF, 10, 20),
+    "annotated assignment": ("            metadata: AttentionMetadata = q\n" + READ_IN_IF, 10, 20),
+    "augmented assignment": ("            metadata += q\n" + READ_IN_IF, 10, 20),
+    "tuple target": ("            metadata, rest = q\n" + READ_IN_IF, 10, 20),
+    "nested list target, starred": ("            [first, (*metadata, rest)] = q\n" + READ_IN_IF, 10, 20),
+    "for target": ("            for metadata in q:\n" + READ_NESTED, 10, 24),
+    "for tuple target": ("            for index, metadata in enumerate(q):\n" + READ_NESTED, 10, 24),
+    "with target": ("            with q as metadata:\n" + READ_NESTED, 10, 24),
+    "a later with item": (
+        "            with q as metadata, open(metadata.kv_layout) as f:\n" + "                pass\n",
+        9,
+        38,
+    ),
+    "walrus statement": ("            (metadata := q)\n" + READ_IN_IF, 10, 20),
+    "walrus in an assignment": ("            first = (metadata := q)\n" + READ_IN_IF, 10, 20),
+    "walrus earlier in the expression": ("            return (metadata := q), metadata.kv_layout\n", 9, 37),
+    "walrus in an earlier operand": ("            return (metadata := q) and metadata.kv_layout\n", 9, 40),
+    "walrus in a test": ("            if (metadata := q) is not None:\n" + READ_NESTED, 10, 24),
+    "walrus in an and the body runs after": ("            if q and (metadata := q):\n" + READ_NESTED, 10, 24),
+}
+
+
+@pytest.mark.parametrize(("body", "line", "column"), REBOUND.values(), ids=REBOUND.keys())
+def test_a_rebinding_ends_the_narrowing_of_the_metadata_name(
+    make_tree: MakeTree, body: str, line: int, column: int
+) -> None:
+    """After `metadata = other` (or any form that binds the name) the name holds another object:
+    what `isinstance(metadata, ...)` proved of the first one says nothing of it."""
+    assert _probe(make_tree, NARROWING + body) == [
+        f"tensorrt_llm/_torch/attention_backend/probe.py:{line}:{column}: {KV_LAYOUT_MISSING}"
+    ]
+
+
+EXIT = "        if not isinstance(metadata, FlashInferAttentionMetadata):\n            return q\n"
+READ = "        return metadata.kv_layout\n"
+
+
+def test_a_rebinding_after_an_early_exit_or_on_the_branch_that_goes_on_ends_it(make_tree: MakeTree) -> None:
+    """The rest of the block after `if not isinstance(metadata, X): return` is narrowed, until a
+    statement rebinds the name on every path that goes on: the `else` of the exit, both branches
+    of an `if`, a `try` whose handlers leave, a `match` whose other cases do, a walrus the exit's
+    test evaluates after its check."""
+    cases = {
+        "assignment after the exit": (EXIT + "        metadata = q\n" + READ, 11, 16),
+        "after a hasattr exit": (
+            '        if not hasattr(metadata, "kv_layout"):\n            return q\n        metadata = q\n' + READ,
+            11,
+            16,
+        ),
+        "else of the exit": (EXIT + "        else:\n            metadata = q\n" + READ, 12, 16),
+        "body of a check whose else leaves": (
+            NARROWING + "            metadata = q\n        else:\n            raise TypeError\n" + READ,
+            12,
+            16,
+        ),
+        "both branches": (
+            EXIT + "        if q:\n            metadata = q[0]\n        else:\n            metadata = q[1]\n" + READ,
+            14,
+            16,
+        ),
+        "a try whose handler leaves": (
+            EXIT
+            + "        try:\n            metadata = q[0]\n        except IndexError:\n"
+            + "            return q\n"
+            + READ,
+            14,
+            16,
+        ),
+        "a match whose other case leaves": (
+            "        match metadata:\n            case FlashInferAttentionMetadata():\n"
+            "                metadata = q\n            case _:\n                return q\n" + READ,
+            13,
+            16,
+        ),
+        "a walrus in the exit's other operand": (
+            "        if not isinstance(metadata, FlashInferAttentionMetadata) or (metadata := q) is None:\n"
+            "            return q\n" + READ,
+            10,
+            16,
+        ),
+        "an exit unless a walrus's and is true": (
+            EXIT + "        if not (q and (metadata := q)):\n            return q\n" + READ,
+            12,
+            16,
+        ),
+        "a with target after the exit": (EXIT + "        with q as metadata:\n            pass\n" + READ, 12, 16),
+        "a loop's continue": (
+            '        for item in q:\n            if not hasattr(metadata, "kv_layout"):\n                continue\n'
+            "            metadata = item\n            item.layout = metadata.kv_layout\n",
+            12,
+            27,
+        ),
+    }
+    for case, (body, line, column) in cases.items():
+        assert _probe(make_tree, body) == [
+            f"tensorrt_llm/_torch/attention_backend/probe.py:{line}:{column}: {KV_LAYOUT_MISSING}"
+        ], case
+
+
+def test_a_rebinding_that_may_not_run_or_is_checked_again_keeps_the_read_guarded(make_tree: MakeTree) -> None:
+    """A rebinding that may not run (in one branch, a loop body, a `try` whose handler goes on,
+    the body of a `with` whose manager may swallow what fails before it, a later operand) keeps
+    the guard: no finding invented for a path that may never be taken. A name checked again is
+    guarded again, and `isinstance(metadata := other, X)` narrows the object it binds."""
+    cases = {
+        "one branch": EXIT + "        if q:\n            metadata = q\n" + READ,
+        "a loop body": EXIT + "        for item in q:\n            metadata = item\n" + READ,
+        "a while body": EXIT + "        while q:\n            metadata = q.pop()\n" + READ,
+        "a try whose handler goes on": EXIT
+        + "        try:\n            metadata = q[0]\n        except IndexError:\n            pass\n"
+        + READ,
+        "the body of a with": EXIT + "        with q:\n            metadata = q\n" + READ,
+        "an annotation alone": EXIT + "        metadata: AttentionMetadata\n" + READ,
+        "a walrus in a later operand": EXIT + "        q and (metadata := q)\n" + READ,
+        "a walrus an or may skip": EXIT + "        if q or (metadata := q):\n            return metadata.kv_layout\n",
+        "a walrus in a branch of a conditional": EXIT + "        first = (metadata := q) if q else None\n" + READ,
+        "a walrus in a comprehension": EXIT + "        firsts = [metadata := item for item in q]\n" + READ,
+        "checked again": EXIT
+        + "        metadata = q\n        if isinstance(metadata, FlashInferAttentionMetadata):\n"
+        + "            return metadata.kv_layout\n        return q\n",
+        "a walrus the check narrows": "        if isinstance(metadata := q, FlashInferAttentionMetadata):\n"
+        "            return metadata.kv_layout\n        return q\n",
+        "a walrus the exit narrows": "        if not isinstance(metadata := q, FlashInferAttentionMetadata):\n"
+        "            return q\n" + READ,
+        "a walrus hasattr checks": '        if hasattr(metadata := q, "kv_layout"):\n' + READ_IN_IF,
+        "an AttributeError fallback around it": "        try:\n            metadata = q\n"
+        "            return metadata.kv_layout\n        except AttributeError:\n            return q\n",
+    }
+    for case, body in cases.items():
+        assert _probe(make_tree, body) == [], case
