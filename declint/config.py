@@ -7,7 +7,6 @@ being validated and documented.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import tomllib
@@ -476,6 +475,8 @@ def key_line(text: str, key: str) -> int | None:
 
 def closest(word: str, candidates: tuple[str, ...] | list[str] | frozenset[str]) -> str | None:
     """The candidate most like `word`, if one is close enough to suggest."""
+    import difflib  # only a misspelled name needs it (~4 ms to import)
+
     matches = difflib.get_close_matches(word, sorted(candidates), n=1, cutoff=0.6)
     return matches[0] if matches else None
 

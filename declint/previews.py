@@ -9,7 +9,6 @@ and hand them over as `PreviewMemo` entries; the main process computes only what
 from __future__ import annotations
 
 import codecs
-import difflib
 import re
 import tokenize
 from bisect import bisect_right
@@ -29,6 +28,8 @@ from declint.types import Finding, Fix, Position
 from declint.writing import replace_refusal
 
 if TYPE_CHECKING:
+    import difflib
+
     import libcst as cst
 
     from declint import fix_transforms as transforms
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 else:
     transforms = lazy_module("declint.fix_transforms")  # libcst: only when a fix is previewed
     suppressions = lazy_module("declint.suppressions")  # only a suppression's fix is previewed with it
+    difflib = lazy_module("difflib")  # ~4 ms: a report whose previews all come from the cache needs none
 
 _LONE_CR = re.compile(rb"\r(?!\n)")
 

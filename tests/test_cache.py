@@ -87,7 +87,7 @@ _LOADED = (
     "import sys, types\nfrom declint.cli import main\n"
     "try:\n    main(sys.argv[1:])\nexcept SystemExit as done:\n    code = done.code\n"
     "loaded = [m for m, module in sys.modules.items() if type(module) is types.ModuleType]\n"
-    "print(code, sorted(m for m in loaded if m.startswith(('declint.', 'libcst', 'pathspec'))))\n"
+    "print(code, sorted(m for m in loaded if m.startswith(('declint.', 'libcst', 'pathspec', 'difflib'))))\n"
 )
 
 
@@ -104,14 +104,14 @@ def _loaded_by_a_check(root: Path, *paths: str) -> tuple[str, list[str]]:
 def test_a_run_the_snapshot_answers_loads_no_rule_facts_or_index(demo: Path) -> None:
     """A warm pre-commit run replays the snapshot: its start-up imports no rule module, and none
     of the facts, the index, the prefilter or libcst (they were a third of it), nor the workers'
-    state, the suppression parser or pathspec (the files passed were found by the last walk). A
-    run that checks a file again loads them (libcst in its workers)."""
+    state, the suppression parser, difflib or pathspec (the files passed were found by the last
+    walk). A run that checks a file again loads them (libcst in its workers)."""
     model = MODELS + "modeling_radio.py"
     _loaded_by_a_check(demo, ".")
     code, loaded = _loaded_by_a_check(demo, model)
     assert code == "1"  # its findings are reported from the snapshot
     heavy = {"declint.facts", "declint.index", "declint.prefilter", "declint.rule", "libcst", "pathspec"}
-    heavy |= {"declint.run_state", "declint.suppressions"}  # dataclasses and regexes: ~8 ms to create
+    heavy |= {"declint.run_state", "declint.suppressions", "difflib"}  # ~12 ms to create or import
     assert not heavy & set(loaded)
     assert not [name for name in loaded if name.startswith("declint.rules.")]
     edit(demo / model, "class ", "class  ")
