@@ -61,6 +61,21 @@ class _Override:
     via: str | None = None  # the helper whose call derived it (`_vision_sub_config`), for messages
 
 
+# Where an arm of a conditional is (`_Arm`): each test it passes, as written, with the side taken
+# (0: `a` in `a if c else b`, 1: `b`).
+_Path = tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class _Arm:
+    """One value a backend expression may take: `a if c else b` is a or b (nested too); anything
+    else is itself, on the empty path."""
+
+    path: _Path
+    written: cst.BaseExpression  # as written in its conditional (the whole expression, for no conditional)
+    resolved: cst.BaseExpression  # its local names replaced by their values then (`_locals_now`)
+
+
 @dataclass(frozen=True)
 class _Direct:
     """Attention layers given their backend by name, not through a config: `create_attention(
@@ -72,6 +87,12 @@ class _Direct:
     where: cst.CSTNode  # the expression as written; its line is asked for only in a message
     scope: str  # the function it was written in (`_seal`)
     via: str | None = None  # the helper whose call set it (`Attention(config=_vision_sub_config(c))`)
+    # For a conditional (`"TRTLLM" if c else "VANILLA"`), one _Direct an arm: the arm as written
+    # (`node` is it resolved, `pinned` its backend; `code` stays the whole), its path, and the
+    # local name that holds the conditional, if the layers are given one (`backend`).
+    arm: cst.BaseExpression | None = None
+    path: _Path = ()
+    holder: str | None = None
 
 
 @dataclass(frozen=True)
@@ -119,6 +140,7 @@ class _MetadataSource:
     argument: cst.BaseExpression | None = None  # get_attention_backend's argument as written
     resolved: cst.BaseExpression | None = None  # the same, its local names replaced by their values then
     scope: str = ""  # the function it was written in (`_seal`)
+    arms: tuple[_Arm, ...] = ()  # the arms of `resolved` (`_arms`), to pair with the layers' arms
 
 
 class MetadataBackendMismatch(Rule):
@@ -147,18 +169,28 @@ class MetadataBackendMismatch(Rule):
     `Attention(..., attn_backend=encoder_backend)`, also bound with `functools.partial` or
     unpacked from `**{"attn_backend": ...}` or `**dict(...)`, or set by a config derived in the
     layer's own arguments: `Attention(config=dataclasses.replace(c, attn_backend=...))`) other
-    than the one the metadata class comes from. The reverse too: the metadata class derived
-    from an override (`vision_config.attn_backend`, or `model_config` rebound to its override)
-    while the layers get the config it overrides, unless some layers get the override (the rule
-    does not know which calls build attention layers: `PatchEmbed(model_config)` next to
+    than the one the metadata class comes from. A backend the layers are given by a conditional
+    (`"TRTLLM" if use_trt else "VANILLA"`, nested too, passed as it is, to `create_attention` or
+    through a local name) may be either arm: each arm is judged as the layers' backend (the
+    finding, on `self.metadata_cls`, names the arm's line), against the metadata class's arm on
+    the same tests where that is derived from the same conditional (`get_attention_backend(
+    backend)`, or a conditional on the same tests written out), so that the TRTLLM arm goes with
+    TRTLLM metadata; an arm `None` gives no backend. Not split into arms: a conditional in an
+    override kept under a name (`vision_config = dataclasses.replace(c, attn_backend=a if b else
+    x)`; one in the layer's own arguments is), kept on `self`, handed to a method, or on the
+    metadata class's side only. The reverse too: the metadata class derived from an override
+    (`vision_config.attn_backend`, or `model_config` rebound to its override) while the layers
+    get the config it overrides, unless some layers get the override (the rule does not know
+    which calls build attention layers: `PatchEmbed(model_config)` next to
     `Attention(config=vision_config)` is taken for a layer without metadata). Not so for a
-    second override of that config to another backend (`merger_config = dataclasses.replace(
-    model_config, attn_backend="VANILLA")` beside `vision_config`'s, the metadata class from
-    `vision_config`) handed to a call named like an attention layer (`Attention(config=
-    merger_config)`): a config given a backend of its own is made for layers that read it, and
-    they get the encoder's metadata (a merger kept on SDPA on purpose must build no TensorRT-LLM
-    attention layer); handed to another call (`AudioEncoder(audio_config)`, a projector) it may
-    go with metadata of its own. A config handed to `print` or a logger's method (`logger.info("%s",
+    second override of that config to another backend (`merger_config =
+    dataclasses.replace(model_config, attn_backend="VANILLA")` beside `vision_config`'s, the
+    metadata class from `vision_config`) handed to a call named like an attention layer
+    (`Attention(config=merger_config)`): a config given a backend of its own is made for layers
+    that read it, and they get the encoder's metadata (a merger kept on SDPA on purpose must
+    build no TensorRT-LLM attention layer); handed to another call
+    (`AudioEncoder(audio_config)`, a projector) it may go with metadata of its own. A config
+    handed to `print` or a logger's method (`logger.info("%s",
     str(vcfg))`, anything in its arguments) or a builtin that shows it (`repr(vcfg)`) builds no
     layer; one handed to any other call does (a validator, `check_backend(vcfg)`, is read as
     building layers). A config is
@@ -233,6 +265,11 @@ class MetadataBackendMismatch(Rule):
         Valid(
             _HEAD + "        self.attn = create_attention(model_config.attn_backend, layer_idx=0)\n"
             "        self.metadata_cls = get_attention_backend(model_config.attn_backend).Metadata\n"
+        ),
+        Valid(  # each arm of the conditional with the metadata class's arm on the same test
+            _HEAD + '        backend = "TRTLLM" if encoder_backend == "TRTLLM" else "VANILLA"\n'
+            "        self.attn = create_attention(backend, layer_idx=0)\n"
+            "        self.metadata_cls = get_attention_backend(backend).Metadata\n"
         ),
     )
     INVALID: ClassVar = (
@@ -330,6 +367,18 @@ class MetadataBackendMismatch(Rule):
             '        self.metadata_cls = get_attention_backend("VANILLA").Metadata\n',
             expect=((10, 28),),
         ),
+        Invalid(  # one arm of a conditional on another backend than the metadata class's
+            _HEAD + '        backend = "TRTLLM" if encoder_backend == "TRTLLM" else "VANILLA"\n'
+            "        self.attn = create_attention(backend, layer_idx=0)\n"
+            '        self.metadata_cls = get_attention_backend("TRTLLM").Metadata\n',
+            expect=((11, 28),),
+            message=(
+                'VisionEncoder hard-codes its metadata class (get_attention_backend("TRTLLM")) while its attention '
+                'layers are pinned to "VANILLA" (line 9, one arm of the conditional `backend` holds, given the layers '
+                "at line 10): the layers get metadata of another backend (AttributeError at the first forward); "
+                "derive it with get_attention_backend(backend).Metadata"
+            ),
+        ),
     )
 
     def __init__(self, context: FileContext) -> None:
@@ -362,6 +411,9 @@ class MetadataBackendMismatch(Rule):
         self._to_attention: set[str] = set()  # those passed to a call named like an attention layer
         self._known: set[str] = set()  # names used as a config, whatever they are called
         self._retired: dict[str, cst.CSTNode] = {}  # a rebound name's earlier config -> the rebinding
+        # A conditional kept in a local name -> its arms as of the assignment, so that `b = "X" if c
+        # else b` reads the earlier b in its arm, not itself (`_arms`).
+        self._arms_of: dict[cst.CSTNode, list[_Arm]] = {}
         self._direct: list[_Direct] = []
         self._sources: list[_MetadataSource] = []
         # A method's parameters (positional first, after self or cls), and the names handed to
@@ -469,8 +521,8 @@ class MetadataBackendMismatch(Rule):
         keywords = self._backend_keywords(node)
         if callee in _LAYER_FACTORIES and callee in self._functions:
             positional = [a.value for a in node.args if a.keyword is None and not a.star]
-            backend = positional[:1] or keywords[:1]
-            self._direct += [d for d in (self._direct_backend(value, value) for value in backend) if d is not None]
+            for value in positional[:1] or keywords[:1]:
+                self._direct += self._direct_backend(value, value)
         if callee == "setattr":
             self._setattr(node)
         if self._helper_of(node) is not None:
@@ -485,7 +537,8 @@ class MetadataBackendMismatch(Rule):
             # the one a config built in place sets: `Attention(config=replace(c, attn_backend=x))`.
             given = [(value, value, None) for value in keywords] or self._overridden_in_place(node)
             if given:
-                self._direct += [d for d in (self._direct_backend(*each) for each in given) if d is not None]
+                for each in given:
+                    self._direct += self._direct_backend(*each)
                 return None
         # Which of them are configs is asked at the class's end: a name may be known as one later.
         # A helper's call that returns its argument (`_unchanged(c)`) hands the call that argument.
@@ -604,11 +657,39 @@ class MetadataBackendMismatch(Rule):
             return self._imported.get(call.func.value, call.func.value)
         return _last_name(call.func)
 
-    def _direct_backend(self, value: cst.BaseExpression, where: cst.CSTNode, via: str | None = None) -> _Direct | None:
-        if isinstance(value, cst.Name) and value.value == "None":
-            return None  # no backend given: the layer picks its own
+    def _direct_backend(self, value: cst.BaseExpression, where: cst.CSTNode, via: str | None = None) -> list[_Direct]:
+        """The layers' backend `value`: one _Direct, or one an arm where it is a conditional (each
+        arm may be the backend, and each must agree with the metadata class)."""
         code = cst.Module([]).code_for_node(value)
-        return _Direct(self._locals_now(value), code, self._pinned(value), where, self._tag, via)
+        arms = self._arms(value)
+        if len(arms) > 1:
+            holder = code if isinstance(value, cst.Name) else None
+            return [
+                _Direct(
+                    arm.resolved, code, self._pinned(arm.written), where, self._tag, via, arm.written, arm.path, holder
+                )
+                for arm in arms
+                if not _is_none(arm.resolved)  # no backend given: the layer picks its own
+            ]
+        if _is_none(value):
+            return []  # no backend given: the layer picks its own
+        return [_Direct(arms[0].resolved, code, self._pinned(value), where, self._tag, via)]
+
+    def _arms(self, node: cst.BaseExpression, depth: int = 0) -> list[_Arm]:
+        """The values `node` may take where it is written: the arms of a conditional, nested ones
+        and those kept in local names flattened, in source order; else `node` itself."""
+        resolved = self._locals_now(node)
+        kept = self._arms_of.get(resolved)
+        if kept is not None:
+            return kept
+        if not isinstance(resolved, cst.IfExp) or depth >= 8:  # deeper is not real code
+            return [_Arm((), node, resolved)]
+        test = cst.Module([]).code_for_node(resolved.test)
+        return [
+            dataclasses.replace(arm, path=((test, side), *arm.path))
+            for side, branch in enumerate((resolved.body, resolved.orelse))
+            for arm in self._arms(branch, depth + 1)
+        ]
 
     def _line(self, node: cst.CSTNode) -> int:
         """Where `node` starts: asked for only in a message, since positions cost a pass over the
@@ -646,6 +727,8 @@ class MetadataBackendMismatch(Rule):
 
     def _bind(self, name: str, value: cst.BaseExpression, target: cst.CSTNode) -> None:
         value = self._deriving_arm(self._expanded(value))
+        if isinstance(value, cst.IfExp) and not name.startswith("self."):
+            self._arms_of[value] = self._arms(value)  # before `name` holds it: an arm may read its earlier value
         source = _derived_from(value)
         if self._other_arm(name, value):
             return
@@ -826,8 +909,8 @@ class MetadataBackendMismatch(Rule):
                 config = _backend_read(returned)
                 if config is not None and (read := _name_of(config)) is not None:
                     self._known.add(read)
-                resolved = self._locals_now(argument)
-                return _MetadataSource(value, _config_of(returned), None, argument, resolved, self._tag)
+                resolved, arms = self._locals_now(argument), tuple(self._arms(argument))
+                return _MetadataSource(value, _config_of(returned), None, argument, resolved, self._tag, arms)
         if isinstance(value, cst.Name | cst.Attribute) and self._is_metadata_class(value):
             return _MetadataSource(value, None, _last_name(value))
         return _MetadataSource(value, None, None)
@@ -1014,11 +1097,12 @@ class MetadataBackendMismatch(Rule):
         """Layers given a backend by name against the metadata class's source; True if reported."""
         for direct in self._direct:
             if source.argument is not None:
-                differing = self._differing(direct, source)
+                paired = self._counterpart(direct, source)
+                differing = self._differing(direct, source, paired)
                 if differing is None:
                     continue
                 argument = cst.Module([]).code_for_node(source.argument)
-                shown, advice = self._given(direct, differing)
+                shown, advice = self._given(direct, differing, paired)
                 problem = (
                     f"{encoder} takes its metadata class from get_attention_backend({argument}), but gives its "
                     f"attention layers the backend {shown}: when the two differ the layers get metadata of another "
@@ -1036,10 +1120,13 @@ class MetadataBackendMismatch(Rule):
                 and source.fixed.startswith("get_attention_backend(")
                 and (source.fixed != f'get_attention_backend("{direct.pinned}")')
             ):
+                fix = f'use get_attention_backend("{direct.pinned}")'
+                if direct.arm is not None:  # not the layers' only backend: the metadata class must follow them all
+                    fix = f"derive it with get_attention_backend({direct.code})"
                 problem = (
                     f"{encoder} hard-codes its metadata class ({source.fixed}) while its attention layers are "
                     f'pinned to "{direct.pinned}" ({self._where(direct)}): the layers get metadata of another backend '
-                    f'(AttributeError at the first forward); use get_attention_backend("{direct.pinned}").Metadata'
+                    f"(AttributeError at the first forward); {fix}.Metadata"
                 )
             else:
                 continue
@@ -1047,24 +1134,51 @@ class MetadataBackendMismatch(Rule):
             return True
         return False
 
-    def _where(self, direct: _Direct) -> str:
-        """`line 12`, `line 12, by _vision_sub_config()`: where layers were given their backend."""
-        return f"line {self._line(direct.where)}{_by(direct.via)}"
+    def _where(self, direct: _Direct, paired: _Arm | None = None) -> str:
+        """`line 12`, `line 12, by _vision_sub_config()`: where layers were given their backend; for
+        an arm of a conditional, the arm's line too, and the metadata class's arm `paired` with it."""
+        given = f"line {self._line(direct.where)}{_by(direct.via)}"
+        if direct.arm is None:
+            return given
+        where = f"line {self._line(direct.arm)}, one arm of "
+        if direct.holder is not None:
+            where += f"the conditional `{direct.holder}` holds, given the layers at {given}"
+        else:
+            where += f"a conditional{_by(direct.via)}"
+        if paired is not None and paired.path:
+            where += f"; the metadata class's arm is {cst.Module([]).code_for_node(paired.written)}"
+        return where
 
-    def _differing(self, direct: _Direct, source: _MetadataSource) -> tuple[tuple[str, _Argument], ...] | None:
-        """Do the layers' backend and the metadata class's come from different places? The choice
-        of arguments (`_variants`) under which they do (empty when no parameter is in question);
-        None where they come from one place for every choice."""
-        if source.resolved is None:
+    def _counterpart(self, direct: _Direct, source: _MetadataSource) -> _Arm | None:
+        """The arm of the metadata class's backend that goes with the layers' arm `direct`: the one
+        on the same tests (`get_attention_backend(backend)`, backend the layers' conditional, pairs
+        its TRTLLM arm with theirs); None where there is no such one arm (the metadata class's
+        backend is judged whole). Tests are compared as written, in any method, as `_key` writes a
+        conditional (the rule does not follow what a test reads)."""
+        paired = [arm for arm in source.arms if arm.path == direct.path[: len(arm.path)]]
+        return paired[0] if len(paired) == 1 else None
+
+    def _differing(
+        self, direct: _Direct, source: _MetadataSource, paired: _Arm | None = None
+    ) -> tuple[tuple[str, _Argument], ...] | None:
+        """Do the layers' backend and the metadata class's (its arm `paired` with the layers', if
+        any) come from different places? The choice of arguments (`_variants`) under which they do
+        (empty when no parameter is in question); None where they come from one place for every
+        choice."""
+        metadata = paired.resolved if paired is not None else source.resolved
+        if metadata is None:
             return ()
-        variants = self._variants(((direct.node, direct.scope), (source.resolved, source.scope)))
+        variants = self._variants(((direct.node, direct.scope), (metadata, source.scope)))
         return next((chosen for keys, chosen in variants if keys[0] != keys[1]), None)
 
-    def _given(self, direct: _Direct, chosen: tuple[tuple[str, _Argument], ...]) -> tuple[str, str]:
+    def _given(
+        self, direct: _Direct, chosen: tuple[tuple[str, _Argument], ...], paired: _Arm | None = None
+    ) -> tuple[str, str]:
         """The backend layers are given, for a message, with where (`config.attn_backend (line 14,
         through self._layer(), which builds them at line 17)`: a parameter as the argument its
         calls hand it, or the one `chosen`), and the advice. A parameter no call hands a value is
-        the backend `passed as` it."""
+        the backend `passed as` it. An arm of a conditional is shown as the arm, with the metadata
+        class's arm `paired` with it (`_where`); the advice names the whole."""
         picked = dict(chosen)
         node, scope, methods = direct.node, direct.scope, []
         argument: _Argument | None = None
@@ -1080,7 +1194,7 @@ class MetadataBackendMismatch(Rule):
             methods.append(self._methods[marked[marked.rfind(_SCOPE) :]])
             argument = distinct[0]
             node, scope = argument[0], argument[1]
-        where = self._where(direct)
+        where = self._where(direct, paired)
         split = ""
         if chosen:
             split = f"hand every call of self.{self._method_of(chosen[0][0])}() the backend the metadata class is derived from"
@@ -1089,10 +1203,11 @@ class MetadataBackendMismatch(Rule):
             through = ", ".join(f"self.{method}()" for method in reversed(methods))
             shown = f"{code} (line {self._line(argument[2])}, through {through}, which builds them at {where})"
             return shown, split if chosen else f"derive the metadata class with get_attention_backend({code}).Metadata"
+        given = cst.Module([]).code_for_node(direct.arm) if direct.arm is not None else direct.code
         if self._is_parameter(direct.node, direct.scope):
-            shown = f"passed as `{direct.code}` ({where})"
+            shown = f"passed as `{given}` ({where})"
         else:
-            shown = f"{direct.code} ({where})"
+            shown = f"{given} ({where})"
         if chosen:
             param, (_, _, written) = chosen[0]
             code = cst.Module([]).code_for_node(written)

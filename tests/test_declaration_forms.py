@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import pytest
 from click.testing import CliRunner
 
 from declint.cli import cli
@@ -1098,6 +1099,94 @@ def test_dl106_a_sibling_config_set_to_another_backend_counts_beside_layers_that
         "model_config.merger_backend (line 35): when the two differ, " + tail,
         "Found 3 findings in 15 files.",
     ]
+
+
+_TRT_OR_FLASHINFER = '"TRTLLM" if model_config.use_trt else "FLASHINFER"'
+_CONDITIONAL_ENCODERS = (  # (name, the layers' backend, the metadata class with {same}: the layers' backend)
+    ("Paired", '"TRTLLM" if model_config.use_trt else ("VANILLA" if model_config.eager else "FLASHINFER")',
+     "get_attention_backend({same}).Metadata"),
+    ("ArmsAgree", '"TRTLLM" if model_config.use_trt else BACKEND_TRTLLM', 'get_attention_backend("TRTLLM").Metadata'),
+    ("HardCodedClass", '"TRTLLM" if model_config.use_trt else "VANILLA"', "AttentionMetadata"),
+    ("ArmPinnedElsewhere", _TRT_OR_FLASHINFER, 'get_attention_backend("TRTLLM").Metadata'),
+    ("ArmFollowsAnother", '"TRTLLM" if model_config.use_trt else model_config.attn_backend',
+     "get_attention_backend(model_config.attn_backend).Metadata"),
+    ("ArmPairedWithAnother", '"TRTLLM" if model_config.use_trt else "VANILLA"',
+     f"get_attention_backend({_TRT_OR_FLASHINFER}).Metadata"),
+    ("ParameterArm", "encoder_backend if encoder_backend else model_config.attn_backend",
+     "get_attention_backend(model_config.attn_backend).Metadata"),
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("layers", "local", "lines"),
+    [
+        (("self.attn = create_attention({backend}, layer_idx=0)",), False, (30, 36, 42, 48)),
+        (("self.attn = Attention(config=model_config, attn_backend={backend})",), False, (30, 36, 42, 48)),
+        (("backend = {backend}", "self.attn = create_attention(backend, layer_idx=0)"), True, (34, 41, 48, 55)),
+    ],
+    ids=["create_attention", "keyword", "local"],
+)
+def test_dl106_a_backend_picked_by_a_conditional_is_judged_arm_by_arm(
+    make_tree: MakeTree, layers: tuple[str, ...], local: bool, lines: tuple[int, ...]
+) -> None:
+    """`"TRTLLM" if c else "VANILLA"` given the layers (to `create_attention`, as a backend keyword,
+    or through a local name) may be either backend: each arm must agree with the metadata class
+    (red-team: the conditional was one opaque backend, reported beside a metadata class that fits
+    every arm and unreported as the arm that does not). A metadata class derived from the same
+    conditional, or one on the same tests, is paired with it arm by arm; arms all pinned next to a
+    hard-coded metadata class are not judged, as a pinned backend is not."""
+    head = ENCODER_HEAD.replace("import get_attention_backend", "import create_attention, get_attention_backend")
+    source = head + "".join(
+        encoder(
+            name,
+            *(line.format(backend=backend) for line in layers),
+            "self.metadata_cls = " + metadata.format(same="backend" if local else backend),
+        )
+        for name, backend, metadata in _CONDITIONAL_ENCODERS
+    )
+    root = make_tree({"tensorrt_llm/llmapi/llm_args.py": LLM_ARGS, "tensorrt_llm/_torch/models/encoders.py": source})
+    code, found = check("--select", "DL106", str(root))
+    assert code == 1
+
+    def given(at: int, conditional: str) -> tuple[str, str]:
+        """Where an arm is (the line before the metadata class's: the layers' or the local's), and
+        the layers' backend as written, for the advice."""
+        if local:
+            return (
+                f"line {at - 2}, one arm of the conditional `backend` holds, given the layers at line {at - 1}",
+                "backend",
+            )
+        return f"line {at - 1}, one arm of a conditional", conditional
+
+    where, advice = given(lines[0], _TRT_OR_FLASHINFER)
+    differ = "when the two differ the layers get metadata of another backend (AttributeError at the first forward)"
+    path = "tensorrt_llm/_torch/models/encoders.py"
+    expected = [
+        f"{path}:{lines[0]}:29: DL106 ArmPinnedElsewhere hard-codes its metadata class (get_attention_backend("
+        f'"TRTLLM")) while its attention layers are pinned to "FLASHINFER" ({where}): the layers get metadata of '
+        f"another backend (AttributeError at the first forward); derive it with "
+        f"get_attention_backend({advice}).Metadata",
+    ]
+    where, advice = given(lines[1], '"TRTLLM" if model_config.use_trt else model_config.attn_backend')
+    expected.append(
+        f"{path}:{lines[1]}:29: DL106 ArmFollowsAnother takes its metadata class from get_attention_backend("
+        f'model_config.attn_backend), but gives its attention layers the backend "TRTLLM" ({where}): {differ}; '
+        f"derive the metadata class with get_attention_backend({advice}).Metadata"
+    )
+    where, advice = given(lines[2], '"TRTLLM" if model_config.use_trt else "VANILLA"')
+    expected.append(
+        f"{path}:{lines[2]}:29: DL106 ArmPairedWithAnother takes its metadata class from get_attention_backend("
+        f'{_TRT_OR_FLASHINFER}), but gives its attention layers the backend "VANILLA" ({where}; the metadata '
+        f'class\'s arm is "FLASHINFER"): {differ}; derive the metadata class with '
+        f"get_attention_backend({advice}).Metadata"
+    )
+    where, advice = given(lines[3], "encoder_backend if encoder_backend else model_config.attn_backend")
+    expected.append(
+        f"{path}:{lines[3]}:29: DL106 ParameterArm takes its metadata class from get_attention_backend("
+        f"model_config.attn_backend), but gives its attention layers the backend passed as `encoder_backend` "
+        f"({where}): {differ}; derive the metadata class with get_attention_backend({advice}).Metadata"
+    )
+    assert found == [*expected, "Found 4 findings in 15 files."]
 
 
 def test_a_shared_literal_module_that_does_not_parse_is_named_as_such(make_tree: MakeTree) -> None:
