@@ -48,7 +48,7 @@ from pathlib import Path
 from stat import S_ISDIR
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from declint import __version__
+from declint import __version__, early_stats
 from declint.cache_marks import CACHE_SUFFIXES, GITIGNORE, GITIGNORE_TEXT, TAG, TAG_TEXT, foreign_entries
 from declint.config import Config, check_cache_dir
 from declint.discovery import PROBE_EVENT
@@ -60,7 +60,7 @@ if TYPE_CHECKING:  # a run the snapshot answers reads no facts, index or scan re
     from declint.index import ProjectIndex
     from declint.prefilter import ScanRecord
 
-StatKey = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
+StatKey = early_stats.StatKey  # size, mtime_ns, ctime_ns, inode
 
 FORMAT = 2  # 2: entries pickled as tuples (`_pack`)
 NO_CACHE_ENV = "DECLINT_NO_CACHE"
@@ -455,13 +455,21 @@ class Snapshot:
     request: tuple[str, ...] = ()  # the paths asked for (absolute, sorted)
     checked: tuple[str, ...] = ()  # what they expanded to
     skipped: tuple[tuple[str, str], ...] = ()  # (rel as the file system names it, reason) of paths not followed
+    # Written with the walk file (`early_stats`): the child that stats at start-up answers for it.
+    token: str = ""
 
 
-def path_key(path: str) -> StatKey | None:
-    try:
-        return stat_key(os.stat(path))
-    except OSError:
-        return None
+path_key = early_stats.path_key  # one definition: the child that stats at start-up uses it too
+
+
+def _stat_lists(snapshot: Snapshot) -> tuple[early_stats.Lists, early_stats.Lists, early_stats.Lists]:
+    """The snapshot's walk, inputs and files as (paths, keys), in the order the engine stats them."""
+    files = list(snapshot.files.values())
+    return (
+        ([path for path, _ in snapshot.walk], [key for _, key in snapshot.walk]),
+        ([path for path, _ in snapshot.inputs], [key for _, key in snapshot.inputs]),
+        ([path for path, _, _ in files], [key for _, key, _ in files]),
+    )
 
 
 class Recorded(dict[str, StatKey | None]):
@@ -540,8 +548,7 @@ class InputRecorder:
             cls._active = previous
 
 
-def stat_key(stat: os.stat_result) -> StatKey:
-    return (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
+stat_key = early_stats.stat_key
 
 
 def settled(stat: os.stat_result, now: float | None = None) -> bool:
@@ -663,7 +670,15 @@ class Cache:
         return snapshot if isinstance(snapshot, Snapshot) and snapshot.key == key else None
 
     def save_snapshot(self, snapshot: Snapshot) -> None:
+        """The snapshot, then the lists it stats as a walk file for `early_stats` (after it: a
+        walk file never names a snapshot not yet written)."""
+        snapshot = dataclasses.replace(snapshot, token=_token())
         self._write(self.path_for(snapshot.key, ".snapshot"), snapshot)
+        self._write_bytes(self.walk_file, early_stats.dump(snapshot.token, *_stat_lists(snapshot)))
+
+    @property
+    def walk_file(self) -> Path:
+        return self.directory / early_stats.FORMAT_DIR / early_stats.WALK_FILE  # FORMAT_DIR: tested v{FORMAT}
 
     def drop_snapshot(self, key: str) -> None:
         with contextlib.suppress(OSError):
@@ -721,15 +736,18 @@ class Cache:
             self._drop_other_formats()
 
     def _write(self, path: Path, value: object) -> None:
+        buffer = io.BytesIO()
+        with _collector_paused():
+            pickle.dump(value, buffer, protocol=pickle.HIGHEST_PROTOCOL)
+        self._write_bytes(path, buffer.getvalue())
+
+    def _write_bytes(self, path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             self._prepare()
-            buffer = io.BytesIO()
-            with _collector_paused():
-                pickle.dump(value, buffer, protocol=pickle.HIGHEST_PROTOCOL)
             handle, temporary = _temporary_file(path)
             try:
                 with os.fdopen(handle, "wb") as out:
-                    out.write(buffer.getvalue())
+                    out.write(data)
                 os.replace(temporary, path)
             except BaseException:
                 with contextlib.suppress(OSError):

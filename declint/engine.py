@@ -27,7 +27,7 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
-from declint import stat_check
+from declint import early_stats, stat_check
 from declint.cache import (
     Cache,
     CacheData,
@@ -138,6 +138,7 @@ class RunStats:
     worker_crashes: int = 0
     worker_timeouts: int = 0
     safety_rounds: int = 0
+    stats_at_start: bool = False  # the snapshot's stats came from the child forked at start-up
     seconds: dict[str, float] = field(default_factory=dict)  # wall time per phase
 
     @contextlib.contextmanager
@@ -347,6 +348,7 @@ class _Run:
         # (paths asked for, roots, checked rels, skipped (rel, reason)): what a snapshot replays.
         self.request: tuple[Sequence[Path], Sequence[Path], Sequence[str], Sequence[tuple[str, str]]] | None = None
         self._snapshot_found: Snapshot | None = None
+        self._early: early_stats.Answer | None = None  # the start-up child's stats of that snapshot
         # The snapshot's files and those whose stat changed since: the others are unchanged and settled.
         self._stats_seen: tuple[Mapping[str, tuple[str, StatKey, str]], set[str]] | None = None
         self._listing: tuple[tuple[Snapshot, tuple[str, ...], list[tuple[str, str]]] | None] | None = None
@@ -754,10 +756,12 @@ class _Run:
         with self.stats.phase("snapshot"):
             if any(rel not in snapshot.results for rel in rels):
                 return None
-            if stat_check.changed(snapshot.inputs):
+            early = self._early
+            if early.inputs if early is not None else stat_check.changed(snapshot.inputs):
                 return None
             names = list(snapshot.files)
-            changed = {names[i] for i in stat_check.changed(list(snapshot.files.values()))}
+            indices = early.files if early is not None else stat_check.changed(list(snapshot.files.values()))
+            changed = {names[i] for i in indices}
             if changed:
                 self._stats_seen = (snapshot.files, changed)  # the scan need not stat the others again
                 return None
@@ -802,10 +806,18 @@ class _Run:
                 return None
             if any(rel not in snapshot.files for rel in rels):
                 return None
-            if stat_check.changed(snapshot.walk):
+            self._early = self._early_answer(snapshot)
+            if self._early.walk if self._early is not None else stat_check.changed(snapshot.walk):
                 return None
         self._snapshot_found = snapshot
         return snapshot, rels, skipped
+
+    def _early_answer(self, snapshot: Snapshot) -> early_stats.Answer | None:
+        """What the child forked at start-up found of this snapshot's stats (None: stat here)."""
+        assert self.store is not None
+        answer = early_stats.take(os.path.realpath(self.store.walk_file), snapshot.token) if snapshot.token else None
+        self.stats.stats_at_start = answer is not None
+        return answer
 
     def files_from_snapshot(self, rels: Sequence[str]) -> tuple[list[SourcePath], list[SourcePath]]:
         """The checked and indexed files of a walk the snapshot still describes."""

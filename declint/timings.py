@@ -38,4 +38,6 @@ def render(stats: RunStats, wall: float, start: CpuTimes | None, end: CpuTimes |
         f"{stats.files_checked_fresh} checked, {stats.check_cache_hits} results from the cache, "
         f"{stats.worker_crashes} worker crashes, {stats.worker_timeouts} timeouts"
     )
+    if stats.stats_at_start:
+        lines.append("declint: the snapshot's files were stat'ed while declint started (a child process)")
     return "\n".join(lines) + "\n"

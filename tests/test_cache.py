@@ -130,7 +130,7 @@ def test_cache_directory_layout(demo: Path) -> None:
         .read_text(encoding="utf-8")
         .startswith("Signature: 8a477f597d28d172789f06886806bc55\n")
     )
-    assert sorted(p.suffix for p in (directory / f"v{FORMAT}").iterdir()) == [".pickle", ".snapshot"]
+    assert sorted(p.suffix for p in (directory / f"v{FORMAT}").iterdir()) == [".pickle", ".snapshot", ".walk"]
 
 
 def test_an_edited_file_alone_is_checked_again(demo: Path) -> None:
@@ -594,7 +594,7 @@ def test_no_cache_and_the_environment_variable_write_nothing(demo: Path, monkeyp
 def test_a_damaged_cache_file_is_a_cold_cache(demo: Path) -> None:
     cold = lines(engine(demo).run([demo]))
     stored = sorted((demo / ".declint_cache" / f"v{FORMAT}").iterdir())
-    assert [path.suffix for path in stored] == [".pickle", ".snapshot"]
+    assert [path.suffix for path in stored] == [".pickle", ".snapshot", ".walk"]
     for path in stored:
         path.write_bytes(path.read_bytes()[:100])
     again = engine(demo)
@@ -723,7 +723,7 @@ def test_fix_previews_are_reused_until_the_file_changes(demo: Path, monkeypatch:
     cold = _json_report(demo, monkeypatch)
     assert '"fix": {' in cold  # the demo has fixable findings, so previews were computed
     directory = demo / ".declint_cache" / f"v{FORMAT}"
-    assert sorted(p.suffix for p in directory.iterdir()) == [".pickle", ".previews", ".snapshot"]
+    assert sorted(p.suffix for p in directory.iterdir()) == [".pickle", ".previews", ".snapshot", ".walk"]
 
     parsed: list[str] = []
     original = fix_transforms.parse
@@ -863,7 +863,7 @@ def test_cache_files_of_another_format_are_removed_by_a_full_write(demo: Path) -
     engine(demo).run([demo])
     assert not old.exists()
     assert sorted(p.name for p in kept.iterdir()) == ["notes.txt"]
-    assert sorted(p.suffix for p in (directory / f"v{FORMAT}").iterdir()) == [".pickle", ".snapshot"]
+    assert sorted(p.suffix for p in (directory / f"v{FORMAT}").iterdir()) == [".pickle", ".snapshot", ".walk"]
 
 
 # ---- cache-dir: declint's marks never land in a directory of sources ------------------------------

@@ -1,0 +1,136 @@
+"""The child forked at start-up that stats the last snapshot's files (`declint.early_stats`)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from declint import early_stats, stat_check
+from declint.cache import FORMAT, NO_CACHE_ENV, Cache
+from declint.config import OPTIONS
+from tests.conftest import DEMO, copy_project
+from tests.test_cache import MODELS, edit, engine, settle
+
+RADIO = MODELS + "modeling_radio.py"
+RADIO_DL101 = f"{RADIO}:21:15: DL101 "
+
+
+@pytest.fixture(autouse=True)
+def cache_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(NO_CACHE_ENV, raising=False)
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Path:
+    root = tmp_path / "demo"
+    copy_project(DEMO, root)
+    settle(root)
+    return root
+
+
+@pytest.fixture
+def two_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child is forked only with a second core to run it on; the machine may have one."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+
+
+def test_its_constants_are_the_caches_and_the_configurations() -> None:
+    """It cannot import them (it runs before any other import): they are copies, kept equal here."""
+    defaults = {option.key: option.default for option in OPTIONS}
+    assert defaults["cache-dir"] == early_stats.CACHE_DIR
+    assert f"v{FORMAT}" == early_stats.FORMAT_DIR
+    assert early_stats.NO_CACHE_ENV == NO_CACHE_ENV
+
+
+def test_the_child_answers_what_stat_check_answers_for_the_snapshot_written_with_it(
+    demo: Path, two_cores: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine(demo).run([demo])
+    store = Cache.open(demo, early_stats.CACHE_DIR)
+    assert store is not None
+    walk_file = demo / ".declint_cache" / f"v{FORMAT}" / "last.walk"
+    assert store.walk_file == walk_file and walk_file.is_file()
+    (snapshot_path,) = (demo / ".declint_cache" / f"v{FORMAT}").glob("*.snapshot")
+    snapshot = store.load_snapshot(snapshot_path.stem)
+    assert snapshot is not None and len(snapshot.token) == 16
+    edit(demo / RADIO, "out = torch.nn.functional", "out  = torch.nn.functional")
+    os.mkdir(demo / MODELS / "new_package")  # a listed directory changes: the walk's list
+    monkeypatch.chdir(demo / MODELS)  # found from a directory below the root too
+    early_stats.start(["check", "x.py"])
+    answer = early_stats.take(str(walk_file), snapshot.token)
+    files = list(snapshot.files.values())
+    assert answer is not None
+    assert answer.files == stat_check.changed(files) == [list(snapshot.files).index(RADIO)]
+    assert answer.walk == stat_check.changed(snapshot.walk) != []
+    assert answer.inputs == stat_check.changed(snapshot.inputs) == []
+    assert early_stats.take(str(walk_file), snapshot.token) is None  # asked once
+
+
+@pytest.mark.parametrize("asked", ["another token", "another file"])
+def test_an_answer_for_another_snapshot_is_not_taken(
+    demo: Path, two_cores: None, monkeypatch: pytest.MonkeyPatch, asked: str
+) -> None:
+    engine(demo).run([demo])
+    walk_file = demo / ".declint_cache" / f"v{FORMAT}" / "last.walk"
+    (snapshot_path,) = walk_file.parent.glob("*.snapshot")
+    store = Cache.open(demo, early_stats.CACHE_DIR)
+    assert store is not None
+    snapshot = store.load_snapshot(snapshot_path.stem)
+    assert snapshot is not None
+    monkeypatch.chdir(demo)
+    early_stats.start(["check"])
+    if asked == "another token":
+        assert early_stats.take(str(walk_file), "0123456789abcdef") is None
+    else:
+        assert early_stats.take(str(demo / "elsewhere" / "last.walk"), snapshot.token) is None
+
+
+@pytest.mark.parametrize(
+    ("argv", "environment"),
+    [(["rule", "DL101"], {}), (["check", "--no-cache"], {}), (["check"], {NO_CACHE_ENV: "1"})],
+)
+def test_no_child_without_a_check_that_uses_the_cache(
+    demo: Path, two_cores: None, monkeypatch: pytest.MonkeyPatch, argv: list[str], environment: dict[str, str]
+) -> None:
+    engine(demo).run([demo])
+    monkeypatch.chdir(demo)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    early_stats.start(argv)
+    assert early_stats._pending is None
+
+
+def _check(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != NO_CACHE_ENV}
+    return subprocess.run(
+        [sys.executable, "-m", "declint", "check", *args], cwd=root, env=env, capture_output=True, text=True
+    )
+
+
+STARTED = "declint: the snapshot's files were stat'ed while declint started (a child process)"
+SECOND_CORE = len(os.sched_getaffinity(0)) > 1 if hasattr(os, "sched_getaffinity") else False
+
+
+@pytest.mark.parametrize("walk_file", ["as written", "damaged", "of another snapshot"])
+def test_a_warm_pre_commit_run_reports_what_a_run_without_cache_reports(demo: Path, walk_file: str) -> None:
+    """The console entry point forks the child; whatever the walk file holds, the findings are
+    those of a run without the cache, before and after an edit that removes one."""
+    _check(demo, ".")
+    path = demo / ".declint_cache" / f"v{FORMAT}" / "last.walk"
+    if walk_file == "damaged":
+        path.write_bytes(b"\x00not marshal")
+    elif walk_file == "of another snapshot":
+        path.write_bytes(early_stats.dump("0123456789abcdef", ([], []), ([], []), ([], [])))
+    uncached = _check(demo, "--no-cache", RADIO).stdout
+    warm = _check(demo, "--timings", RADIO)
+    assert warm.returncode == 1 and warm.stdout == uncached and RADIO_DL101 in uncached
+    assert (STARTED in warm.stderr.splitlines()) is (walk_file == "as written" and SECOND_CORE)
+    edit(demo / RADIO, "out = torch.nn.functional.scaled_dot_product_attention(q, k, v)", "out = q")
+    edited = _check(demo, "--timings", RADIO)
+    assert edited.stdout == _check(demo, "--no-cache", RADIO).stdout
+    assert RADIO_DL101 not in edited.stdout and edited.stdout != warm.stdout
+    assert ", 1 checked, 0 results from the cache," in edited.stderr  # the edit was seen: checked again
