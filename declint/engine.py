@@ -490,7 +490,9 @@ class _Run:
                 if entry.facts is not None and entry.facts.module == module:
                     self.facts[item.rel] = entry.facts
                 continue
-            scope = self.check_syntax or (bool(self.syntax_paths) and self.in_syntax_paths(item.rel))
+            # A cached record holds the answer (path and configuration are in the cache key):
+            # asking the glob would import pathspec (~6 ms) for the one file an edit changed.
+            scope = entry.scan.syntax_scope if entry is not None else self._syntax_scope(item.rel)
             todo.append(_ScanItem(item.rel, str(item.path), module, is_checked, module == literal_module, scope))
         if not todo:
             return
@@ -500,6 +502,10 @@ class _Run:
         sent: Sequence[int | _ScanItem] = range(len(todo)) if inherited else todo
         # Each outcome is taken in while the workers read later batches (in order: deterministic).
         pool.map(sent, self._batch(len(todo), 256), lambda i, outcome: self._scanned(todo[i], outcome))
+
+    def _syntax_scope(self, rel: str) -> bool:
+        """check-syntax or syntax-paths asks for the file's syntax."""
+        return self.check_syntax or (bool(self.syntax_paths) and self.in_syntax_paths(rel))
 
     def _current_stat(self, item: SourcePath, now: float) -> tuple[StatKey, bool] | None:
         """(stat key, settled) of the file now; None when it cannot be stat'ed."""

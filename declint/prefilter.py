@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import difflib
 import functools
 import re
 import symtable
@@ -34,11 +33,17 @@ import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from declint.config import Config
 from declint.facts import ClassFacts, FunctionFacts, ModuleFacts, ValueFacts, name_matches
 from declint.index import ProjectIndex
+from declint.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import difflib
+else:
+    difflib = lazy_module("difflib")  # ~2 ms: only a string close to a backend name reaches it
 
 # ---- per-file byte facts ----------------------------------------------------------------------
 

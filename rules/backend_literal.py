@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import ast
-import difflib
 import io
 import tokenize
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from declint.config import Config
 from declint.facts import bound_once
 from declint.index import ProjectIndex
+from declint.lazy import lazy_module
 from declint.names import NameResolver, absolute_module, last_name
 from declint.prefilter import strings_close_to
 from declint.rule import FileContext, Invalid, TreeRule, Valid, name_matches_any
 from declint.types import Finding
+
+if TYPE_CHECKING:
+    import difflib
+else:
+    difflib = lazy_module("difflib")  # ~2 ms: only a string close to a backend name needs it
 
 _CASE_METHODS = frozenset({"upper", "lower", "casefold", "strip"})
 _LOWERING_METHODS = frozenset({"lower", "casefold"})

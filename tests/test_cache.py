@@ -117,8 +117,9 @@ def test_a_run_the_snapshot_answers_loads_no_rule_facts_or_index(demo: Path) -> 
     edit(demo / model, "class ", "class  ")
     code, loaded = _loaded_by_a_check(demo, model)
     assert (
-        code == "1" and heavy - {"libcst"} <= set(loaded) and "declint.rules.direct_sdpa" in loaded
-    )  # (libcst: in workers; pathspec: the walk of the index)
+        code == "1" and heavy - {"libcst", "difflib"} <= set(loaded) and "declint.rules.direct_sdpa" in loaded
+    )  # (libcst: in workers; pathspec: the walk of the index; difflib: only for a string close to a name)
+    assert "difflib" not in loaded
 
 
 def test_cache_directory_layout(demo: Path) -> None:
@@ -131,6 +132,26 @@ def test_cache_directory_layout(demo: Path) -> None:
         .startswith("Signature: 8a477f597d28d172789f06886806bc55\n")
     )
     assert sorted(p.suffix for p in (directory / f"v{FORMAT}").iterdir()) == [".pickle", ".snapshot", ".walk"]
+
+
+def test_an_edited_file_keeps_its_syntax_scope_from_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether check-syntax or syntax-paths asks for a file's syntax is kept in its cached record:
+    a file edited into a syntax error is judged as a cold run judges it, and the glob is not asked."""
+    inside, outside = MODELS + "modeling_plain.py", "tensorrt_llm/_torch/pyexecutor/plain.py"
+    write_tree(tmp_path, {**PRELUDE, inside: "def fine():\n    pass\n", outside: "def fine():\n    pass\n"})
+    settle(tmp_path)
+    engine(tmp_path).run([tmp_path])
+    edit(tmp_path / inside, "fine():", "broken(:")
+    edit(tmp_path / outside, "fine():", "broken(:")
+    settle(tmp_path)
+    asked: list[str] = []
+    original = _Run._syntax_scope
+    monkeypatch.setattr(_Run, "_syntax_scope", lambda run, rel: asked.append(rel) or original(run, rel))
+    warm_engine = engine(tmp_path)
+    warm = warm_engine.run([tmp_path])
+    assert warm_engine.stats.files_read == 2 and asked == []
+    assert lines(warm) == [f"{inside}:1:11: DL000 syntax error: invalid syntax"]
+    assert lines(warm) == lines(engine(tmp_path, cache=False).run([tmp_path]))
 
 
 def test_an_edited_file_alone_is_checked_again(demo: Path) -> None:

@@ -457,3 +457,19 @@ def test_files_known_from_the_last_walk_are_the_files_discovery_gives_for_them(
     wanted = tuple(item.rel for item in discover([Path(p) for p in everything], config).files)
     assert known_files(everything, config, walked) == wanted
     assert wanted == tuple(included)
+
+
+def test_an_empty_glob_list_matches_nothing_without_importing_pathspec() -> None:
+    """`sdpa-allowed-paths = []` (and any list option set empty) is asked of every file a rule
+    may check: the answer needs no pattern compiled, so a one-file run never imports pathspec."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, types\nfrom declint.discovery import DirectoryMatcher, glob_match\n"
+        "answers = [glob_match('a/b.py', ()), DirectoryMatcher(())('a/b.py')]\n"
+        "print(answers, type(sys.modules.get('pathspec')) is types.ModuleType)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout == "[False, False] False\n"
+    assert glob_match("a/b.py", ("a/",)) and not glob_match("a/b.py", ("c/",))
