@@ -14,7 +14,7 @@ that snapshot. Anything else (another cache directory, a snapshot written since,
 and it stats as before, so a wrong guess costs the other core's time, never a finding. Linux with
 a second core only, as `stat_check`'s split.
 
-Imports: os, sys and marshal only (this runs before everything else).
+Imports: os, sys, marshal and `declint.forked` only (this runs before everything else).
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ import marshal
 import os
 import sys
 from typing import NamedTuple
+
+from declint import forked
 
 StatKey = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
 
@@ -45,8 +47,7 @@ class Answer(NamedTuple):
 
 class _Child(NamedTuple):
     walk_file: str  # absolute path of the file the child read
-    pid: int
-    read_end: int
+    process: forked.Child
 
 
 _pending: _Child | None = None
@@ -88,28 +89,8 @@ def _find_walk_file(directory: str) -> str | None:
 
 
 def _fork(walk_file: str) -> _Child | None:
-    try:
-        read_end, write_end = os.pipe()
-    except OSError:
-        return None
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(read_end)
-        os.close(write_end)
-        return None
-    if pid == 0:  # the child: nothing but its pipe written, no cleanup of the parent's (os._exit)
-        status = 1
-        try:
-            os.close(read_end)
-            view = memoryview(marshal.dumps(_stat_all(walk_file)))
-            while view:
-                view = view[os.write(write_end, view) :]
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(write_end)
-    return _Child(walk_file, pid, read_end)
+    child = forked.start(lambda: marshal.dumps(_stat_all(walk_file)))
+    return None if child is None else _Child(walk_file, child)
 
 
 def _stat_all(walk_file: str) -> tuple[str, list[int], list[int], list[int]]:
@@ -133,22 +114,11 @@ def take(walk_file: str, token: str) -> Answer | None:
 
 
 def _reply(child: _Child) -> tuple[str, list[int], list[int], list[int]] | None:
-    chunks: list[bytes] = []
-    try:
-        while chunk := os.read(child.read_end, 1 << 16):
-            chunks.append(chunk)
-    except OSError:
-        chunks = []
-    finally:
-        os.close(child.read_end)
-    try:
-        _, status = os.waitpid(child.pid, 0)
-    except OSError:
-        return None
-    if status != 0 or not chunks:
+    data = forked.finish(child.process)
+    if not data:
         return None
     try:
-        reply = marshal.loads(b"".join(chunks))
+        reply = marshal.loads(data)
     except (EOFError, ValueError, TypeError):
         return None
     return reply if isinstance(reply, tuple) and len(reply) == 4 else None

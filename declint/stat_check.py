@@ -15,6 +15,7 @@ import sys
 from array import array
 from collections.abc import Sequence
 
+from declint import forked
 from declint.cache import StatKey, path_key
 
 Recorded = tuple[str, StatKey | None] | tuple[str, StatKey | None, str]
@@ -47,52 +48,15 @@ def _split_pays() -> bool:
     return len(os.sched_getaffinity(0)) > 1
 
 
-def _start(pairs: Sequence[Recorded], start: int, stop: int) -> tuple[int, int] | None:
-    """(pid, read end of its pipe) of a child writing the changed indices of pairs[start:stop]."""
-    try:
-        read_end, write_end = os.pipe()
-    except OSError:
-        return None
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(read_end)
-        os.close(write_end)
-        return None
-    if pid == 0:  # the child: no cleanup of the parent's (os._exit), nothing but its pipe written
-        status = 1
-        try:
-            os.close(read_end)
-            data = array("q", _changed(pairs, start, stop)).tobytes()
-            view = memoryview(data)
-            while view:
-                view = view[os.write(write_end, view) :]
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(write_end)
-    return pid, read_end
+def _start(pairs: Sequence[Recorded], start: int, stop: int) -> forked.Child | None:
+    """A child writing the changed indices of pairs[start:stop]."""
+    return forked.start(lambda: array("q", _changed(pairs, start, stop)).tobytes())
 
 
-def _finish(child: tuple[int, int]) -> list[int] | None:
+def _finish(child: forked.Child) -> list[int] | None:
     """The child's indices; None when it failed (its half is then done here)."""
-    pid, read_end = child
-    chunks: list[bytes] = []
-    try:
-        while chunk := os.read(read_end, 1 << 16):
-            chunks.append(chunk)
-    except OSError:
-        chunks = []
-    finally:
-        os.close(read_end)
-    try:
-        _, status = os.waitpid(pid, 0)
-    except ChildProcessError:
-        return None
-    if os.waitstatus_to_exitcode(status) != 0:
-        return None
-    data = b"".join(chunks)
-    if len(data) % 8:
+    data = forked.finish(child)
+    if data is None or len(data) % 8:
         return None
     indices = array("q")
     indices.frombytes(data)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from declint import stat_check
+from declint import forked, stat_check
 from declint.cache import StatKey, path_key
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the split forks on Linux only")
@@ -88,14 +88,14 @@ def test_a_child_that_dies_leaves_its_half_to_this_process(tmp_path: Path, monke
     monkeypatch.setattr(stat_check, "SPLIT_AT", 8)
     monkeypatch.setattr(stat_check, "_split_pays", lambda: True)
 
-    def dying_start(pairs: object, start: int, stop: int) -> tuple[int, int]:
+    def dying_start(pairs: object, start: int, stop: int) -> forked.Child:
         read_end, write_end = os.pipe()
         pid = os.fork()
         if pid == 0:
             os.write(write_end, b"\x01\x00\x00")  # a torn index
             os._exit(1)
         os.close(write_end)
-        return pid, read_end
+        return forked.Child(pid, read_end)
 
     monkeypatch.setattr(stat_check, "_start", dying_start)
     pairs = _tree(tmp_path, 40)
