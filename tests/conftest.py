@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -38,6 +39,24 @@ def copy_project(source: Path, destination: Path) -> None:
     `declint check examples/mini_trtllm` writes a (git-ignored) .declint_cache into the demo, and
     a copy that kept it would start warm."""
     shutil.copytree(source, destination, ignore=shutil.ignore_patterns(".declint_cache", "__pycache__"))
+
+
+def settle(root: Path) -> None:
+    """Age the mtime of files written in the last seconds past the racy window (the others keep
+    theirs, so their cached stat still holds)."""
+    now = time.time()
+    for path in root.rglob("*"):
+        if path.is_file() and ".declint_cache" not in path.parts and path.stat().st_mtime > now - 30:
+            os.utime(path, (now - 60, now - 60))
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Path:
+    """A copy of the demo tree whose files are past the racy window (a warm run trusts their stats)."""
+    root = tmp_path / "demo"
+    copy_project(DEMO, root)
+    settle(root)
+    return root
 
 
 @pytest.fixture

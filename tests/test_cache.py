@@ -24,7 +24,7 @@ from declint.engine import Engine, Selection, _Run
 from declint.rules import ALL_RULES, RULES_BY_CODE
 from declint.testing import PRELUDE, write_tree
 from declint.types import RunResult
-from tests.conftest import DEMO, copy_project
+from tests.conftest import settle
 
 MODELS = "tensorrt_llm/_torch/models/"
 LITERAL = "tensorrt_llm/llmapi/llm_args.py"
@@ -44,27 +44,10 @@ def lines(result: RunResult) -> list[str]:
     return [f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}" for f in result.findings]
 
 
-def settle(root: Path) -> None:
-    """Age the mtime of files written in the last seconds past the racy window (the others keep
-    theirs, so their cached stat still holds)."""
-    now = time.time()
-    for path in root.rglob("*"):
-        if path.is_file() and ".declint_cache" not in path.parts and path.stat().st_mtime > now - 30:
-            os.utime(path, (now - 60, now - 60))
-
-
 def edit(path: Path, old: str, new: str) -> None:
     text = path.read_text(encoding="utf-8")
     assert old in text
     path.write_text(text.replace(old, new), encoding="utf-8")
-
-
-@pytest.fixture
-def demo(tmp_path: Path) -> Path:
-    root = tmp_path / "demo"
-    copy_project(DEMO, root)
-    settle(root)
-    return root
 
 
 def test_warm_run_equals_cold_and_reads_nothing(demo: Path) -> None:

@@ -12,8 +12,7 @@ import pytest
 from declint import early_stats, stat_check
 from declint.cache import FORMAT, NO_CACHE_ENV, Cache
 from declint.config import OPTIONS
-from tests.conftest import DEMO, copy_project
-from tests.test_cache import MODELS, edit, engine, settle
+from tests.test_cache import MODELS, edit, engine
 
 RADIO = MODELS + "modeling_radio.py"
 RADIO_DL101 = f"{RADIO}:21:15: DL101 "
@@ -22,14 +21,6 @@ RADIO_DL101 = f"{RADIO}:21:15: DL101 "
 @pytest.fixture(autouse=True)
 def cache_on(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(NO_CACHE_ENV, raising=False)
-
-
-@pytest.fixture
-def demo(tmp_path: Path) -> Path:
-    root = tmp_path / "demo"
-    copy_project(DEMO, root)
-    settle(root)
-    return root
 
 
 @pytest.fixture

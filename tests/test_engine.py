@@ -15,8 +15,7 @@ from click.testing import CliRunner
 
 from declint.cli import cli
 from declint.testing import PRELUDE, write_tree
-from tests.conftest import MakeTree
-from tests.test_cache import settle
+from tests.conftest import MakeTree, settle
 
 MODEL = "tensorrt_llm/_torch/models/"
 CONFIG_CHECK = 'def is_trtllm(config):\n    return config.attn_backend == "TRTLLM"\n'
