@@ -48,7 +48,7 @@ WRAPPED = (
     ("engine._Run", "_build"),
     ("engine._Run", "_signature"),
     ("engine._Run", "_project_findings"),
-    ("engine._Run", "_check_files"),
+    ("engine._Run", "_finish_check"),
     ("engine._Run", "_snapshot"),
     ("cache.Cache", "save"),
     ("cache.Cache", "save_snapshot"),

@@ -1,11 +1,15 @@
 """The pre-commit case of two (or more) installed versions of declint, alternating, with medians.
 
     python benchmarks/precommit_ab.py --rounds 7 /tmp/ab-base /tmp/ab-head
+    python benchmarks/precommit_ab.py --rounds 7 --tree 20000 --edited /tmp/ab-base /tmp/ab-head
 
 Each directory is a `pip install --no-deps --target` of declint, as for `ab.py`. On the 20k tree
-with 30 models (made by `run.py`), every round runs each version once over the whole tree (so
-that its cache and snapshot are the tree's as it is), then times it checking the first three
-model files of the manifest by path, as `run.py`'s "pre-commit, 3 files, warm" case does.
+with 30 models (made by `run.py`; `--tree` names another of `benchmarks/.work/trees`), every
+round runs each version once over the whole tree (so that its cache and snapshot are the tree's
+as it is), then times it checking the first three model files of the manifest by path, as
+`run.py`'s "pre-commit, 3 files, warm" case does. With `--edited`, the first of them has a
+comment appended just before the timed run (a new one each round and version, so no cache holds
+its bytes), as `run.py`'s "pre-commit, 3 files, 1 edited" case; it is restored afterwards.
 """
 
 from __future__ import annotations
@@ -20,15 +24,15 @@ from pathlib import Path
 
 WORK = Path(__file__).resolve().parent / ".work"
 PYTHON = WORK / "declint-venv" / "bin" / "python"
-TREE = WORK / "trees" / "20000-30models"
+TREES = WORK / "trees"
 FILES = 3
 
 
-def declint(installed: str, *args: str) -> float:
+def declint(tree: Path, installed: str, *args: str) -> float:
     started = time.perf_counter()
     subprocess.run(
         [str(PYTHON), "-m", "declint", "check", *args],
-        cwd=TREE,
+        cwd=tree,
         env={**os.environ, "PYTHONPATH": installed},
         capture_output=True,
         check=False,
@@ -40,17 +44,38 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("installed", nargs="+", help="directories made by pip install --no-deps --target")
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--tree", default="20000-30models", help="a directory of benchmarks/.work/trees")
+    parser.add_argument("--edited", action="store_true", help="append a comment to the first file first")
     args = parser.parse_args()
-    manifest = json.loads((TREE / "manifest.json").read_text(encoding="utf-8"))
+    tree = TREES / args.tree
+    manifest = json.loads((tree / "manifest.json").read_text(encoding="utf-8"))
     staged = sorted(manifest["expected"])[:FILES]
+    edited = tree / staged[0]
+    original = edited.read_bytes()
     seconds: dict[str, list[float]] = {installed: [] for installed in args.installed}
-    for _ in range(args.rounds):
-        for installed in args.installed:
-            declint(installed, ".")
-            seconds[installed].append(declint(installed, *staged))
+    try:
+        for number in range(args.rounds):
+            for installed in args.installed:
+                declint(tree, installed, ".")
+                if args.edited:
+                    edited.write_bytes(original + f"\n# edited {number} {installed}\n".encode())
+                seconds[installed].append(declint(tree, installed, *staged))
+                _restore(edited, original)
+    finally:
+        _restore(edited, original)
+    case = "1 edited" if args.edited else "warm"
     for installed, samples in seconds.items():
         shown = ", ".join(f"{sample:.3f}" for sample in samples)
-        print(f"{installed}: pre-commit, {FILES} files, warm: median {statistics.median(samples):.3f} s ({shown})")
+        median = statistics.median(samples)
+        print(f"{installed}: pre-commit on {args.tree}, {FILES} files, {case}: median {median:.3f} s ({shown})")
+
+
+def _restore(path: Path, original: bytes) -> None:
+    """The file's bytes as they were, dated an hour back (outside declint's racy window)."""
+    if path.read_bytes() != original:
+        path.write_bytes(original)
+    past = time.time() - 3600
+    os.utime(path, (past, past))
 
 
 if __name__ == "__main__":

@@ -99,6 +99,21 @@ else:
 
 _Pool: TypeAlias = "workers.InlinePool[Any, Any] | workers.ProcessPool[Any, Any]"
 
+
+class _Checking:
+    """A check begun by `_Run._start_check`: the results that still hold, the files handed to the
+    pool, and the pool's pending map (None when every result still held)."""
+
+    __slots__ = ("pending", "pool", "results", "todo", "total")
+
+    def __init__(self, results: dict[str, Checked], todo: list[CheckItem], total: int) -> None:
+        self.results = results
+        self.todo = todo
+        self.total = total  # the files asked about, for the progress report
+        self.pool: _Pool | None = None
+        self.pending: workers.Pending | None = None
+
+
 PARSE_ERROR = "DL000"
 PARSE_ERROR_NAME = "parse-error"
 # Test-only hooks (docs/reliability.md, "Crash isolation"): inside a worker process, a file
@@ -711,14 +726,21 @@ class _Run:
             with self.stats.phase("index"):
                 index = self._index(files)
                 signature = self._signature(files)
+            with self.stats.phase("check"):  # started: its workers run while the project rules do
+                checking = self._start_check(checked, index, signature, results)
             recording = InputRecorder.recording(with_keys=self.keeps_keys)
-            with self.stats.phase("project rules"), recording as inputs, listings_lent(self.listings):
-                _prefilter.TRACKER.take()
-                everything = self._project_findings(index)
-                project = self._visible(everything, checked_rels)
-                touched = _prefilter.TRACKER.take()
+            try:
+                with self.stats.phase("project rules"), recording as inputs, listings_lent(self.listings):
+                    _prefilter.TRACKER.take()
+                    everything = self._project_findings(index)
+                    project = self._visible(everything, checked_rels)
+                    touched = _prefilter.TRACKER.take()
+            except BaseException:
+                if checking.pool is not None:  # its workers must not outlive this run
+                    self._close_check_pool(checking.pool)
+                raise
             with self.stats.phase("check"):
-                results = self._check_files(checked, index, signature, results)
+                results = self._finish_check(checking, signature)
             for result in results.values():
                 touched |= result.touched
             assert self._demand is not None
@@ -907,13 +929,16 @@ class _Run:
             return False  # unreadable, too large, or a syntax error found by the scan: its DL000
         return bool(record.rules) or record.marker or rel in self.demanded or unstable
 
-    def _check_files(
+    def _start_check(
         self,
         checked: Sequence[SourcePath],
         index: ProjectIndex,
         signature: str,
         previous: Mapping[str, Checked],
-    ) -> dict[str, Checked]:
+    ) -> _Checking:
+        """The results that still hold, and the files to check again handed to a new pool's
+        workers. They start at once: a worker's first file pays for importing libcst (~0.1 s),
+        which then overlaps with the project rules this process runs meanwhile."""
         # Needles that depend on the index (none today) were computed on an empty one: recheck all.
         unstable = any(tuple(r.needles(self.config, index)) != needles for r, (_, needles) in zip(
             self.file_rules, self.gates, strict=True))  # fmt: skip
@@ -928,6 +953,7 @@ class _Run:
                 results[item.rel] = reused
                 continue
             todo.append(_state.CheckItem(item.rel, str(item.path), record.syntax_scope and not record.syntax_checked))
+        checking = _Checking(results, todo, len(checked))
         if todo:
             self.stats.files_checked_fresh += len(todo)
             state = _state.CheckState(
@@ -938,18 +964,33 @@ class _Run:
                 self._collect_stats(self._prepare_pool)
                 self._prepare_pool.close()
                 self._prepare_pool = None
-            pool = self._pool(_check_handler, state)
+            checking.pool = self._pool(_check_handler, state)
             try:
-                outcomes = pool.map(todo, self._batch(len(todo), 4))
+                checking.pending = checking.pool.submit(todo, self._batch(len(todo), 4))
+            except BaseException:
+                self._close_check_pool(checking.pool)
+                raise
+        return checking
+
+    def _finish_check(self, checking: _Checking, signature: str) -> dict[str, Checked]:
+        """Every result of the check `_start_check` began (the pool closed, whatever happens)."""
+        results = checking.results
+        if checking.pool is not None:
+            try:
+                assert checking.pending is not None
+                outcomes = checking.pending.results()
             finally:
-                self._collect_stats(pool)
-                pool.close()
-            for checked_item, outcome in zip(todo, outcomes, strict=True):
+                self._close_check_pool(checking.pool)
+            for checked_item, outcome in zip(checking.todo, outcomes, strict=True):
                 results[checked_item.rel] = self._store(checked_item, outcome, signature)
                 self.engine.previews.update(results[checked_item.rel].previews)
         if self.engine.progress is not None:
-            self.engine.progress(len(checked), len(checked))
+            self.engine.progress(checking.total, checking.total)
         return results
+
+    def _close_check_pool(self, pool: _Pool) -> None:
+        self._collect_stats(pool)
+        pool.close()
 
     def _reuse(
         self, rel: str, record: ScanRecord, index: ProjectIndex, signature: str, fresh: Checked | None

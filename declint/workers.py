@@ -38,7 +38,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 if TYPE_CHECKING:  # multiprocessing is imported only where there is no fork (Windows)
     import multiprocessing.connection
@@ -46,6 +46,14 @@ if TYPE_CHECKING:  # multiprocessing is imported only where there is no fork (Wi
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 Each = Callable[[int, Any], None]  # called with (index, result or Failure), in index order
+
+
+class Pending(Protocol):
+    """A map begun with `submit`: `results(each)` waits for it and returns what `map` returns."""
+
+    def results(self, each: Each | None = None) -> list[Any]: ...
+
+
 Handler = Callable[[Any, Any], Any]
 
 _MIB = 2**20
@@ -104,8 +112,20 @@ class InlinePool(Generic[Item, Result]):
                 each(index, result)
         return results
 
+    def submit(self, items: Sequence[Item], batch: int = 1) -> _Deferred[Item, Result]:
+        """`map`, run when its results are asked for (one process does one thing at a time)."""
+        return _Deferred(self, items, batch)
+
     def close(self) -> None:
         pass
+
+
+class _Deferred(Generic[Item, Result]):
+    def __init__(self, pool: InlinePool[Item, Result], items: Sequence[Item], batch: int) -> None:
+        self.pool, self.items, self.batch = pool, items, batch
+
+    def results(self, each: Each | None = None) -> list[Result | Failure]:
+        return self.pool.map(self.items, self.batch, each)
 
 
 class _Slot:
@@ -244,34 +264,14 @@ class ProcessPool(Generic[Item, Result]):
     def map(self, items: Sequence[Item], batch: int = 1, each: Each | None = None) -> list[Result | Failure]:
         """Results in the order of `items`. `each(index, result)` is called in that order too, as
         soon as every result up to `index` is in, while the workers go on with later batches."""
-        results: list[Result | Failure | None] = [None] * len(items)
-        handed = 0  # results before this index went to `each`
-        batch = max(1, batch)
-        queue: deque[list[int]] = deque(
-            list(range(start, min(start + batch, len(items)))) for start in range(0, len(items), batch)
-        )
-        unattributed: dict[tuple[int, ...], int] = {}
-        next_id = 0
-        while queue or any(w.batch is not None for w in self._workers):
-            while queue:
-                worker = self._idle_worker(len(queue))
-                if worker is None:
-                    break
-                indices = queue.popleft()
-                worker.slot[0] = -1.0
-                worker.batch = (next_id, indices)
-                next_id += 1
-                try:
-                    worker.conn.send([items[i] for i in indices])
-                except (OSError, ValueError):  # EPIPE: the worker died since its last batch (the OOM killer)
-                    self._died(worker, results, queue, unattributed)
-            if each is not None:  # after handing out the next batches: this overlaps their work
-                handed = _hand_over(results, handed, each)
-            self._wait(results, queue, unattributed)
-        final = [r if r is not None else Failure("no result", "error") for r in results]
-        if each is not None:
-            _hand_over(final, handed, each)
-        return final
+        return self.submit(items, batch).results(each)
+
+    def submit(self, items: Sequence[Item], batch: int = 1) -> _Mapping[Item, Result]:
+        """`map`, started: the first batches go to the workers (forked now if need be) and this
+        returns at once, so that this process can work while they do; `results()` finishes it."""
+        mapping = _Mapping(self, items, batch)
+        mapping.hand_out()
+        return mapping
 
     def close(self) -> None:
         for worker in self._workers:
@@ -437,6 +437,51 @@ class ProcessPool(Generic[Item, Result]):
         worker.batch = None
         worker.conn.close()
         self._workers.remove(worker)
+
+
+class _Mapping(Generic[Item, Result]):
+    """One `map` of a process pool: the batches not yet handed out, and the results in so far."""
+
+    def __init__(self, pool: ProcessPool[Item, Result], items: Sequence[Item], batch: int) -> None:
+        self.pool = pool
+        self.items = items
+        self.outcomes: list[Result | Failure | None] = [None] * len(items)
+        batch = max(1, batch)
+        self.queue: deque[list[int]] = deque(
+            list(range(start, min(start + batch, len(items)))) for start in range(0, len(items), batch)
+        )
+        self.unattributed: dict[tuple[int, ...], int] = {}
+        self.next_id = 0
+
+    def hand_out(self) -> None:
+        """Send queued batches to the idle workers, starting workers up to the pool's count."""
+        pool = self.pool
+        while self.queue:
+            worker = pool._idle_worker(len(self.queue))
+            if worker is None:
+                return
+            indices = self.queue.popleft()
+            worker.slot[0] = -1.0
+            worker.batch = (self.next_id, indices)
+            self.next_id += 1
+            try:
+                worker.conn.send([self.items[i] for i in indices])
+            except (OSError, ValueError):  # EPIPE: the worker died since its last batch (the OOM killer)
+                pool._died(worker, self.outcomes, self.queue, self.unattributed)
+
+    def results(self, each: Each | None = None) -> list[Result | Failure]:
+        """Every result, in the order of the items (see `ProcessPool.map` for `each`)."""
+        handed = 0  # results before this index went to `each`
+        pool = self.pool
+        while self.queue or any(w.batch is not None for w in pool._workers):
+            self.hand_out()
+            if each is not None:  # after handing out the next batches: this overlaps their work
+                handed = _hand_over(self.outcomes, handed, each)
+            pool._wait(self.outcomes, self.queue, self.unattributed)
+        final = [r if r is not None else Failure("no result", "error") for r in self.outcomes]
+        if each is not None:
+            _hand_over(final, handed, each)
+        return final
 
 
 def _hand_over(results: Sequence[Any], start: int, each: Each) -> int:

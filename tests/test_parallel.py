@@ -45,6 +45,32 @@ def test_the_job_count_changes_nothing(demo: Path) -> None:
         assert engine(demo, jobs=jobs).run([demo]) == inline, f"--jobs {jobs}"
 
 
+def test_the_files_are_checked_while_the_project_rules_run(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check's workers get their files before the project rules start in this process (a
+    worker's first file imports libcst, ~0.1 s); the findings are those of a run in one process."""
+    from declint.engine import _Run
+
+    events: list[str] = []
+    submit, project = ProcessPool.submit, _Run._project_findings
+
+    def recorded_submit(pool: ProcessPool[object, object], items: list[object], batch: int = 1) -> object:
+        pending = submit(pool, items, batch)
+        events.append(f"{pool.handler.__name__}: {pool.stats.workers_started} workers")
+        return pending
+
+    def recorded_project(run: _Run, index: object) -> object:
+        events.append("project rules")
+        return project(run, index)  # type: ignore[arg-type]
+
+    inline = engine(demo).run([demo])
+    monkeypatch.setattr(ProcessPool, "submit", recorded_submit)
+    monkeypatch.setattr(_Run, "_project_findings", recorded_project)
+    assert engine(demo, jobs=2).run([demo]) == inline
+    # (the scan's and the index's reads, then the check, started before the project rules)
+    assert events[-2:] == ["_check_handler: 2 workers", "project rules"]
+    assert set(events[:-2]) == {"_prepare_handler: 2 workers"}
+
+
 def test_cli_output_is_byte_identical_across_jobs(demo: Path) -> None:
     outputs = {
         jobs: CliRunner().invoke(cli, ["check", "--no-cache", "--format", "json", "--jobs", jobs, str(demo)]).output
@@ -199,6 +225,26 @@ def _square_slowly(state: object, item: int) -> int:
     if item == 13:
         raise ValueError("thirteen")
     return item * item
+
+
+def _pid_of_worker(state: object, item: int) -> tuple[int, int]:
+    return item, os.getpid()
+
+
+def test_a_submitted_map_runs_in_the_workers_while_the_caller_works() -> None:
+    """`submit` forks the workers and hands them their first batches before it returns (the
+    engine checks files while it runs the project rules); `results()` gives what `map` gives."""
+    with ProcessPool(_pid_of_worker, None, 2, Limits(timeout=30)) as pool:
+        pending = pool.submit(list(range(10)), batch=3)
+        assert pool.stats.workers_started == 2
+        assert sum(worker.batch is not None for worker in pool._workers) == 2  # both busy already
+        results = pending.results()
+        assert [r[0] for r in results] == list(range(10))  # type: ignore[index]
+        assert {r[1] for r in results} <= {w.process.pid for w in pool._workers}  # type: ignore[index]
+        assert os.getpid() not in {r[1] for r in results}  # type: ignore[index]
+    inline = InlinePool(_square_slowly, None)
+    deferred = inline.submit([2, 3])
+    assert deferred.results() == [4, 9]
 
 
 def test_process_pool_keeps_input_order_and_isolates_exceptions() -> None:
