@@ -1,8 +1,10 @@
 """`declint check --timings`: where a run's time went, for a user whose hook or CI job is slow.
 
 Printed on stderr, after the report, so that no machine-readable output changes. The phases are
-the engine's own (`RunStats`), wall time in the order they ran; CPU time is this process's and
-its finished worker processes' (`getrusage`, where the platform has it).
+the engine's own (`RunStats`), wall time in the order they began; the check's workers start
+before the project rules and run while they do, so "check" is this process's time starting them
+and then waiting for them. CPU time is this process's and its finished worker processes'
+(`getrusage`, where the platform has it).
 """
 
 from __future__ import annotations
