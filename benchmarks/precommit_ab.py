@@ -60,9 +60,11 @@ def main() -> None:
                 if args.edited:
                     edited.write_bytes(original + f"\n# edited {number} {installed}\n".encode())
                 seconds[installed].append(declint(tree, installed, *staged))
-                _restore(edited, original)
+                if args.edited:
+                    _restore(edited, original)
     finally:
-        _restore(edited, original)
+        if args.edited:
+            _restore(edited, original)
     case = "1 edited" if args.edited else "warm"
     for installed, samples in seconds.items():
         shown = ", ".join(f"{sample:.3f}" for sample in samples)

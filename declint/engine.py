@@ -735,12 +735,10 @@ class _Run:
                     everything = self._project_findings(index)
                     project = self._visible(everything, checked_rels)
                     touched = _prefilter.TRACKER.take()
-            except BaseException:
-                if checking.pool is not None:  # its workers must not outlive this run
-                    self._close_check_pool(checking.pool)
-                raise
-            with self.stats.phase("check"):
-                results = self._finish_check(checking, signature)
+                with self.stats.phase("check"):
+                    results = self._finish_check(checking, signature)
+            finally:
+                self._close_check(checking)  # on an error: its workers must not outlive this run
             for result in results.values():
                 touched |= result.touched
             assert self._demand is not None
@@ -968,19 +966,16 @@ class _Run:
             try:
                 checking.pending = checking.pool.submit(todo, self._batch(len(todo), 4))
             except BaseException:
-                self._close_check_pool(checking.pool)
+                self._close_check(checking)
                 raise
         return checking
 
     def _finish_check(self, checking: _Checking, signature: str) -> dict[str, Checked]:
-        """Every result of the check `_start_check` began (the pool closed, whatever happens)."""
+        """Every result of the check `_start_check` began, its pool closed."""
         results = checking.results
-        if checking.pool is not None:
-            try:
-                assert checking.pending is not None
-                outcomes = checking.pending.results()
-            finally:
-                self._close_check_pool(checking.pool)
+        if checking.pending is not None:
+            outcomes = checking.pending.results()
+            self._close_check(checking)
             for checked_item, outcome in zip(checking.todo, outcomes, strict=True):
                 results[checked_item.rel] = self._store(checked_item, outcome, signature)
                 self.engine.previews.update(results[checked_item.rel].previews)
@@ -988,9 +983,12 @@ class _Run:
             self.engine.progress(checking.total, checking.total)
         return results
 
-    def _close_check_pool(self, pool: _Pool) -> None:
-        self._collect_stats(pool)
-        pool.close()
+    def _close_check(self, checking: _Checking) -> None:
+        """Close the check's pool, once (its stats counted once too)."""
+        if checking.pool is not None:
+            self._collect_stats(checking.pool)
+            checking.pool.close()
+            checking.pool = None
 
     def _reuse(
         self, rel: str, record: ScanRecord, index: ProjectIndex, signature: str, fresh: Checked | None
