@@ -108,12 +108,17 @@ def _read_all(fd: int, size: int) -> bytes:
     return b"".join(chunks)
 
 
+def is_plain(data: bytes) -> bool:
+    """Bytes `decode_source` takes as they are: ASCII, no null byte, no encoding cookie (most
+    files: no BOM, no cookie, nothing to detect; every ASCII-compatible codec agrees)."""
+    return data.isascii() and b"\x00" not in data and b"coding" not in _first_two_lines(data)
+
+
 def decode_source(data: bytes, rel: str) -> SourceFile:
+    if is_plain(data):
+        return SourceFile(rel=rel, data=data, encoding="utf-8")
     if b"\x00" in data:
         raise SourceError("file contains null bytes (binary file?)", path=rel)
-    if data.isascii() and b"coding" not in _first_two_lines(data):
-        # Most files: no BOM, no cookie, nothing to detect (every ASCII-compatible codec agrees).
-        return SourceFile(rel=rel, data=data, encoding="utf-8")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as error:

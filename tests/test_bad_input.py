@@ -134,14 +134,14 @@ def test_file_deleted_between_discovery_and_reading(make_tree: MakeTree, monkeyp
     from declint import engine
 
     root = make_tree({GOOD: GOOD_SOURCE, MODELS + "modeling_gone.py": "x = 1\n"})
-    original = engine.read_file
+    original = engine.read_bytes  # what the scan reads with
 
     def vanish(path: str, rel: str, max_size: int = 0) -> object:
         if os.path.basename(path) == "modeling_gone.py" and os.path.exists(path):
             os.unlink(path)
         return original(path, rel, max_size)
 
-    monkeypatch.setattr(engine, "read_file", vanish)
+    monkeypatch.setattr(engine, "read_bytes", vanish)
     code, lines = run(root, MODELS)
     assert code == 1
     assert (
