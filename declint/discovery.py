@@ -110,11 +110,13 @@ class SkippedPath:
     reason: str
 
 
-@dataclass(frozen=True)
-class Listing:
+class Listing(NamedTuple):
     """What the walk saw in one directory that another walk of the tree needs (DL108's, for the
     serving schemas): its subdirectories (not symlinks, whether or not the walk excluded them)
-    and its entries named `*.json` that are not directories, as `os.walk` tells them apart."""
+    and its entries named `*.json` that are not directories, as `os.walk` tells them apart.
+
+    A named tuple: the walk makes one per directory, and the cache keeps them for the runs that
+    take the last walk from the snapshot (`Cache.save_listings`, plain tuples in a marshal)."""
 
     subdirectories: tuple[str, ...]
     json_files: tuple[str, ...]

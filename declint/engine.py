@@ -37,12 +37,14 @@ from declint.cache import (
     InputRecorder,
     Recorded,
     Recorder,
+    SavedListings,
     Snapshot,
     StatKey,
     content_digest,
     disabled_by_env,
     index_signature,
     is_stat_identity,
+    new_token,
     run_key,
     settled,
     stat_identity,
@@ -217,6 +219,7 @@ class Engine:
                     snapshot, rels, skipped = listing
                     checked_files, indexed_files = run.files_from_snapshot(rels)
                     listed = Recorded(snapshot.walk)  # checked against the disk before anything was read
+                    run.listings = run.last_listings(snapshot)  # the walk's, which still hold
                 else:
                     with self.stats.phase("discover"), InputRecorder.recording(with_keys=run.keeps_keys) as listed:
                         checked = discover(paths, self.config, self._virtual_paths())
@@ -384,6 +387,7 @@ class _Run:
         self._built_from: Sequence[SourcePath] | None = None  # the files `_entries` holds
         self._entries: dict[str, ModuleFacts] = {}  # rel -> its facts in the index being built
         self.listings: Mapping[str, Listing] = {}  # the directories this run's walk listed
+        self._pending_listings: tuple[str, Mapping[str, Listing]] | None = None  # (token, listings) to save
         self._bases: dict[frozenset[str], frozenset[str]] = {}  # each distinct set of class bases once
         self._prepare_pool: _Pool | None = None
         self._answers: tuple[ProjectIndex, dict[Hashable, str | None]] | None = None  # see `_still_valid`
@@ -448,6 +452,8 @@ class _Run:
                 if self.changed:
                     self.store.save(self.data, self.changed)
                 if self._pending_snapshot is not None:
+                    if self._pending_listings is not None:  # first: a snapshot never names listings not written
+                        self.store.save_listings(self.key, *self._pending_listings)
                     self.store.save_snapshot(self._pending_snapshot)
 
     def _open_cache(self) -> Cache | None:
@@ -843,6 +849,22 @@ class _Run:
         self._snapshot_found = snapshot
         return snapshot, rels, skipped
 
+    def last_listings(self, snapshot: Snapshot) -> SavedListings:
+        """The directory listings of the walk `snapshot` holds (still valid: no directory changed)."""
+        assert self.store is not None
+        return SavedListings(self.store, self.key, snapshot.listings)
+
+    def _listings_token(self) -> str:
+        """The token the new snapshot names its walk's listings by: the last walk's when this run
+        took it from the snapshot, else a new one for this walk's (saved with the snapshot)."""
+        if isinstance(self.listings, SavedListings):
+            return self.listings.token
+        if not self.listings:
+            return ""
+        token = new_token()
+        self._pending_listings = (token, self.listings)
+        return token
+
     def _early_answer(self, snapshot: Snapshot) -> early_stats.Answer | None:
         """What the child forked at start-up found of this snapshot's stats (None: stat here)."""
         assert self.store is not None
@@ -907,6 +929,7 @@ class _Run:
             request=tuple(sorted(map(os.path.abspath, paths))),
             checked=tuple(checked),
             skipped=tuple(skipped),
+            listings=self._listings_token(),
         )
 
     @property

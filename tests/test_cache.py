@@ -114,7 +114,8 @@ def test_cache_directory_layout(demo: Path) -> None:
         .read_text(encoding="utf-8")
         .startswith("Signature: 8a477f597d28d172789f06886806bc55\n")
     )
-    assert sorted(p.suffix for p in (directory / f"v{FORMAT}").iterdir()) == [".pickle", ".snapshot", ".walk"]
+    suffixes = sorted(p.suffix for p in (directory / f"v{FORMAT}").iterdir())
+    assert suffixes == [".listings", ".pickle", ".snapshot", ".walk"]
 
 
 def test_an_edited_file_keeps_its_syntax_scope_from_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -598,7 +599,7 @@ def test_no_cache_and_the_environment_variable_write_nothing(demo: Path, monkeyp
 def test_a_damaged_cache_file_is_a_cold_cache(demo: Path) -> None:
     cold = lines(engine(demo).run([demo]))
     stored = sorted((demo / ".declint_cache" / f"v{FORMAT}").iterdir())
-    assert [path.suffix for path in stored] == [".pickle", ".snapshot", ".walk"]
+    assert [path.suffix for path in stored] == [".listings", ".pickle", ".snapshot", ".walk"]
     for path in stored:
         path.write_bytes(path.read_bytes()[:100])
     again = engine(demo)
@@ -727,7 +728,7 @@ def test_fix_previews_are_reused_until_the_file_changes(demo: Path, monkeypatch:
     cold = _json_report(demo, monkeypatch)
     assert '"fix": {' in cold  # the demo has fixable findings, so previews were computed
     directory = demo / ".declint_cache" / f"v{FORMAT}"
-    assert sorted(p.suffix for p in directory.iterdir()) == [".pickle", ".previews", ".snapshot", ".walk"]
+    assert sorted(p.suffix for p in directory.iterdir()) == [".listings", ".pickle", ".previews", ".snapshot", ".walk"]
 
     parsed: list[str] = []
     original = fix_transforms.parse
@@ -867,7 +868,8 @@ def test_cache_files_of_another_format_are_removed_by_a_full_write(demo: Path) -
     engine(demo).run([demo])
     assert not old.exists()
     assert sorted(p.name for p in kept.iterdir()) == ["notes.txt"]
-    assert sorted(p.suffix for p in (directory / f"v{FORMAT}").iterdir()) == [".pickle", ".snapshot", ".walk"]
+    suffixes = sorted(p.suffix for p in (directory / f"v{FORMAT}").iterdir())
+    assert suffixes == [".listings", ".pickle", ".snapshot", ".walk"]
 
 
 # ---- cache-dir: declint's marks never land in a directory of sources ------------------------------
@@ -1164,3 +1166,71 @@ def test_still_valid_shares_answers_between_files_and_still_compares_each() -> N
     assert index.asked == ["literal_members", "providers", "providers"]
     assert still_valid([stale], index) is False  # without shared answers: asked again
     assert index.asked[-1] == "literal_members"
+
+
+# ---- the walk's listings, kept for the runs that take the walk from the snapshot ---------------
+
+
+def _saved(demo: Path) -> tuple[str, dict[str, Any], Any]:
+    """(token, listings) of the listings file, and the snapshot."""
+    import marshal
+
+    directory = demo / ".declint_cache" / f"v{FORMAT}"
+    (listings_file,) = directory.glob("*.listings")
+    token, listings = marshal.loads(listings_file.read_bytes())
+    (snapshot_file,) = directory.glob("*.snapshot")
+    return token, listings, pickle.loads(snapshot_file.read_bytes())
+
+
+def _run_listing(root: Path) -> tuple[Engine, RunResult, list[str]]:
+    """A run of `engine(root)`, and every directory it listed with os.scandir."""
+    listed: list[str] = []
+    real = os.scandir
+
+    def scandir(path: Any = ".") -> Any:
+        listed.append(os.fspath(path))
+        return real(path)
+
+    warm = engine(root)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "scandir", scandir)
+        result = warm.run([root])
+    return warm, result, listed
+
+
+def test_a_run_taking_the_walk_from_the_snapshot_lends_dl108_the_walks_listings(demo: Path) -> None:
+    """After an edit that changes the index (not a directory), the project rules run again
+    without a walk: DL108's search for serving schemas reads the last walk's listings instead of
+    listing those directories again, and finds what a cold run finds. The next snapshot names the
+    same listings, so the run after it does too."""
+    engine(demo).run([demo])
+    token, listings, snapshot = _saved(demo)
+    assert snapshot.listings == token and len(token) == 16
+    assert os.path.join(demo, "tensorrt_llm") in listings
+    model = demo / MODELS / "modeling_radio.py"
+    for round_ in (1, 2):
+        # Rewritten in place (no directory changes), and the index with it (its digest).
+        model.write_text(model.read_text(encoding="utf-8") + f"\n# edited {round_}\n", encoding="utf-8")
+        settle(demo)
+        warm, result, listed = _run_listing(demo)
+        assert warm.stats.files_read == 1
+        assert lines(result) == lines(engine(demo, cache=False).run([demo]))
+        assert [line for line in lines(result) if " DL108 " in line]
+        assert not set(listed) & set(listings), sorted(set(listed) & set(listings))
+        assert _saved(demo)[2].listings == token  # carried over: the walk is still the first run's
+
+
+def test_listings_of_another_walk_are_not_lent(demo: Path) -> None:
+    """A listings file whose token is not the one the snapshot names (written by another run, or
+    damaged) is not used: DL108 lists the directories itself, with the same findings."""
+    import marshal
+
+    engine(demo).run([demo])
+    (listings_file,) = (demo / ".declint_cache" / f"v{FORMAT}").glob("*.listings")
+    listings_file.write_bytes(marshal.dumps(("0" * 16, {})))
+    model = demo / MODELS / "modeling_radio.py"
+    model.write_text(model.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    settle(demo)
+    _, result, listed = _run_listing(demo)
+    assert lines(result) == lines(engine(demo, cache=False).run([demo]))
+    assert os.path.join(demo, "tensorrt_llm") in listed
