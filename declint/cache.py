@@ -408,13 +408,16 @@ class CacheData:
     key: str
     files: dict[str, FileEntry] = field(default_factory=dict)
     token: str = ""  # names this full write: a journal applies only to the write it extends
+    # The files the index held in full (`_Run.demanded`): where the next run's closure starts.
+    demanded: tuple[str, ...] = ()
 
-    def __getstate__(self) -> tuple[str, dict[str, _PackedEntry], str]:
-        return self.key, _pack(self.files), self.token
+    def __getstate__(self) -> tuple[str, dict[str, _PackedEntry], str, tuple[str, ...]]:
+        return self.key, _pack(self.files), self.token, self.demanded
 
-    def __setstate__(self, state: tuple[str, dict[str, _PackedEntry], str]) -> None:
-        key, packed, token = state
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        key, packed, token, *demanded = state  # (a write of an earlier version has no demanded set)
         self.key, self.files, self.token = key, _unpack(packed), token
+        self.demanded = demanded[0] if demanded else ()
 
 
 @dataclass

@@ -606,7 +606,10 @@ class _Run:
                 {rel: record.bases for rel, record in self.records.items() if record.bases},  # others match none
                 frozenset(rel for rel, record in self.records.items() if record.seeds),
             )
-            self.demanded = set(self._demand.initial)
+            # Started from what the last run's closure ended with, it usually ends in one round
+            # (on the 20k-file tree two rounds were, each an index of every file). A file
+            # indexed in full that needs not be costs speed only: findings never depend on it.
+            self.demanded = set(self._demand.initial) | self._demand.existing(self.data.demanded)
             if self.engine.full_index:
                 self.demanded = {item.rel for item in files}
         literals = {rel for rel, record in self.records.items() if record.literal}
@@ -615,6 +618,7 @@ class _Run:
             index = self._build(files)
             more = self._demand.more(index, self.demanded)
             if not more:
+                self.data.demanded = tuple(sorted(self.demanded))
                 return index
             self.demanded |= more
 

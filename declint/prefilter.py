@@ -520,6 +520,10 @@ class Demand:
         self._stable: set[str] = set()
         self._irrelevant: set[str] = set()
 
+    def existing(self, rels: Iterable[str]) -> set[str]:
+        """Those of `rels` that are files of this run."""
+        return {rel for rel in rels if rel in self.modules}
+
     def rels_of(self, modules: Iterable[str]) -> set[str]:
         return {rel for module in modules for rel in self._by_module.get(module, ())}
 

@@ -1234,3 +1234,32 @@ def test_listings_of_another_walk_are_not_lent(demo: Path) -> None:
     _, result, listed = _run_listing(demo)
     assert lines(result) == lines(engine(demo, cache=False).run([demo]))
     assert os.path.join(demo, "tensorrt_llm") in listed
+
+
+def test_the_index_closure_starts_from_the_last_runs_demanded_files(demo: Path) -> None:
+    """The cache keeps the files the index held in full; after an edit, the next run starts its
+    closure there and ends in one round (a cold run needs more), with a cold run's findings."""
+    rounds: list[int] = []
+    real_build = _Run._build
+
+    def counting(self: _Run, files: Any) -> Any:
+        rounds[-1] += 1
+        return real_build(self, files)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_Run, "_build", counting)
+        rounds.append(0)
+        cold = engine(demo)
+        cold.run([demo])
+        (stored,) = (demo / ".declint_cache" / f"v{FORMAT}").glob("*.pickle")
+        demanded = pickle.loads(stored.read_bytes()).demanded
+        assert len(demanded) == cold.stats.files_indexed == 32 and demanded == tuple(sorted(demanded))
+        model = demo / MODELS / "modeling_radio.py"
+        model.write_text(model.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+        settle(demo)
+        rounds.append(0)
+        warm = engine(demo)
+        result = warm.run([demo])
+    assert rounds[0] >= 2 and rounds[1] == 1, rounds
+    assert warm.stats.files_indexed == 32
+    assert lines(result) == lines(engine(demo, cache=False).run([demo]))
