@@ -2,6 +2,7 @@
 
     python benchmarks/precommit_ab.py --rounds 7 /tmp/ab-base /tmp/ab-head
     python benchmarks/precommit_ab.py --rounds 7 --tree 20000 --edited /tmp/ab-base /tmp/ab-head
+    python benchmarks/precommit_ab.py --rounds 7 --other-edited /tmp/ab-base /tmp/ab-head
 
 Each directory is a `pip install --no-deps --target` of declint, as for `ab.py`. On the 20k tree
 with 30 models (made by `run.py`; `--tree` names another of `benchmarks/.work/trees`), every
@@ -10,6 +11,8 @@ as it is), then times it checking the first three model files of the manifest by
 `run.py`'s "pre-commit, 3 files, warm" case does. With `--edited`, the first of them has a
 comment appended just before the timed run (a new one each round and version, so no cache holds
 its bytes), as `run.py`'s "pre-commit, 3 files, 1 edited" case; it is restored afterwards.
+With `--other-edited`, the fourth model file of the manifest is edited so instead (a change the
+commit leaves out: the three files passed are unchanged, the index is not).
 """
 
 from __future__ import annotations
@@ -46,11 +49,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--tree", default="20000-30models", help="a directory of benchmarks/.work/trees")
     parser.add_argument("--edited", action="store_true", help="append a comment to the first file first")
+    parser.add_argument("--other-edited", action="store_true", help="... to a model file not passed instead")
     args = parser.parse_args()
     tree = TREES / args.tree
     manifest = json.loads((tree / "manifest.json").read_text(encoding="utf-8"))
-    staged = sorted(manifest["expected"])[:FILES]
-    edited = tree / staged[0]
+    models = sorted(manifest["expected"])
+    staged = models[:FILES]
+    edited = tree / (models[FILES] if args.other_edited else staged[0])
+    args.edited = args.edited or args.other_edited
     original = edited.read_bytes()
     seconds: dict[str, list[float]] = {installed: [] for installed in args.installed}
     try:
@@ -65,7 +71,7 @@ def main() -> None:
     finally:
         if args.edited:
             _restore(edited, original)
-    case = "1 edited" if args.edited else "warm"
+    case = "another model file edited" if args.other_edited else "1 edited" if args.edited else "warm"
     for installed, samples in seconds.items():
         shown = ", ".join(f"{sample:.3f}" for sample in samples)
         median = statistics.median(samples)
