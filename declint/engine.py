@@ -122,8 +122,9 @@ PARSE_ERROR_NAME = "parse-error"
 # whose bytes contain the value of one of these variables segfaults or hangs that worker.
 CRASH_HOOK_ENV = "DECLINT_TEST_CRASH_ON"
 HANG_HOOK_ENV = "DECLINT_TEST_HANG_ON"
-# Set by the console script, which ends with `os._exit` (see `declint.__main__`): each run's state
-# is kept here instead of being freed object by object just before the process ends.
+# Set by the console script, which ends with `os._exit` (see `declint.__main__`): the last run's
+# state is kept here instead of being freed object by object just before the process ends (an
+# earlier run's, `check --fix` re-checking fixed texts, is freed when the next one replaces it).
 RETAINED: list[object] | None = None
 _READ_HERE = 4  # files a run reads in its own process rather than forking a worker for them
 
@@ -231,7 +232,7 @@ class Engine:
                 findings, suppressed, total = run.check(checked_files, indexed_files, listed)
                 checked_count = len(checked_files)
             if RETAINED is not None:
-                RETAINED.append(run)
+                RETAINED[:] = [run]
         if checked_count == 0 and not skipped:
             findings, suppressed = self._about_given(paths, findings, suppressed)
         findings += [parse_error(printable(rel), reason) for rel, reason in skipped]

@@ -52,3 +52,17 @@ def test_a_message_given_as_the_exit_code_is_left_to_python() -> None:
     with pytest.raises(SystemExit) as raised:
         _leave(SystemExit("declint: out of luck"))
     assert raised.value.code == "declint: out of luck"
+
+
+def test_the_console_script_keeps_only_the_last_runs_state(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check --fix` runs the engine again on fixed texts: an earlier run's state is freed when
+    the next one replaces it, so what is kept never grows with the number of runs."""
+    from tests.test_cache import engine as make_engine
+
+    monkeypatch.setattr(engine, "RETAINED", [])
+    make_engine(demo, cache=False).run([demo])
+    assert engine.RETAINED is not None and len(engine.RETAINED) == 1
+    first = engine.RETAINED[0]
+    make_engine(demo, cache=False).run([demo])
+    assert len(engine.RETAINED) == 1 and engine.RETAINED[0] is not first
+    assert type(first).__name__ == "_Run"
