@@ -69,7 +69,7 @@ from declint.errors import SourceError, warn
 from declint.lazy import lazy_module
 from declint.previews import Memoized, file_previews
 from declint.rule_set import rule_codes
-from declint.source import SourceFile, decode_source, is_plain, read_bytes, read_file
+from declint.source import SourceFile, decode_source, is_plain, read_bytes
 from declint.types import Finding, Position, RunResult, Span, SuppressedFinding
 
 if TYPE_CHECKING:
@@ -1143,24 +1143,24 @@ def _split_posix(path: str) -> tuple[str, str]:
     return head or separator, tail
 
 
-# ---- worker-side handlers (module functions: picklable; `read_bytes` and `read_file` are looked up here)
+# ---- worker-side handlers (module functions: picklable, and `read_bytes` is looked up here) -------
 
 
 def _read(
     rel: str, path: str, overrides: Mapping[str, bytes], max_size: int
 ) -> tuple[SourceFile, os.stat_result | None]:
     """The file (or its override) and, for a file read from disk, its stat."""
-    override = overrides.get(rel)
-    if override is not None:
-        return decode_source(override, rel), None
-    return read_file(path, rel, max_size)
+    data, decoded, stat = _read_data(rel, path, overrides, max_size)
+    return decoded if decoded is not None else decode_source(data, rel), stat
 
 
 def _read_data(
     rel: str, path: str, overrides: Mapping[str, bytes], max_size: int
 ) -> tuple[bytes, SourceFile | None, os.stat_result | None]:
-    """`_read`, without making a SourceFile of plain bytes (`is_plain`, most files): the scan
-    searches most files and never parses them (a SourceFile was ~1 us of the ~26 it spends on one)."""
+    """The file's bytes (or its override's), the SourceFile of bytes that are not plain
+    (`is_plain`: decoding validated; None for most files), and for a file read from disk its
+    stat. The scan searches most files and never parses them: a SourceFile was ~1 us of the ~26
+    it spends on one."""
     override = overrides.get(rel)
     data, stat = (override, None) if override is not None else read_bytes(path, rel, max_size)
     return data, None if is_plain(data) else decode_source(data, rel), stat
@@ -1193,7 +1193,7 @@ def _prepare_handler(
         # files no rule reads (~4.5 us of the ~40 a worker spends on such a file); see `stat_identity`.
         digest = None if stat is not None and stat[1] else content_digest(data)
         return digest, len(data), _prefilter.class_bases(data), stat
-    source = decoded if decoded is not None else SourceFile(rel=item.rel, data=data, encoding="utf-8")
+    source = decoded if decoded is not None else decode_source(data, item.rel)
     codes = state.needle_codes
     rules = frozenset(code for needle in found if needle in codes for code in codes[needle])
     seeds = state.is_seed(found, data)

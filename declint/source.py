@@ -32,13 +32,6 @@ class SourceFile:
         return self.decoded if self.decoded is not None else self.data.decode("ascii")
 
 
-def read_file(path: str, rel: str, max_size: int = 0) -> tuple[SourceFile, os.stat_result]:
-    """Bytes and decoded text of `path`, and its stat (see `read_bytes`); any failure is a
-    SourceError (DL000)."""
-    data, stat = read_bytes(path, rel, max_size)
-    return decode_source(data, rel), stat
-
-
 def read_bytes(path: str, rel: str, max_size: int = 0) -> tuple[bytes, os.stat_result]:
     """A regular file's bytes and its stat; any failure is a SourceError.
 

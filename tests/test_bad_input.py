@@ -160,7 +160,7 @@ def test_unreadable_file(make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch) -
             raise PermissionError(13, "Permission denied")
         return real_open(path, flags, *args, **kwargs)
 
-    monkeypatch.setattr(os, "open", deny)  # files are read with os.open (declint.source.read_file)
+    monkeypatch.setattr(os, "open", deny)  # files are read with os.open (declint.source.read_bytes)
     code, lines = run(root, MODELS)
     assert code == 1
     assert lines[0] == "tensorrt_llm/_torch/models/modeling_good.py:2:35: DL103 " + lines[0].split(" DL103 ")[1]
