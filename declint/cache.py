@@ -38,6 +38,7 @@ import functools
 import gc
 import hashlib
 import io
+import itertools
 import marshal
 import os
 import pickle
@@ -403,6 +404,11 @@ def _unpack(packed: dict[str, _PackedEntry]) -> dict[str, FileEntry]:
     }
 
 
+def _closure_of(rest: list[Any]) -> tuple[tuple[str, ...], str]:
+    """(demanded, closure) from what a pickled state holds after its fixed fields."""
+    return (rest[0] if rest else ()), (rest[1] if len(rest) > 1 else "")
+
+
 @dataclass
 class CacheData:
     key: str
@@ -410,30 +416,38 @@ class CacheData:
     token: str = ""  # names this full write: a journal applies only to the write it extends
     # The files the index held in full (`_Run.demanded`): where the next run's closure starts.
     demanded: tuple[str, ...] = ()
+    # `files_digest` of the files and module names over which `demanded` is the whole closure,
+    # with these entries ("": not known); see `_Run._closure_holds`.
+    closure: str = ""
 
-    def __getstate__(self) -> tuple[str, dict[str, _PackedEntry], str, tuple[str, ...]]:
-        return self.key, _pack(self.files), self.token, self.demanded
+    def __getstate__(self) -> tuple[str, dict[str, _PackedEntry], str, tuple[str, ...], str]:
+        return self.key, _pack(self.files), self.token, self.demanded, self.closure
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        key, packed, token, *demanded = state  # (a write of an earlier version has no demanded set)
+        # (a write of an earlier version has no demanded set, nor a closure)
+        key, packed, token, *rest = state
         self.key, self.files, self.token = key, _unpack(packed), token
-        self.demanded = demanded[0] if demanded else ()
+        self.demanded, self.closure = _closure_of(rest)
 
 
 @dataclass
 class Journal:
-    """The entries changed since the full write named `token`."""
+    """The entries changed since the full write named `token`, and the closure of the run that
+    wrote it (`CacheData.demanded` and `closure`, which replace the full write's)."""
 
     key: str
     token: str
     files: dict[str, FileEntry]
+    demanded: tuple[str, ...] = ()
+    closure: str = ""
 
-    def __getstate__(self) -> tuple[str, str, dict[str, _PackedEntry]]:
-        return self.key, self.token, _pack(self.files)
+    def __getstate__(self) -> tuple[str, str, dict[str, _PackedEntry], tuple[str, ...], str]:
+        return self.key, self.token, _pack(self.files), self.demanded, self.closure
 
-    def __setstate__(self, state: tuple[str, str, dict[str, _PackedEntry]]) -> None:
-        key, token, packed = state
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        key, token, packed, *rest = state  # (a journal of an earlier version has no closure)
         self.key, self.token, self.files = key, token, _unpack(packed)
+        self.demanded, self.closure = _closure_of(rest)
 
 
 @dataclass
@@ -749,6 +763,7 @@ class Cache:
         journal = self._load_journal(key) if data.token else None
         if journal is not None and journal.token == data.token:
             data.files.update(journal.files)
+            data.demanded, data.closure = journal.demanded, journal.closure
             self._journaled = frozenset(journal.files)
         self._loaded_token = data.token
         return data
@@ -773,7 +788,8 @@ class Cache:
         extends = bool(data.token) and data.token == self._loaded_token
         if extends and journaled is not None and len(journaled) <= len(data.files) // _JOURNAL_SHARE:
             files = {rel: data.files[rel] for rel in sorted(journaled) if rel in data.files}
-            self._write(self.path_for(data.key, ".journal"), Journal(data.key, data.token, files))
+            journal = Journal(data.key, data.token, files, data.demanded, data.closure)
+            self._write(self.path_for(data.key, ".journal"), journal)
             return
         data.token = new_token()
         path = self.path_for(data.key)
@@ -849,6 +865,13 @@ class Cache:
 
 def run_key(parts: Iterable[str]) -> str:
     return hashlib.blake2b("\x00".join([str(FORMAT), code_fingerprint(), *parts]).encode(), digest_size=16).hexdigest()
+
+
+def files_digest(modules: Mapping[str, str]) -> str:
+    """Digest of the files of a run and their module names (`rel -> module`, in its order)."""
+    return hashlib.blake2b(
+        "\x00".join(itertools.chain.from_iterable(modules.items())).encode(), digest_size=16
+    ).hexdigest()
 
 
 def index_signature(key: str, files: Mapping[str, tuple[str, str]]) -> str:

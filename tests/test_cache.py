@@ -1263,3 +1263,55 @@ def test_the_index_closure_starts_from_the_last_runs_demanded_files(demo: Path) 
     assert rounds[0] >= 2 and rounds[1] == 1, rounds
     assert warm.stats.files_indexed == 32
     assert lines(result) == lines(engine(demo, cache=False).run([demo]))
+
+
+def test_an_edit_the_closure_does_not_read_skips_its_search(demo: Path) -> None:
+    """After an edit that changes nothing the index closure reads (a comment, in a model file
+    and then in the Literal's module, the second run's cache a journal), a run ends the closure
+    where the last one did without asking the index again. An edit that adds a class, and a new
+    file, make it search again. Every run has a cold run's findings."""
+    from declint import prefilter
+
+    searches: list[int] = []
+    real_more = prefilter.Demand.more
+
+    def counting(self: prefilter.Demand, index: Any, indexed: set[str]) -> set[str]:
+        searches.append(1)
+        return real_more(self, index, indexed)
+
+    def searched_after(path: Path, appended: str) -> tuple[int, int]:
+        """(searches, files read) of a run after `appended` is added to `path`."""
+        path.write_text((path.read_text(encoding="utf-8") if path.exists() else "") + appended, encoding="utf-8")
+        settle(demo)
+        before = len(searches)
+        warm = engine(demo)
+        result = warm.run([demo])
+        done = len(searches) - before
+        assert lines(result) == lines(engine(demo, cache=False).run([demo]))
+        return done, warm.stats.files_read
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(prefilter.Demand, "more", counting)
+        engine(demo).run([demo])
+        assert len(searches) >= 1
+        model = demo / MODELS / "modeling_radio.py"
+        assert searched_after(model, "\n# edited\n") == (0, 1)
+        assert _stored(demo, ".journal")
+        assert searched_after(demo / LITERAL, "\n# edited\n") == (0, 1)
+        assert searched_after(model, "\n\nclass Added(RadioVisionModel):\n    pass\n")[0] >= 1
+        assert searched_after(model, "\n# edited again\n") == (0, 1)  # the closure of the last run
+        assert searched_after(demo / "tensorrt_llm" / "added.py", "X = 1\n")[0] >= 1
+
+
+def test_a_cache_written_before_closures_were_kept_has_none() -> None:
+    """Pickled states of the earlier layouts load with an unknown closure (the search runs)."""
+    from declint.cache import Journal
+
+    data = CacheData.__new__(CacheData)
+    data.__setstate__(("k", {}, "t", ("a.py",)))
+    assert (data.demanded, data.closure) == (("a.py",), "")
+    journal = Journal.__new__(Journal)
+    journal.__setstate__(("k", "t", {}))
+    assert (journal.files, journal.demanded, journal.closure) == ({}, (), "")
+    data.__setstate__(("k", {}, "t", ("a.py",), "c" * 32))
+    assert (data.demanded, data.closure) == (("a.py",), "c" * 32)
