@@ -656,7 +656,7 @@ class _Run:
             return False
         if old.scan.digest == record.digest:
             return True
-        if old.scan._replace(digest="", size=0) != record._replace(digest="", size=0):
+        if _closure_view(old.scan) != _closure_view(record):
             return False
         held = self.index_facts[rel]
         if rel in self.demanded:
@@ -1133,6 +1133,12 @@ def _failure_message(failure: workers.Failure) -> str:
         hint = _CRASH_HINTS.get(failure.reason.rpartition(" ")[2], "")
         return f"{failure.reason} while checking this file{hint}"
     return failure.reason
+
+
+def _closure_view(record: ScanRecord) -> tuple[object, ...]:
+    """What the index closure reads of a scan record (not its syntax check: a file's syntax is
+    checked when it is, not when a run only indexes it)."""
+    return record.seeds, record.literal, record.bases, record.error
 
 
 def _module_names(files: Sequence[SourcePath], root: str, probed: Recorded | None = None) -> dict[str, str]:

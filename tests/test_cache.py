@@ -1268,7 +1268,8 @@ def test_the_index_closure_starts_from_the_last_runs_demanded_files(demo: Path) 
 def test_an_edit_the_closure_does_not_read_skips_its_search(demo: Path) -> None:
     """After an edit that changes nothing the index closure reads (a comment, in a model file
     and then in the Literal's module, the second run's cache a journal), a run ends the closure
-    where the last one did without asking the index again. An edit that adds a class, and a new
+    where the last one did without asking the index again, also when another file is passed (as
+    pre-commit does after an edit the commit leaves out). An edit that adds a class, and a new
     file, make it search again. Every run has a cold run's findings."""
     from declint import prefilter
 
@@ -1279,15 +1280,15 @@ def test_an_edit_the_closure_does_not_read_skips_its_search(demo: Path) -> None:
         searches.append(1)
         return real_more(self, index, indexed)
 
-    def searched_after(path: Path, appended: str) -> tuple[int, int]:
-        """(searches, files read) of a run after `appended` is added to `path`."""
+    def searched_after(path: Path, appended: str, passed: Path = demo) -> tuple[int, int]:
+        """(searches, files read) of a run on `passed` after `appended` is added to `path`."""
         path.write_text((path.read_text(encoding="utf-8") if path.exists() else "") + appended, encoding="utf-8")
         settle(demo)
         before = len(searches)
         warm = engine(demo)
-        result = warm.run([demo])
+        result = warm.run([passed])
         done = len(searches) - before
-        assert lines(result) == lines(engine(demo, cache=False).run([demo]))
+        assert lines(result) == lines(engine(demo, cache=False).run([passed]))
         return done, warm.stats.files_read
 
     with pytest.MonkeyPatch.context() as patch:
@@ -1298,6 +1299,10 @@ def test_an_edit_the_closure_does_not_read_skips_its_search(demo: Path) -> None:
         assert searched_after(model, "\n# edited\n") == (0, 1)
         assert _stored(demo, ".journal")
         assert searched_after(demo / LITERAL, "\n# edited\n") == (0, 1)
+        # Pre-commit with another file passed: the edited one, syntax-checked by the last run,
+        # is only indexed by this one (its scan record says its syntax was not checked).
+        other = demo / MODELS / "modeling_qwen3vl.py"  # a model: facts read by the scan, syntax too when checked
+        assert searched_after(other, "\n# edited\n", model) == (0, 1)
         assert searched_after(model, "\n\nclass Added(RadioVisionModel):\n    pass\n")[0] >= 1
         assert searched_after(model, "\n# edited again\n") == (0, 1)  # the closure of the last run
         assert searched_after(demo / "tensorrt_llm" / "added.py", "X = 1\n")[0] >= 1
