@@ -389,6 +389,7 @@ class _Run:
         # knows its closure), and whether a file's bytes changed under the run (`_closure_holds`).
         self._reread: dict[str, FileEntry | None] = {}
         self._moved_under_run = False
+        self._digested: tuple[dict[str, str], str] | None = None  # see `_modules_digest`
         self.index_facts: dict[str, ModuleFacts] = {}
         self._built_from: Sequence[SourcePath] | None = None  # the files `_entries` holds
         self._entries: dict[str, ModuleFacts] = {}  # rel -> its facts in the index being built
@@ -645,7 +646,7 @@ class _Run:
         data = self.data
         if not data.closure or self.overrides or self._moved_under_run or set(data.demanded) != self.demanded:
             return False
-        if files_digest(self.modules) != data.closure:
+        if self._modules_digest() != data.closure:
             return False
         return all(self._same_for_closure(rel, old) for rel, old in self._reread.items())
 
@@ -670,7 +671,13 @@ class _Run:
         changed while the run read it: its facts and its entry may be of different bytes)."""
         if self.store is None or self.overrides or self._moved_under_run:
             return ""
-        return files_digest(self.modules)
+        return self._modules_digest()
+
+    def _modules_digest(self) -> str:
+        """`files_digest` of `self.modules`, once per map (a pass over every file of the tree)."""
+        if self._digested is None or self._digested[0] is not self.modules:
+            self._digested = (self.modules, files_digest(self.modules))
+        return self._digested[1]
 
     def _extract(self, files: Sequence[SourcePath], wanted: set[str]) -> None:
         """Facts of the `wanted` files: full ones for the demanded (a file scanned for its
