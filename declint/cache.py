@@ -869,9 +869,10 @@ def run_key(parts: Iterable[str]) -> str:
 def files_digest(modules: Mapping[str, str]) -> str:
     """Digest of the files of a run and their module names (`rel -> module`, in its order)."""
     hasher = hashlib.blake2b(digest_size=16)
-    # Two joins: ~20% cheaper than one of the pairs (~3 ms on 20k files).
+    # Two joins, ~20% cheaper than one of the pairs (~3 ms on 20k files). No path or module name
+    # holds a NUL: the 2n names separated by NULs are the n rels, then their n modules.
     hasher.update("\x00".join(modules).encode())
-    hasher.update(b"\x01")
+    hasher.update(b"\x00")
     hasher.update("\x00".join(modules.values()).encode())
     return hasher.hexdigest()
 
