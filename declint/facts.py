@@ -137,6 +137,32 @@ class ModuleFacts:
     error_column: int = 0
 
 
+def without_positions(facts: ModuleFacts) -> ModuleFacts:
+    """`facts` with every line and column set to 0 (and the `if` arms of Literals, which are
+    positions too), for comparing what a module defines whatever lines an edit moved. The index
+    and its closure read no position: only rules do, to report."""
+    classes = tuple(
+        dataclasses.replace(
+            cls,
+            line=0,
+            name_column=0,
+            declaration=cls.declaration and dataclasses.replace(cls.declaration, line=0),
+            metadata_reads=tuple(
+                dataclasses.replace(read, line=0, column=0, end_line=0, end_column=0) for read in cls.metadata_reads
+            ),
+        )
+        for cls in facts.classes
+    )
+    return dataclasses.replace(
+        facts,
+        classes=classes,
+        literals=tuple(dataclasses.replace(literal, line=0, branch=()) for literal in facts.literals),
+        assignments=tuple((name, 0) for name, _ in facts.assignments),
+        error_line=0,
+        error_column=0,
+    )
+
+
 @dataclass(frozen=True)
 class FactOptions:
     declaration_attribute: str

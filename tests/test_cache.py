@@ -1269,7 +1269,8 @@ def test_an_edit_the_closure_does_not_read_skips_its_search(demo: Path) -> None:
     """After an edit that changes nothing the index closure reads (a comment, in a model file
     and then in the Literal's module, the second run's cache a journal), a run ends the closure
     where the last one did without asking the index again, also when another file is passed (as
-    pre-commit does after an edit the commit leaves out). An edit that adds a class, and a new
+    pre-commit does after an edit the commit leaves out) and when the edit moves the lines of
+    what the file defines. An edit that adds a class, and a new
     file, make it search again. Every run has a cold run's findings."""
     from declint import prefilter
 
@@ -1303,6 +1304,9 @@ def test_an_edit_the_closure_does_not_read_skips_its_search(demo: Path) -> None:
         # is only indexed by this one (its scan record says its syntax was not checked).
         other = demo / MODELS / "modeling_qwen3vl.py"  # a model: facts read by the scan, syntax too when checked
         assert searched_after(other, "\n# edited\n", model) == (0, 1)
+        # Lines added above its classes: the facts' positions move, not what the closure reads.
+        other.write_text("# one\n# two\n" + other.read_text(encoding="utf-8"), encoding="utf-8")
+        assert searched_after(other, "", model) == (0, 1)
         assert searched_after(model, "\n\nclass Added(RadioVisionModel):\n    pass\n")[0] >= 1
         assert searched_after(model, "\n# edited again\n") == (0, 1)  # the closure of the last run
         assert searched_after(demo / "tensorrt_llm" / "added.py", "X = 1\n")[0] >= 1
@@ -1320,3 +1324,25 @@ def test_a_cache_written_before_closures_were_kept_has_none() -> None:
     assert (journal.files, journal.demanded, journal.closure) == ({}, (), "")
     data.__setstate__(("k", {}, "t", ("a.py",), "c" * 32))
     assert (data.demanded, data.closure) == (("a.py",), "c" * 32)
+
+
+def test_facts_without_positions_differ_only_in_what_a_module_defines() -> None:
+    from declint.facts import FactOptions, extract_facts, without_positions
+
+    options = FactOptions("encoder_attention_backends", "FixedEncoderAttention", ())
+    source = (
+        "from typing import Literal\nfrom x import Base\n"
+        "B = Literal['A', 'B']\n"
+        "class Model(Base):\n    encoder_attention_backends = {'vision': ['A']}\n"
+        "    def forward(self, metadata: M):\n        return metadata.seq_lens\n"
+    )
+
+    def facts(text: str) -> Any:
+        return extract_facts(text, "pkg.m", "pkg/m.py", options, False)
+
+    moved = facts("# one\n# two\n" + source.replace("):\n    enc", "):\n\n    enc"))
+    assert facts(source) != moved  # lines and columns are facts too
+    assert without_positions(facts(source)) == without_positions(moved)
+    assert without_positions(facts(source)).classes[0].line == 0
+    assert without_positions(facts(source)) != without_positions(facts(source.replace("(Base)", "(Other)")))
+    assert without_positions(facts(source)) != without_positions(facts(source.replace("'A']}", "'B']}")))
