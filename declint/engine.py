@@ -609,9 +609,10 @@ class _Run:
     # ---- phase 1: the index -----------------------------------------------------------------------
     def _index(self, files: Sequence[SourcePath]) -> ProjectIndex:
         """Index what the closure needs, starting from what `self.demanded` holds already."""
-        first = self._demand is None
-        if first:
-            self._demand = _prefilter.Demand(
+        demand = self._demand
+        first = demand is None
+        if demand is None:
+            demand = self._demand = _prefilter.Demand(
                 self.config,
                 {item.rel: self.modules[item.rel] for item in files},
                 {rel: record.bases for rel, record in self.records.items() if record.bases},  # others match none
@@ -620,14 +621,14 @@ class _Run:
             # Started from what the last run's closure ended with, it usually ends in one round
             # (on the 20k-file tree two rounds were, each an index of every file). A file
             # indexed in full that needs not be costs speed only: findings never depend on it.
-            self.demanded = set(self._demand.initial) | self._demand.existing(self.data.demanded)
+            self.demanded = set(demand.initial) | demand.existing(self.data.demanded)
             if self.engine.full_index:
                 self.demanded = {item.rel for item in files}
         literals = {rel for rel, record in self.records.items() if record.literal}
         while True:
             self._extract(files, self.demanded | literals)
             index = self._build(files)
-            more = set() if first and self._closure_holds() else self._demand.more(index, self.demanded)
+            more = set() if first and self._closure_holds() else demand.more(index, self.demanded)
             first = False
             if not more:
                 self.data.demanded = tuple(sorted(self.demanded))
