@@ -477,6 +477,10 @@ class Snapshot:
     # The token of the walk's directory listings (`Cache.save_listings`): the run that walked
     # writes them, and a run that takes its files from this snapshot (no walk) names them again.
     listings: str = ""
+    # rel -> content digest of the files whose bytes were hashed (those a rule reads; the others
+    # are known by their stat only): a file whose stat moved but whose bytes hash the same (a
+    # `touch`, a checkout and back, pre-commit stashing unstaged changes) leaves it standing.
+    digests: dict[str, str] = field(default_factory=dict)
 
 
 path_key = early_stats.path_key  # one definition: the child that stats at start-up uses it too

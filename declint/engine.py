@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import dataclasses
 import functools
 import os
 import time
@@ -128,6 +129,9 @@ HANG_HOOK_ENV = "DECLINT_TEST_HANG_ON"
 # earlier run's, `check --fix` re-checking fixed texts, is freed when the next one replaces it).
 RETAINED: list[object] | None = None
 _READ_HERE = 4  # files a run reads in its own process rather than forking a worker for them
+# Files whose stat moved that a run re-hashes before it gives up the snapshot (`_same_bytes`):
+# at ~10 us a module, a few milliseconds lost when the last of them did change.
+_REHASH_MOST = 512
 
 Progress = Callable[[int, int], None]
 
@@ -868,7 +872,7 @@ class _Run:
             names = list(snapshot.files)
             indices = early.files if early is not None else stat_check.changed(list(snapshot.files.values()))
             changed = {names[i] for i in indices}
-            if changed:
+            if changed and not self._same_bytes(snapshot, changed):
                 self._stats_seen = (snapshot.files, changed)  # the scan need not stat the others again
                 return None
         findings = self._visible(list(snapshot.project), set(rels))
@@ -879,6 +883,36 @@ class _Run:
             suppressed += hidden
         self.stats.check_cache_hits = len(rels)
         return findings, suppressed, len(snapshot.files), len(rels), skipped
+
+    def _same_bytes(self, snapshot: Snapshot, changed: set[str]) -> bool:
+        """Do the files whose stat moved still hold the bytes the snapshot hashed? (A `touch`, a
+        checkout and back, pre-commit stashing and restoring unstaged changes: the snapshot still
+        holds.) A file it knows by its stat only, or one of too many to read here, says no. The
+        new stats are written back (a new snapshot), but for a stat within the racy window."""
+        if len(changed) > _REHASH_MOST:
+            return False
+        now = time.time()
+        fresh: dict[str, StatKey] = {}
+        for rel in sorted(changed):
+            digest = snapshot.digests.get(rel)
+            if digest is None:
+                return False
+            try:
+                data, stat = read_bytes(snapshot.files[rel][0], rel, self.max_size)
+            except SourceError:
+                return False
+            if content_digest(data) != digest:
+                return False
+            if settled(stat, now):
+                fresh[rel] = stat_key(stat)
+        self.stats.files_read += len(changed)  # (a read that ended it is counted by the scan's again)
+        if fresh:
+            files = dict(snapshot.files)
+            for rel, key in fresh.items():
+                path, _, module = files[rel]
+                files[rel] = (path, key, module)
+            self._pending_snapshot = dataclasses.replace(snapshot, files=files)
+        return True
 
     def listing_from_snapshot(
         self, paths: Sequence[Path], roots: Sequence[Path]
@@ -966,12 +1000,15 @@ class _Run:
         if walked.racy or inputs.racy:
             return  # an input file too fresh to trust its mtime (see Recorded): no snapshot this time
         stats: dict[str, tuple[str, StatKey, str]] = {}
+        digests: dict[str, str] = {}
         cached, records, modules = self.data.files, self.records, self.modules
         for item in files:
             entry = cached.get(item.rel)
             if entry is None or not entry.settled or entry.scan.digest != records[item.rel].digest:
                 return  # a file too fresh to trust its mtime, or unreadable: no snapshot this time
             stats[item.rel] = (item.path, entry.stat, modules[item.rel])
+            if not is_stat_identity(entry.scan.digest):
+                digests[item.rel] = entry.scan.digest
         sources = {path for path, _, _ in stats.values()}
         # A file that does not exist in a listed directory needs no stat of its own: creating it
         # moves the directory's mtime, which the walk's entries already hold (on a tree of 6,641
@@ -999,6 +1036,7 @@ class _Run:
             checked=tuple(checked),
             skipped=tuple(skipped),
             listings=self._listings_token(),
+            digests=digests,
         )
 
     @property

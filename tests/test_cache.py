@@ -1346,3 +1346,74 @@ def test_facts_without_positions_differ_only_in_what_a_module_defines() -> None:
     assert without_positions(facts(source)).classes[0].line == 0
     assert without_positions(facts(source)) != without_positions(facts(source.replace("(Base)", "(Other)")))
     assert without_positions(facts(source)) != without_positions(facts(source.replace("'A']}", "'B']}")))
+
+
+def _snapshot_of(root: Path) -> Any:
+    from declint.cache import Snapshot, _unpickle
+
+    [stored] = _stored(root, ".snapshot")
+    with open(stored, "rb") as handle:
+        snapshot = _unpickle(handle)
+    assert isinstance(snapshot, Snapshot)
+    return snapshot
+
+
+def _touch(path: Path, seconds_ago: float) -> None:
+    """A new mtime (and change time), the same bytes."""
+    moment = time.time() - seconds_ago
+    os.utime(path, (moment, moment))
+
+
+def test_a_touched_file_with_the_same_bytes_keeps_the_snapshot(demo: Path) -> None:
+    """`touch`, a checkout and back, pre-commit stashing unstaged changes: the stat moved, the
+    bytes did not. The file is read and hashed again, the snapshot answers, and its new stat is
+    written back, so the next run reads nothing."""
+    model = MODELS + "modeling_radio.py"
+    cold = engine(demo).run([demo])
+    assert model in _snapshot_of(demo).digests
+    _touch(demo / model, 120)
+    touched = engine(demo)
+    assert touched.run([demo]) == cold
+    assert touched.stats.files_read == 1
+    assert "scan" not in touched.stats.seconds and "discover" not in touched.stats.seconds
+    assert _snapshot_of(demo).files[model][1][1] == (demo / model).stat().st_mtime_ns
+    again = engine(demo)
+    assert again.run([demo]) == cold
+    assert again.stats.files_read == 0
+    staged = [demo / model]  # the pre-commit case: the files passed
+    _touch(demo / model, 90)
+    precommit = engine(demo)
+    assert precommit.run(staged) == engine(demo, cache=False).run(staged)
+    assert precommit.stats.files_read == 1 and "scan" not in precommit.stats.seconds
+
+
+def test_a_touched_file_within_the_racy_window_is_hashed_again_until_it_settles(demo: Path) -> None:
+    """Bytes hashed within two seconds of their mtime could still change under the same stat: the
+    snapshot answers, but keeps the stat it had, and the next run hashes the file again."""
+    model = MODELS + "modeling_radio.py"
+    cold = engine(demo).run([demo])
+    recorded = _snapshot_of(demo).files[model][1]
+    _touch(demo / model, 0)
+    for _ in range(2):
+        run = engine(demo)
+        assert run.run([demo]) == cold
+        assert run.stats.files_read == 1 and "scan" not in run.stats.seconds
+        assert _snapshot_of(demo).files[model][1] == recorded
+
+
+def test_a_touched_file_known_by_its_stat_only_or_with_other_bytes_is_a_full_run(demo: Path) -> None:
+    """A file no rule reads was never hashed (its stat stands for its bytes): a moved stat sends
+    the run down the full path. So does one file of several whose bytes did change."""
+    plain = "tensorrt_llm/_torch/modules/__init__.py"
+    engine(demo).run([demo])
+    assert plain in _snapshot_of(demo).files and plain not in _snapshot_of(demo).digests
+    _touch(demo / plain, 120)
+    run = engine(demo)
+    assert run.run([demo]) == engine(demo, cache=False).run([demo])
+    assert "scan" in run.stats.seconds
+    _touch(demo / MODELS / "modeling_radio.py", 100)
+    edit(demo / MODELS / "modeling_step3vl.py", "class ", "class  ")
+    settle(demo)
+    run = engine(demo)
+    assert lines(run.run([demo])) == lines(engine(demo, cache=False).run([demo]))
+    assert "scan" in run.stats.seconds
