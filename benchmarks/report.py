@@ -77,8 +77,11 @@ def targets(results: dict[str, Any]) -> list[str]:
         ),
         (
             "one file touched ≤ 1.5 x warm",
-            f"{ratios['one file touched / warm']:.2f} x",
-            mark(ratios["one file touched / warm"] <= 1.5),
+            f"{ratios['one file touched / warm']:.2f} x (a comment appended); "
+            f"{ratios['one file touched, same bytes / warm']:.2f} x (`touch`: a new mtime, the same bytes)",
+            mark(ratios["one file touched / warm"] <= 1.5)
+            + " / "
+            + mark(ratios["one file touched, same bytes / warm"] <= 1.5),
         ),
         (
             "pre-commit, 20k files, 3 files passed, warm, ≤ 0.3 s",
