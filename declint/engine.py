@@ -886,7 +886,7 @@ class _Run:
 
     def _same_bytes(self, snapshot: Snapshot, changed: set[str]) -> bool:
         """Do the files whose stat moved still hold the bytes the snapshot hashed? (A `touch`, a
-        checkout and back, pre-commit stashing and restoring unstaged changes: the snapshot still
+        checkout of another branch and back, an editor saving unchanged: the snapshot still
         holds.) A file it knows by its stat only, or one of too many to read here, says no. The
         new stats are written back (a new snapshot), but for a stat within the racy window."""
         if len(changed) > _REHASH_MOST:

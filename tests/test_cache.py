@@ -1365,7 +1365,7 @@ def _touch(path: Path, seconds_ago: float) -> None:
 
 
 def test_a_touched_file_with_the_same_bytes_keeps_the_snapshot(demo: Path) -> None:
-    """`touch`, a checkout and back, pre-commit stashing unstaged changes: the stat moved, the
+    """`touch`, a checkout of another branch and back, an editor saving unchanged: the stat moved, the
     bytes did not. The file is read and hashed again, the snapshot answers, and its new stat is
     written back, so the next run reads nothing."""
     model = MODELS + "modeling_radio.py"
