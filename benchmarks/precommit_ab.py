@@ -13,6 +13,11 @@ comment appended just before the timed run (a new one each round and version, so
 its bytes), as `run.py`'s "pre-commit, 3 files, 1 edited" case; it is restored afterwards.
 With `--other-edited`, the fourth model file of the manifest is edited so instead (a change the
 commit leaves out: the three files passed are unchanged, the index is not).
+
+The versions share the cache directory's `last.walk` (the list the start-up child stats, which
+names the snapshot that wrote it): in the warm case only the version whose snapshot wrote it
+last gets its stats from the child, the others stat in process (~40 ms more on the 20k tree).
+Compare warm runs of one version at a time, or read them as that bias.
 """
 
 from __future__ import annotations
