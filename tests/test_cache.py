@@ -1417,3 +1417,44 @@ def test_a_touched_file_known_by_its_stat_only_or_with_other_bytes_is_a_full_run
     run = engine(demo)
     assert lines(run.run([demo])) == lines(engine(demo, cache=False).run([demo]))
     assert "scan" in run.stats.seconds
+
+
+def test_two_versions_of_declint_keep_their_own_fix_previews(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pre-commit hook's declint and a virtual environment's of another version, on one tree:
+    neither recomputes its previews because the other ran (they once shared one file)."""
+    from declint import cache, fix_transforms
+
+    first = _json_report(demo, monkeypatch)
+    parsed: list[str] = []
+    original = fix_transforms.parse
+
+    def counting(source: Any) -> Any:
+        parsed.append(source.rel)
+        return original(source)
+
+    monkeypatch.setattr(fix_transforms, "parse", counting)
+    fingerprint = cache.code_fingerprint()
+    monkeypatch.setattr(cache, "code_fingerprint", lambda: "another version")
+    assert _json_report(demo, monkeypatch) == first
+    monkeypatch.setattr(cache, "code_fingerprint", lambda: fingerprint)
+    parsed.clear()
+    assert _json_report(demo, monkeypatch) == first
+    assert parsed == []  # its own previews, still there
+    names = {p.name for p in (demo / ".declint_cache" / f"v{FORMAT}").glob("*.previews")}
+    assert names == {f"fix-previews-{fingerprint}.previews", "fix-previews-another version.previews"}
+
+
+def test_fix_previews_of_the_four_newest_versions_are_kept(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from declint import cache
+
+    directory = demo / ".declint_cache" / f"v{FORMAT}"
+    _json_report(demo, monkeypatch)
+    fingerprint = cache.code_fingerprint()
+    for number in range(5):
+        older = directory / f"fix-previews-old{number}.previews"
+        older.write_bytes(b"")
+        os.utime(older, (time.time() - 100 + number, time.time() - 100 + number))
+    (directory / f"fix-previews-{fingerprint}.previews").unlink()
+    _json_report(demo, monkeypatch)  # previews computed again and saved: the oldest two go
+    names = {p.name for p in directory.glob("*.previews")}
+    assert names == {f"fix-previews-{fingerprint}.previews"} | {f"fix-previews-old{n}.previews" for n in (2, 3, 4)}
