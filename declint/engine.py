@@ -130,8 +130,12 @@ HANG_HOOK_ENV = "DECLINT_TEST_HANG_ON"
 RETAINED: list[object] | None = None
 _READ_HERE = 4  # files a run reads in its own process rather than forking a worker for them
 # Files whose stat moved that a run re-hashes before it gives up the snapshot (`_same_bytes`):
-# at ~10 us a module, a few milliseconds lost when the last of them did change.
+# at ~20 us a module, a few milliseconds lost when the last of them did change.
 _REHASH_MOST = 512
+# Re-reading and hashing a module (~20 us) costs about 8 times its share of writing the snapshot
+# and the walk file again (~2.5 us a file: 50 ms on the 20k-file tree): the new stats of files
+# whose bytes did not change are written once they are more than 1/8 of the snapshot's files.
+_REHASH_SHARE = 8
 
 Progress = Callable[[int, int], None]
 
@@ -888,7 +892,9 @@ class _Run:
         """Do the files whose stat moved still hold the bytes the snapshot hashed? (A `touch`, a
         checkout of another branch and back, an editor saving unchanged: the snapshot still
         holds.) A file it knows by its stat only, or one of too many to read here, says no. The
-        new stats are written back (a new snapshot), but for a stat within the racy window."""
+        new stats are written back (a new snapshot) once hashing the files again each run would
+        cost more than that write (`_REHASH_SHARE`; an edit's full run writes them anyway), but
+        for a stat within the racy window."""
         if len(changed) > _REHASH_MOST:
             return False
         now = time.time()
@@ -906,7 +912,7 @@ class _Run:
             if settled(stat, now):
                 fresh[rel] = stat_key(stat)
         self.stats.files_read += len(changed)  # (a read that ended it is counted by the scan's again)
-        if fresh:
+        if fresh and len(fresh) * _REHASH_SHARE > len(snapshot.files):
             files = dict(snapshot.files)
             for rel, key in fresh.items():
                 path, _, module = files[rel]
