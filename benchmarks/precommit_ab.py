@@ -12,7 +12,9 @@ as it is), then times it checking the first three model files of the manifest by
 comment appended just before the timed run (a new one each round and version, so no cache holds
 its bytes), as `run.py`'s "pre-commit, 3 files, 1 edited" case; it is restored afterwards.
 With `--other-edited`, the fourth model file of the manifest is edited so instead (a change the
-commit leaves out: the three files passed are unchanged, the index is not).
+commit leaves out: the three files passed are unchanged, the index is not). With `--touched`,
+the first file gets a new mtime a minute back instead, its bytes unchanged (a checkout of
+another branch and back).
 
 The versions share the cache directory's `last.walk` (the list the start-up child stats, which
 names the snapshot that wrote it): in the warm case only the version whose snapshot wrote it
@@ -55,6 +57,7 @@ def main() -> None:
     parser.add_argument("--tree", default="20000-30models", help="a directory of benchmarks/.work/trees")
     parser.add_argument("--edited", action="store_true", help="append a comment to the first file first")
     parser.add_argument("--other-edited", action="store_true", help="... to a model file not passed instead")
+    parser.add_argument("--touched", action="store_true", help="give the first file a new mtime, the same bytes")
     args = parser.parse_args()
     tree = TREES / args.tree
     manifest = json.loads((tree / "manifest.json").read_text(encoding="utf-8"))
@@ -70,6 +73,9 @@ def main() -> None:
                 declint(tree, installed, ".")
                 if args.edited:
                     edited.write_bytes(original + f"\n# edited {number} {installed}\n".encode())
+                elif args.touched:
+                    moment = time.time() - 60
+                    os.utime(edited, (moment, moment))
                 seconds[installed].append(declint(tree, installed, *staged))
                 if args.edited:
                     _restore(edited, original)
@@ -77,6 +83,7 @@ def main() -> None:
         if args.edited:
             _restore(edited, original)
     case = "another model file edited" if args.other_edited else "1 edited" if args.edited else "warm"
+    case = "1 touched, same bytes" if args.touched and not args.edited else case
     for installed, samples in seconds.items():
         shown = ", ".join(f"{sample:.3f}" for sample in samples)
         median = statistics.median(samples)
