@@ -28,26 +28,13 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import time
 from pathlib import Path
 
-WORK = Path(__file__).resolve().parent / ".work"
-PYTHON = WORK / "declint-venv" / "bin" / "python"
+from installed import WORK, timed_check
+
 TREES = WORK / "trees"
 FILES = 3
-
-
-def declint(tree: Path, installed: str, *args: str) -> float:
-    started = time.perf_counter()
-    subprocess.run(
-        [str(PYTHON), "-m", "declint", "check", *args],
-        cwd=tree,
-        env={**os.environ, "PYTHONPATH": installed},
-        capture_output=True,
-        check=False,
-    )
-    return time.perf_counter() - started
 
 
 def main() -> None:
@@ -70,13 +57,13 @@ def main() -> None:
     try:
         for number in range(args.rounds):
             for installed in args.installed:
-                declint(tree, installed, ".")
+                timed_check(installed, tree, ".")
                 if args.edited:
                     edited.write_bytes(original + f"\n# edited {number} {installed}\n".encode())
                 elif args.touched:
                     moment = time.time() - 60
                     os.utime(edited, (moment, moment))
-                seconds[installed].append(declint(tree, installed, *staged))
+                seconds[installed].append(timed_check(installed, tree, *staged))
                 if args.edited:
                     _restore(edited, original)
     finally:

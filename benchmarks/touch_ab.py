@@ -17,26 +17,16 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import time
-from pathlib import Path
 
-WORK = Path(__file__).resolve().parent / ".work"
-PYTHON = WORK / "declint-venv" / "bin" / "python"
+from installed import WORK, timed_check
+
 CORPUS = WORK / "transformers"
 TOUCHED = CORPUS / "transformers" / "integrations" / "sdpa_attention.py"
 
 
 def timed_run(installed: str) -> float:
-    started = time.perf_counter()
-    subprocess.run(
-        [str(PYTHON), "-m", "declint", "check", "transformers"],
-        cwd=CORPUS,
-        env={**os.environ, "PYTHONPATH": installed},
-        capture_output=True,
-        check=False,
-    )
-    return time.perf_counter() - started
+    return timed_check(installed, CORPUS, "transformers")
 
 
 def one_round(installed: str, original: bytes, same_bytes: bool) -> tuple[float, float]:

@@ -13,26 +13,9 @@ tree pays when two versions take turns on it.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import subprocess
-import time
-from pathlib import Path
 
-WORK = Path(__file__).resolve().parent / ".work"
-PYTHON = WORK / "declint-venv" / "bin" / "python"
-
-
-def timed_run(tree: Path, installed: str) -> float:
-    started = time.perf_counter()
-    subprocess.run(
-        [str(PYTHON), "-m", "declint", "check", "."],
-        cwd=tree,
-        env={**os.environ, "PYTHONPATH": installed},
-        capture_output=True,
-        check=False,
-    )
-    return time.perf_counter() - started
+from installed import WORK, timed_check
 
 
 def main() -> None:
@@ -45,9 +28,9 @@ def main() -> None:
         parser.error("give the installed versions in pairs")
     tree = WORK / "trees" / args.tree
     for first, second in zip(args.installed[::2], args.installed[1::2], strict=True):
-        timed_run(tree, first)
-        timed_run(tree, second)
-        samples = [timed_run(tree, installed) for _ in range(args.rounds) for installed in (first, second)]
+        timed_check(first, tree, ".")
+        timed_check(second, tree, ".")
+        samples = [timed_check(installed, tree, ".") for _ in range(args.rounds) for installed in (first, second)]
         shown = ", ".join(f"{sample:.3f}" for sample in samples)
         print(f"{first} / {second}: median {statistics.median(samples):.3f} s ({shown})")
 

@@ -722,13 +722,9 @@ def _json_report(root: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return result.output
 
 
-def test_fix_previews_are_reused_until_the_file_changes(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _counting_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files the main process parses with libcst for fix previews from now on."""
     from declint import fix_transforms
-
-    cold = _json_report(demo, monkeypatch)
-    assert '"fix": {' in cold  # the demo has fixable findings, so previews were computed
-    directory = demo / ".declint_cache" / f"v{FORMAT}"
-    assert sorted(p.suffix for p in directory.iterdir()) == [".listings", ".pickle", ".previews", ".snapshot", ".walk"]
 
     parsed: list[str] = []
     original = fix_transforms.parse
@@ -738,6 +734,16 @@ def test_fix_previews_are_reused_until_the_file_changes(demo: Path, monkeypatch:
         return original(source)
 
     monkeypatch.setattr(fix_transforms, "parse", counting)
+    return parsed
+
+
+def test_fix_previews_are_reused_until_the_file_changes(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cold = _json_report(demo, monkeypatch)
+    assert '"fix": {' in cold  # the demo has fixable findings, so previews were computed
+    directory = demo / ".declint_cache" / f"v{FORMAT}"
+    assert sorted(p.suffix for p in directory.iterdir()) == [".listings", ".pickle", ".previews", ".snapshot", ".walk"]
+
+    parsed = _counting_parses(monkeypatch)
     assert _json_report(demo, monkeypatch) == cold
     assert parsed == []  # every preview from the memo, no libcst parse
 
@@ -1445,17 +1451,10 @@ def test_a_touched_file_known_by_its_stat_only_or_with_other_bytes_is_a_full_run
 def test_two_versions_of_declint_keep_their_own_fix_previews(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A pre-commit hook's declint and a virtual environment's of another version, on one tree:
     neither recomputes its previews because the other ran (they once shared one file)."""
-    from declint import cache, fix_transforms
+    from declint import cache
 
     first = _json_report(demo, monkeypatch)
-    parsed: list[str] = []
-    original = fix_transforms.parse
-
-    def counting(source: Any) -> Any:
-        parsed.append(source.rel)
-        return original(source)
-
-    monkeypatch.setattr(fix_transforms, "parse", counting)
+    parsed = _counting_parses(monkeypatch)
     fingerprint = cache.code_fingerprint()
     monkeypatch.setattr(cache, "code_fingerprint", lambda: "another version")
     assert _json_report(demo, monkeypatch) == first
