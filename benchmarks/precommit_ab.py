@@ -13,8 +13,8 @@ comment appended just before the timed run (a new one each round and version, so
 its bytes), as `run.py`'s "pre-commit, 3 files, 1 edited" case; it is restored afterwards.
 With `--other-edited`, the fourth model file of the manifest is edited so instead (a change the
 commit leaves out: the three files passed are unchanged, the index is not). With `--touched`,
-the first file gets a new mtime a minute back instead, its bytes unchanged (a checkout of
-another branch and back).
+the first file gets a new mtime a minute back instead, its bytes unchanged (a `touch`, a
+file saved again in place).
 
 The versions share the cache directory's `last.walk` (the list the start-up child stats, which
 names the snapshot that wrote it): in the warm case only the version whose snapshot wrote it

@@ -481,7 +481,7 @@ class Snapshot:
     listings: str = ""
     # rel -> content digest of the files whose bytes were hashed (those a rule reads; the others
     # are known by their stat only): a file whose stat moved but whose bytes hash the same (a
-    # `touch`, a checkout of another branch and back, an editor saving unchanged) leaves it standing.
+    # `touch`, a file saved again in place unchanged) leaves it standing.
     digests: dict[str, str] = field(default_factory=dict)
 
 

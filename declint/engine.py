@@ -890,8 +890,9 @@ class _Run:
 
     def _same_bytes(self, snapshot: Snapshot, changed: set[str]) -> bool:
         """Do the files whose stat moved still hold the bytes the snapshot hashed? (A `touch`, a
-        checkout of another branch and back, an editor saving unchanged: the snapshot still
-        holds.) A file it knows by its stat only, or one of too many to read here, says no. The
+        file saved again in place unchanged, a tool rewriting what it did not change: the
+        snapshot still holds. A checkout replaces files: their directories' mtimes move, and the
+        walk is made again.) A file it knows by its stat only, or one of too many to read here, says no. The
         new stats are written back (a new snapshot) once hashing the files again each run would
         cost more than that write (`_REHASH_SHARE`; an edit's full run writes them anyway), but
         for a stat within the racy window."""

@@ -1371,7 +1371,7 @@ def _touch(path: Path, seconds_ago: float) -> None:
 
 
 def test_a_touched_file_with_the_same_bytes_keeps_the_snapshot(demo: Path) -> None:
-    """`touch`, a checkout of another branch and back, an editor saving unchanged: the stat moved,
+    """`touch`, a file saved again in place unchanged: the stat moved,
     the bytes did not. The file is read and hashed again and the snapshot answers; one file of
     37 is hashed again by the next run rather than the snapshot written anew."""
     model = MODELS + "modeling_radio.py"
