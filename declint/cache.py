@@ -483,6 +483,11 @@ class Snapshot:
     # are known by their stat only): a file whose stat moved but whose bytes hash the same (a
     # `touch`, a file saved again in place unchanged) leaves it standing.
     digests: dict[str, str] = field(default_factory=dict)
+    # Every needle the scan looked for, and the class bases of the files known by their stat
+    # (those with any): such a file edited without gaining a needle or changing its bases is
+    # the same placeholder for the index, read by no rule, and leaves it standing too.
+    needles: tuple[bytes, ...] = ()
+    bases: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 path_key = early_stats.path_key  # one definition: the child that stats at start-up uses it too

@@ -29,6 +29,7 @@ from stat import S_ISREG
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 from declint import early_stats, stat_check
+from declint.bases import class_bases
 from declint.cache import (
     Cache,
     CacheData,
@@ -876,7 +877,7 @@ class _Run:
             names = list(snapshot.files)
             indices = early.files if early is not None else stat_check.changed(list(snapshot.files.values()))
             changed = {names[i] for i in indices}
-            if changed and not self._same_bytes(snapshot, changed):
+            if changed and not self._still_holds(snapshot, changed):
                 self._stats_seen = (snapshot.files, changed)  # the scan need not stat the others again
                 return None
         findings = self._visible(list(snapshot.project), set(rels))
@@ -888,29 +889,30 @@ class _Run:
         self.stats.check_cache_hits = len(rels)
         return findings, suppressed, len(snapshot.files), len(rels), skipped
 
-    def _same_bytes(self, snapshot: Snapshot, changed: set[str]) -> bool:
-        """Do the files whose stat moved still hold the bytes the snapshot hashed? (A `touch`, a
-        file saved again in place unchanged, a tool rewriting what it did not change: the
-        snapshot still holds. A checkout replaces files: their directories' mtimes move, and the
-        walk is made again.) A file it knows by its stat only, or one of too many to read here, says no. The
-        new stats are written back (a new snapshot) once hashing the files again each run would
-        cost more than that write (`_REHASH_SHARE`; an edit's full run writes them anyway), but
-        for a stat within the racy window."""
-        if len(changed) > _REHASH_MOST:
+    def _still_holds(self, snapshot: Snapshot, changed: set[str]) -> bool:
+        """Does the snapshot hold although these files' stats moved? Each is read: one whose
+        bytes were hashed must hash the same (a `touch`, a file saved again in place unchanged);
+        one known by its stat only (no needle: a placeholder no rule reads) must still hold no
+        needle, with the same class bases. A checkout replaces files: their directories' mtimes
+        move, and the walk is made again. More than `_REHASH_MOST` files, or an unreadable one,
+        say no. The new stats are written back (a new snapshot) once reading the files again
+        each run would cost more than that write (`_REHASH_SHARE`; an edit's full run writes
+        them anyway), but for a stat within the racy window."""
+        if len(changed) > _REHASH_MOST or not snapshot.needles:
             return False
         now = time.time()
         fresh: dict[str, StatKey] = {}
         for rel in sorted(changed):
-            digest = snapshot.digests.get(rel)
-            if digest is None:
-                return False
-            try:
-                data, stat = read_bytes(snapshot.files[rel][0], rel, self.max_size)
+            try:  # decoded as the scan decodes it: undecodable bytes are a finding there
+                data, _, stat = _read_data(rel, snapshot.files[rel][0], {}, self.max_size)
             except SourceError:
                 return False
-            if content_digest(data) != digest:
+            digest = snapshot.digests.get(rel)
+            if digest is not None and content_digest(data) != digest:
                 return False
-            if settled(stat, now):
+            if digest is None and not _same_placeholder(snapshot, rel, data):
+                return False
+            if stat is not None and settled(stat, now):
                 fresh[rel] = stat_key(stat)
         self.stats.files_read += len(changed)  # (a read that ended it is counted by the scan's again)
         if fresh and len(fresh) * _REHASH_SHARE > len(snapshot.files):
@@ -1008,6 +1010,7 @@ class _Run:
             return  # an input file too fresh to trust its mtime (see Recorded): no snapshot this time
         stats: dict[str, tuple[str, StatKey, str]] = {}
         digests: dict[str, str] = {}
+        bases: dict[str, frozenset[str]] = {}
         cached, records, modules = self.data.files, self.records, self.modules
         for item in files:
             entry = cached.get(item.rel)
@@ -1016,6 +1019,8 @@ class _Run:
             stats[item.rel] = (item.path, entry.stat, modules[item.rel])
             if not is_stat_identity(entry.scan.digest):
                 digests[item.rel] = entry.scan.digest
+            elif entry.scan.bases:
+                bases[item.rel] = entry.scan.bases
         sources = {path for path, _, _ in stats.values()}
         # A file that does not exist in a listed directory needs no stat of its own: creating it
         # moves the directory's mtime, which the walk's entries already hold (on a tree of 6,641
@@ -1044,6 +1049,8 @@ class _Run:
             skipped=tuple(skipped),
             listings=self._listings_token(),
             digests=digests,
+            needles=_state.scan_needles(self.gates, self.seeds, self.rule_seeds),
+            bases=bases,
         )
 
     @property
@@ -1193,6 +1200,14 @@ def _failure_message(failure: workers.Failure) -> str:
     return failure.reason
 
 
+def _same_placeholder(snapshot: Snapshot, rel: str, data: bytes) -> bool:
+    """Are these bytes of a file the snapshot knows by its stat still what the index and the
+    rules saw of it: no needle (a placeholder, read by no rule), the same class bases?"""
+    if any(needle in data for needle in snapshot.needles):
+        return False
+    return class_bases(data) == snapshot.bases.get(rel, frozenset())
+
+
 def _closure_view(record: ScanRecord) -> tuple[object, ...]:
     """What the index closure reads of a scan record (not its syntax check: a file's syntax is
     checked when it is, not when a run only indexes it)."""
@@ -1307,7 +1322,7 @@ def _prepare_handler(
         # A settled file's stat stands for its bytes, as the cache trusts it to: no hash of the
         # files no rule reads (~4.5 us of the ~40 a worker spends on such a file); see `stat_identity`.
         digest = None if stat is not None and stat[1] else content_digest(data)
-        return digest, len(data), _prefilter.class_bases(data), stat
+        return digest, len(data), class_bases(data), stat
     source = decoded if decoded is not None else decode_source(data, item.rel)
     codes = state.needle_codes
     rules = frozenset(code for needle in found if needle in codes for code in codes[needle])
@@ -1331,7 +1346,7 @@ def _prepare_handler(
         problem = _syntax_error(source.text, item.rel)
         syntax_checked = True
     record = _prefilter.ScanRecord(
-        content_digest(data), len(data), problem, rules, seeds, literal, marker, _prefilter.class_bases(data),
+        content_digest(data), len(data), problem, rules, seeds, literal, marker, class_bases(data),
         syntax_checked, item.syntax_scope,
     )  # fmt: skip
     return _state.Scanned(record, facts, stat)

@@ -54,7 +54,7 @@ class ScanRecord(NamedTuple):
     `error` is the DL000 a checked file gets without being parsed for rules (unreadable,
     undecodable, too large, or a syntax error found by the syntax check); `rules` the codes of
     the enabled per-file rules whose needles occur; `seeds` whether an index needle occurs;
-    `marker` whether a suppression comment may; `bases` see `class_bases`.
+    `marker` whether a suppression comment may; `bases` see `declint.bases.class_bases`.
 
     A named tuple, not a dataclass: one is built for every file of a cold run, and for every
     file the cache writes and reads (a frozen dataclass of ten fields cost ~1.8 us to build and
@@ -73,49 +73,6 @@ class ScanRecord(NamedTuple):
     # check-syntax or syntax-paths asks for its syntax: derivable from the path and the
     # configuration (both in the cache key), kept so that a run over cached records matches no glob
     syntax_scope: bool = False
-
-
-_HEADER = re.compile(rb"class[ \t]+[A-Za-z_\x80-\xff][\w\x80-\xff]*[ \t]*(?:\[[^\]\n]*\][ \t]*)?\(")
-_BASES = re.compile(rb"(?:[^()]|\((?:[^()]|\([^()]*\))*\))*")
-_IDENT = re.compile(rb"[A-Za-z_\x80-\xff][\w\x80-\xff]*")
-_ALIASED = re.compile(rb"([A-Za-z_\x80-\xff][\w\x80-\xff]*)[ \t]+as[ \t]+$")
-
-
-def class_bases(data: bytes) -> frozenset[str]:
-    """Identifiers written in the bases of the file's class statements, plus what they alias.
-
-    An over-approximation by design (it also sees class statements in strings): it decides which
-    files to index, and indexing one file too many only costs a parse.
-    """
-    names: set[bytes] = set()
-    header = _HEADER.search(data)
-    while header is not None:  # every "class" that starts a header, as a find loop would see them
-        position = header.start()
-        line_start = max(data.rfind(b"\n", 0, position), data.rfind(b"\r", 0, position)) + 1
-        if not data[line_start:position].strip(b" \t\f"):
-            bases = _BASES.match(data, header.end())  # always matches (it may match nothing)
-            end = bases.end() if bases is not None else header.end()
-            if data[end : end + 1] != b")":  # deeper nesting than the pattern follows
-                end = min(len(data), header.end() + 2000)
-            names.update(_IDENT.findall(data, header.end(), end))
-        header = _HEADER.search(data, position + 5)
-    if names and b" as " in data:  # (a search for " as " costs ~5 us on a 5 kB file: only when needed)
-        _add_aliased(data, names)
-    return frozenset(name.decode("utf-8", "replace") for name in names)
-
-
-def _add_aliased(data: bytes, names: set[bytes]) -> None:
-    """`from m import Base as B` ... `class X(B)`: Base counts too."""
-    for name in list(names):
-        needle = b" as " + name
-        found = data.find(needle)
-        while found >= 0:
-            after = found + len(needle)
-            if after >= len(data) or not (data[after : after + 1].isalnum() or data[after : after + 1] == b"_"):
-                before = _ALIASED.search(data, max(0, found - 200), found + 4)
-                if before is not None:
-                    names.add(before.group(1))
-            found = data.find(needle, found + 1)
 
 
 def syntax_error(text: str, path: str) -> tuple[str, int, int] | None:

@@ -28,6 +28,18 @@ if TYPE_CHECKING:
     from declint.types import Finding, SuppressedFinding
 
 
+def scan_needles(
+    gates: tuple[tuple[str, tuple[bytes, ...]], ...],
+    seeds: tuple[bytes, ...],
+    rule_seeds: tuple[tuple[tuple[bytes, ...], type[FileGate]], ...],
+) -> tuple[bytes, ...]:
+    """Every needle a scan looks for: the rules', the index's, the Literal's and the marker. A
+    file holding none of them is a placeholder that no rule reads (`ScanRecord.rules` empty)."""
+    asked = [needle for needles, _ in rule_seeds for needle in needles]
+    ruled = [needle for _, needles in gates for needle in needles]
+    return tuple(sorted({*ruled, *seeds, *asked, _prefilter.LITERAL_NEEDLE, MARKER}))
+
+
 @dataclass(frozen=True)
 class PrepareState:
     config: Config
@@ -61,9 +73,7 @@ class PrepareState:
 
     @functools.cached_property
     def needles(self) -> NeedleSet:
-        """Every needle a scan looks for: the rules', the index's, the Literal's and the marker."""
-        asked = [needle for needles, _ in self.rule_seeds for needle in needles]
-        return _prefilter.NeedleSet([*self.needle_codes, *self.seeds, *asked, _prefilter.LITERAL_NEEDLE, MARKER])
+        return _prefilter.NeedleSet(scan_needles(self.gates, self.seeds, self.rule_seeds))
 
 
 @dataclass(frozen=True)

@@ -1430,19 +1430,75 @@ def test_touched_files_within_the_racy_window_are_hashed_again_until_they_settle
         assert [_snapshot_of(demo).files[rel][1] for rel in touched] == recorded
 
 
-def test_a_touched_file_known_by_its_stat_only_or_with_other_bytes_is_a_full_run(demo: Path) -> None:
-    """A file no rule reads was never hashed (its stat stands for its bytes): a moved stat sends
-    the run down the full path. So does one file of several whose bytes did change."""
-    plain = "tensorrt_llm/_torch/modules/__init__.py"
+def test_one_touched_file_beside_one_edited_is_a_full_run(demo: Path) -> None:
     engine(demo).run([demo])
-    assert plain in _snapshot_of(demo).files and plain not in _snapshot_of(demo).digests
-    _touch(demo / plain, 120)
-    run = engine(demo)
-    assert run.run([demo]) == engine(demo, cache=False).run([demo])
-    assert "scan" in run.stats.seconds
     _touch(demo / MODELS / "modeling_radio.py", 100)
     edit(demo / MODELS / "modeling_step3vl.py", "class ", "class  ")
     settle(demo)
+    run = engine(demo)
+    assert lines(run.run([demo])) == lines(engine(demo, cache=False).run([demo]))
+    assert "scan" in run.stats.seconds
+
+
+_HELPER = "tensorrt_llm/_torch/pyexecutor/helper.py"  # no needle: a placeholder no rule reads
+
+
+def _with_a_helper(demo: Path) -> RunResult:
+    """The demo with a file no needle matches, whose one class has bases; its cold run."""
+    (demo / _HELPER).parent.mkdir(parents=True, exist_ok=True)
+    (demo / _HELPER).write_text("class Helper(dict):\n    pass\n", encoding="utf-8")
+    settle(demo)
+    cold = engine(demo).run([demo])
+    snapshot = _snapshot_of(demo)
+    assert _HELPER not in snapshot.digests and snapshot.bases[_HELPER] == {"dict"}
+    return cold
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "class Helper(dict):\n    pass\n",  # touched, the same bytes
+        "import os\n\n\nclass Helper(dict):\n    size = 2\n",  # edited: no needle, the same bases
+    ],
+)
+def test_a_file_no_rule_reads_edited_without_a_needle_keeps_the_snapshot(demo: Path, text: str) -> None:
+    """Edited in place (its directory unchanged) with no needle and the same class bases, it is
+    the same placeholder for the index, and no rule reads it: every finding is the same."""
+    cold = _with_a_helper(demo)
+    with open(demo / _HELPER, "r+", encoding="utf-8") as handle:  # in place: the same inode
+        handle.truncate(0)
+        handle.write(text)
+    _touch(demo / _HELPER, 120)
+    run = engine(demo)
+    assert run.run([demo]) == cold == engine(demo, cache=False).run([demo])
+    assert run.stats.files_read == 1 and "scan" not in run.stats.seconds
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "class Helper(dict, Mapping):\n    pass\n",  # another base
+        "class Helper(dict):\n    attn_backend = 'TRTLLM'\n",  # a needle
+        "class Helper(dict):\n    name = '\xe9'\n",  # not ASCII, still UTF-8: a placeholder as before
+    ],
+)
+def test_a_file_no_rule_reads_edited_into_a_needle_or_other_bases_is_a_full_run(demo: Path, text: str) -> None:
+    _with_a_helper(demo)
+    with open(demo / _HELPER, "r+", encoding="utf-8") as handle:
+        handle.truncate(0)
+        handle.write(text)
+    _touch(demo / _HELPER, 120)
+    run = engine(demo)
+    assert lines(run.run([demo])) == lines(engine(demo, cache=False).run([demo]))
+    assert ("scan" in run.stats.seconds) == ("\xe9" not in text)
+
+
+def test_a_file_no_rule_reads_edited_into_undecodable_bytes_is_a_full_run(demo: Path) -> None:
+    _with_a_helper(demo)
+    with open(demo / _HELPER, "r+b") as handle:
+        handle.truncate(0)
+        handle.write(b"class Helper(dict):\n    name = '\xff'\n")
+    _touch(demo / _HELPER, 120)
     run = engine(demo)
     assert lines(run.run([demo])) == lines(engine(demo, cache=False).run([demo]))
     assert "scan" in run.stats.seconds

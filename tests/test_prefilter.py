@@ -6,7 +6,8 @@ import difflib
 import random
 import string
 
-from declint.prefilter import NeedleSet, PlaceholderFacts, _Checker, class_bases, strings_close_to
+from declint.bases import class_bases
+from declint.prefilter import NeedleSet, PlaceholderFacts, _Checker, strings_close_to
 
 NAMES = ("FLASHINFER", "TRTLLM", "VANILLA")
 
