@@ -14,7 +14,9 @@ its bytes), as `run.py`'s "pre-commit, 3 files, 1 edited" case; it is restored a
 With `--other-edited`, the fourth model file of the manifest is edited so instead (a change the
 commit leaves out: the three files passed are unchanged, the index is not). With `--touched`,
 the first file gets a new mtime a minute back instead, its bytes unchanged (a `touch`, a
-file saved again in place).
+file saved again in place). With `--plain-edited`, the first file passed is a filler file no
+needle matches (the first, sorted, with a class statement), with a comment appended as with `--edited`, and the first
+two model files follow it.
 
 The versions share the cache directory's `last.walk` (the list the start-up child stats, which
 names the snapshot that wrote it): in the warm case only the version whose snapshot wrote it
@@ -45,13 +47,14 @@ def main() -> None:
     parser.add_argument("--edited", action="store_true", help="append a comment to the first file first")
     parser.add_argument("--other-edited", action="store_true", help="... to a model file not passed instead")
     parser.add_argument("--touched", action="store_true", help="give the first file a new mtime, the same bytes")
+    parser.add_argument("--plain-edited", action="store_true", help="pass a file no needle matches, edited, first")
     args = parser.parse_args()
     tree = TREES / args.tree
     manifest = json.loads((tree / "manifest.json").read_text(encoding="utf-8"))
     models = sorted(manifest["expected"])
-    staged = models[:FILES]
+    staged = [_plain_file(tree, models), *models[: FILES - 1]] if args.plain_edited else models[:FILES]
     edited = tree / (models[FILES] if args.other_edited else staged[0])
-    args.edited = args.edited or args.other_edited
+    args.edited = args.edited or args.other_edited or args.plain_edited
     original = edited.read_bytes()
     seconds: dict[str, list[float]] = {installed: [] for installed in args.installed}
     try:
@@ -70,11 +73,23 @@ def main() -> None:
         if args.edited:
             _restore(edited, original)
     case = "another model file edited" if args.other_edited else "1 edited" if args.edited else "warm"
+    case = f"{staged[0]} (no needle) edited" if args.plain_edited else case
     case = "1 touched, same bytes" if args.touched and not args.edited else case
     for installed, samples in seconds.items():
         shown = ", ".join(f"{sample:.3f}" for sample in samples)
         median = statistics.median(samples)
         print(f"{installed}: pre-commit on {args.tree}, {FILES} files, {case}: median {median:.3f} s ({shown})")
+
+
+def _plain_file(tree: Path, models: list[str]) -> str:
+    """The first filler file (sorted) with a class statement and without the words every needle
+    of declint's default configuration contains one of: a file no needle matches."""
+    gates = (b"backend", b"attention", b"metadata", b"literal", b"declint", b"multimodal", b"register_input")
+    for path in sorted(tree.rglob("*.py")):
+        rel, data = path.relative_to(tree).as_posix(), path.read_bytes()
+        if rel not in models and b"\nclass " in data and not any(gate in data.lower() for gate in gates):
+            return rel
+    raise SystemExit(f"no file without a needle in {tree}")
 
 
 def _restore(path: Path, original: bytes) -> None:
