@@ -15,7 +15,7 @@ With `--other-edited`, the fourth model file of the manifest is edited so instea
 commit leaves out: the three files passed are unchanged, the index is not). With `--touched`,
 the first file gets a new mtime a minute back instead, its bytes unchanged (a `touch`, a
 file saved again in place). With `--plain-edited`, the first file passed is a filler file no
-needle matches (the first, sorted, with a class statement), with a comment appended as with `--edited`, and the first
+needle matches (`run.plain_file`), with a comment appended as with `--edited`, and the first
 two model files follow it.
 
 The versions share the cache directory's `last.walk` (the list the start-up child stats, which
@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 
 from installed import WORK, timed_check
+from run import plain_file
 
 TREES = WORK / "trees"
 FILES = 3
@@ -52,7 +53,7 @@ def main() -> None:
     tree = TREES / args.tree
     manifest = json.loads((tree / "manifest.json").read_text(encoding="utf-8"))
     models = sorted(manifest["expected"])
-    staged = [_plain_file(tree, models), *models[: FILES - 1]] if args.plain_edited else models[:FILES]
+    staged = [plain_file(tree, models), *models[: FILES - 1]] if args.plain_edited else models[:FILES]
     edited = tree / (models[FILES] if args.other_edited else staged[0])
     args.edited = args.edited or args.other_edited or args.plain_edited
     original = edited.read_bytes()
@@ -79,17 +80,6 @@ def main() -> None:
         shown = ", ".join(f"{sample:.3f}" for sample in samples)
         median = statistics.median(samples)
         print(f"{installed}: pre-commit on {args.tree}, {FILES} files, {case}: median {median:.3f} s ({shown})")
-
-
-def _plain_file(tree: Path, models: list[str]) -> str:
-    """The first filler file (sorted) with a class statement and without the words every needle
-    of declint's default configuration contains one of: a file no needle matches."""
-    gates = (b"backend", b"attention", b"metadata", b"literal", b"declint", b"multimodal", b"register_input")
-    for path in sorted(tree.rglob("*.py")):
-        rel, data = path.relative_to(tree).as_posix(), path.read_bytes()
-        if rel not in models and b"\nclass " in data and not any(gate in data.lower() for gate in gates):
-            return rel
-    raise SystemExit(f"no file without a needle in {tree}")
 
 
 def _restore(path: Path, original: bytes) -> None:

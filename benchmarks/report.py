@@ -163,6 +163,7 @@ def trees_table(results: dict[str, Any]) -> list[str]:
         "warm",
         "pre-commit, 3 files, warm",
         "pre-commit, 3 files, 1 edited",
+        "pre-commit, 3 files, 1 with no needle edited",
     )
     lines = [
         "| tree | files | MB | MB that can match | " + " | ".join(cases) + " | peak RSS cold (main / worker) |",
@@ -207,7 +208,9 @@ def render(results: dict[str, Any]) -> str:
         "Medians of the rounds; `cwd` is the tree (`benchmarks/.work/trees/<label>`), commands "
         "`python -m declint check .` (cold: cache directory removed first; warm: after a run), "
         "`--config check-syntax.toml` for `check-syntax = true`, and for pre-commit the first three "
-        "model files with findings passed by path.",
+        'model files with findings passed by path ("1 edited": the first with a comment appended; '
+        '"1 with no needle edited": a filler file with classes and no needle, `run.plain_file`, '
+        "passed first and a comment appended to it in place, then the first two model files).",
         "",
         *trees_table(results),
         "",

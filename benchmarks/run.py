@@ -398,6 +398,9 @@ def tree_cases(root: Path, label: str) -> list[Case]:
     models = sorted(manifest["expected"])[:PRECOMMIT_FILES]
     edited = root / models[0]
     original = edited.read_bytes()
+    plain = plain_file(root, sorted(manifest["expected"]))
+    with_plain = [plain, *models[: PRECOMMIT_FILES - 1]]
+    plain_original = (root / plain).read_bytes()
 
     def clear() -> None:
         shutil.rmtree(cache, ignore_errors=True)
@@ -408,6 +411,13 @@ def tree_cases(root: Path, label: str) -> list[Case]:
     def untouch() -> None:
         edited.write_bytes(original)
         _age(edited)
+
+    def edit_plain() -> None:  # in place, as an editor saves it
+        (root / plain).write_bytes(plain_original + b"\n# edited\n")
+
+    def restore_plain() -> None:
+        (root / plain).write_bytes(plain_original)
+        _age(root / plain)
 
     return [
         Case(f"{label} cold", declint_command("."), root, before=clear),
@@ -426,7 +436,25 @@ def tree_cases(root: Path, label: str) -> list[Case]:
             before=touch,
             after=untouch,
         ),
+        Case(
+            f"{label} pre-commit, {PRECOMMIT_FILES} files, 1 with no needle edited",
+            declint_command(*with_plain),
+            root,
+            before=edit_plain,
+            after=restore_plain,
+        ),
     ]
+
+
+def plain_file(tree: Path, models: list[str]) -> str:
+    """The first filler file (sorted) with a class statement and without the words every needle
+    of declint's default configuration contains one of: a file no needle matches."""
+    gates = (b"backend", b"attention", b"metadata", b"literal", b"declint", b"multimodal", b"register_input")
+    for path in sorted(tree.rglob("*.py")):
+        rel, data = path.relative_to(tree).as_posix(), path.read_bytes()
+        if rel not in models and b"\nclass " in data and not any(gate in data.lower() for gate in gates):
+            return rel
+    raise SystemExit(f"no file without a needle in {tree}")
 
 
 def _prime(root: Path) -> None:
