@@ -397,27 +397,14 @@ def tree_cases(root: Path, label: str) -> list[Case]:
     manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
     models = sorted(manifest["expected"])[:PRECOMMIT_FILES]
     edited = root / models[0]
-    original = edited.read_bytes()
     plain = plain_file(root, sorted(manifest["expected"]))
     with_plain = [plain, *models[: PRECOMMIT_FILES - 1]]
-    plain_original = (root / plain).read_bytes()
 
     def clear() -> None:
         shutil.rmtree(cache, ignore_errors=True)
 
-    def touch() -> None:
-        edited.write_bytes(original + b"\n# edited\n")
-
-    def untouch() -> None:
-        edited.write_bytes(original)
-        _age(edited)
-
-    def edit_plain() -> None:  # in place, as an editor saves it
-        (root / plain).write_bytes(plain_original + b"\n# edited\n")
-
-    def restore_plain() -> None:
-        (root / plain).write_bytes(plain_original)
-        _age(root / plain)
+    touch, untouch = _edit_in_place(edited)
+    edit_plain, restore_plain = _edit_in_place(root / plain)
 
     return [
         Case(f"{label} cold", declint_command("."), root, before=clear),
@@ -444,6 +431,20 @@ def tree_cases(root: Path, label: str) -> list[Case]:
             after=restore_plain,
         ),
     ]
+
+
+def _edit_in_place(path: Path) -> tuple[Callable[[], None], Callable[[], None]]:
+    """(append a comment, restore the bytes and age them): written in place, as an editor saves."""
+    original = path.read_bytes()
+
+    def edit() -> None:
+        path.write_bytes(original + b"\n# edited\n")
+
+    def restore() -> None:
+        path.write_bytes(original)
+        _age(path)
+
+    return edit, restore
 
 
 def plain_file(tree: Path, models: list[str]) -> str:

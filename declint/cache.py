@@ -777,8 +777,7 @@ class Cache:
         return self.path_for(f"{_PREVIEWS}-{code_fingerprint()}", ".previews")
 
     def _prune_previews(self, keep: Path) -> None:
-        files = sorted(keep.parent.glob(f"{_PREVIEWS}*.previews"), key=lambda p: p.stat().st_mtime, reverse=True)
-        for old in files[_KEEP_PREVIEWS:]:
+        for old in _newest_first(keep.parent, f"{_PREVIEWS}*.previews")[_KEEP_PREVIEWS:]:
             if old != keep:
                 with contextlib.suppress(OSError):
                     old.unlink()
@@ -864,8 +863,7 @@ class Cache:
             ignore.write_text(GITIGNORE_TEXT, encoding="utf-8")
 
     def _prune(self, keep: Path) -> None:
-        files = sorted(keep.parent.glob("*.pickle"), key=lambda p: p.stat().st_mtime, reverse=True)
-        for old in files[_KEEP_FILES:]:
+        for old in _newest_first(keep.parent, "*.pickle")[_KEEP_FILES:]:
             if old != keep:
                 with contextlib.suppress(OSError):
                     old.unlink()
@@ -887,6 +885,10 @@ class Cache:
                         entry.unlink()
             with contextlib.suppress(OSError):
                 directory.rmdir()
+
+
+def _newest_first(directory: Path, pattern: str) -> list[Path]:
+    return sorted(directory.glob(pattern), key=lambda p: p.stat().st_mtime, reverse=True)
 
 
 def run_key(parts: Iterable[str]) -> str:

@@ -130,7 +130,7 @@ HANG_HOOK_ENV = "DECLINT_TEST_HANG_ON"
 # earlier run's, `check --fix` re-checking fixed texts, is freed when the next one replaces it).
 RETAINED: list[object] | None = None
 _READ_HERE = 4  # files a run reads in its own process rather than forking a worker for them
-# Files whose stat moved that a run re-hashes before it gives up the snapshot (`_same_bytes`):
+# Files whose stat moved that a run reads again before it gives up the snapshot (`_still_holds`):
 # at ~20 us a module, a few milliseconds lost when the last of them did change.
 _REHASH_MOST = 512
 # Re-reading and hashing a module (~20 us) costs about 8 times its share of writing the snapshot
