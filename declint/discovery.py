@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import functools
+import hashlib
 import os
 import re
 import sys
@@ -116,10 +117,49 @@ class Listing(NamedTuple):
     and its entries named `*.json` that are not directories, as `os.walk` tells them apart.
 
     A named tuple: the walk makes one per directory, and the cache keeps them for the runs that
-    take the last walk from the snapshot (`Cache.save_listings`, plain tuples in a marshal)."""
+    take the last walk from the snapshot (`Cache.save_listings`, plain tuples in a marshal).
+    `signature` is the walk's `entries_signature` of the directory (empty from other listings)."""
 
     subdirectories: tuple[str, ...]
     json_files: tuple[str, ...]
+    signature: bytes = b""
+
+
+def entries_signature(entries: Sequence[os.DirEntry[str]]) -> bytes:
+    """A digest of what the walk decides a directory's entries by: each one's name and kind
+    (directory, symlink with its target, anything else), in name order. Listings with the same
+    signature are walked alike (the .gitignore files, the package markers and the configuration
+    are inputs of their own): a directory whose mtime moved while its entries did not, a file
+    saved by renaming a new one over it (as editors and git do) or a temporary file created and
+    removed, still holds the same files."""
+    parts: list[str] = []
+    for entry in entries:
+        if entry.is_symlink():
+            parts.append(f"l{entry.name}\0{_link_target(entry.path)}")
+        else:
+            parts.append(("d" if entry.is_dir(follow_symlinks=False) else "f") + entry.name)
+    return hashlib.blake2b("\0".join(parts).encode("utf-8", "surrogateescape"), digest_size=16).digest()
+
+
+def _link_target(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:  # gone meanwhile: a signature no listing has
+        return "\0"
+
+
+def listed_again(directory: str, signature: bytes) -> os.stat_result | None:
+    """The directory's stat when its entries are still those `signature` was made of, else None.
+    The stat is taken before the listing: a change made in between moves the mtime recorded."""
+    try:
+        stat = os.stat(directory)
+        if not S_ISDIR(stat.st_mode):
+            return None
+        with os.scandir(directory) as scan:
+            entries = sorted(scan, key=_name)
+    except OSError:
+        return None
+    return stat if entries_signature(entries) == signature else None
 
 
 @dataclass(frozen=True)
@@ -667,7 +707,7 @@ def _walk_dir(
                 probe_files and flt.excluded(entry.path, rel, False, walked=True, gitignores=gitignores)
             ):
                 found.append(SourcePath(rel, entry.path))
-    flt.listings[directory] = Listing(tuple(subdirectories), tuple(json_files))
+    flt.listings[directory] = Listing(tuple(subdirectories), tuple(json_files), entries_signature(entries))
 
 
 _name = attrgetter("name")

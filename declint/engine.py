@@ -65,6 +65,7 @@ from declint.discovery import (
     display_path,
     glob_match,
     known_files,
+    listed_again,
     listings_lent,
     printable,
 )
@@ -137,6 +138,9 @@ _REHASH_MOST = 512
 # and the walk file again (~2.5 us a file: 50 ms on the 20k-file tree): the new stats of files
 # whose bytes did not change are written once they are more than 1/8 of the snapshot's files.
 _REHASH_SHARE = 8
+# Directories whose stat moved that a run lists again before it walks the tree anew (`_relist`):
+# a listing and its hash are ~10-50 us; a checkout moves hundreds, and the walk is cheaper then.
+_RELIST_MOST = 64
 
 Progress = Callable[[int, int], None]
 
@@ -229,7 +233,7 @@ class Engine:
                 if listing is not None:  # no directory changed: the last walk's files, no walk
                     snapshot, rels, skipped = listing
                     checked_files, indexed_files = run.files_from_snapshot(rels)
-                    listed = Recorded(snapshot.walk)  # checked against the disk before anything was read
+                    listed = run.walk_recorded(snapshot)  # checked against the disk before anything was read
                     run.listings = run.last_listings(snapshot)  # the walk's, which still hold
                 else:
                     with self.stats.phase("discover"), InputRecorder.recording(with_keys=run.keeps_keys) as listed:
@@ -386,6 +390,9 @@ class _Run:
         # The snapshot's files and those whose stat changed since: the others are unchanged and settled.
         self._stats_seen: tuple[Mapping[str, tuple[str, StatKey, str]], set[str]] | None = None
         self._listing: tuple[tuple[Snapshot, tuple[str, ...], list[tuple[str, str]]] | None] | None = None
+        self._saved_listings: SavedListings | None = None  # the snapshot's walk's listings, once loaded
+        # Directories of the snapshot's walk whose stat moved but whose entries did not (`_relist`).
+        self._relisted: dict[str, os.stat_result] = {}
         self._known_modules: dict[str, str] | None = None
         self._data: CacheData | None = None
         self.changed: set[str] = set()  # rels whose cache entries this run replaced or modified
@@ -920,7 +927,8 @@ class _Run:
             for rel, key in fresh.items():
                 path, _, module = files[rel]
                 files[rel] = (path, key, module)
-            self._pending_snapshot = dataclasses.replace(snapshot, files=files)
+            walk = tuple(self.walk_recorded(snapshot).items())  # the same paths, with directories listed again
+            self._pending_snapshot = dataclasses.replace(snapshot, files=files, walk=walk)
         return True
 
     def listing_from_snapshot(
@@ -956,15 +964,47 @@ class _Run:
             if any(rel not in snapshot.files for rel in rels):
                 return None
             self._early = self._early_answer(snapshot)
-            if self._early.walk if self._early is not None else stat_check.changed(snapshot.walk):
+            moved = self._early.walk if self._early is not None else stat_check.changed(snapshot.walk)
+            if moved and not self._relist(snapshot, moved):
                 return None
         self._snapshot_found = snapshot
         return snapshot, rels, skipped
 
+    def _relist(self, snapshot: Snapshot, moved: Sequence[int]) -> bool:
+        """Do the paths of the snapshot's walk whose stat moved (positions in `snapshot.walk`) still
+        list what the walk saw? Each must be a directory the walk listed whose entries have the
+        same names and kinds (`entries_signature`): a file saved by renaming a new one over it,
+        as editors and git do, moves its directory's mtime and nothing the walk decides by. A
+        changed .gitignore or package marker, or a path looked for that now exists, says no, as
+        do more than `_RELIST_MOST` directories."""
+        if len(moved) > _RELIST_MOST:
+            return False
+        listings = self.last_listings(snapshot)
+        relisted: dict[str, os.stat_result] = {}
+        for position in moved:
+            directory = snapshot.walk[position][0]
+            listing = listings.get(directory)
+            stat = listed_again(directory, listing.signature) if listing is not None and listing.signature else None
+            if stat is None:
+                return False
+            relisted[directory] = stat
+        self._relisted = relisted
+        return True
+
+    def walk_recorded(self, snapshot: Snapshot) -> Recorded:
+        """The snapshot's walk as this run found it: the directories listed again with their new stats."""
+        listed = Recorded(snapshot.walk)
+        for directory, stat in self._relisted.items():
+            listed.note(directory, stat)
+        return listed
+
     def last_listings(self, snapshot: Snapshot) -> SavedListings:
-        """The directory listings of the walk `snapshot` holds (still valid: no directory changed)."""
+        """The directory listings of the walk `snapshot` holds (still valid: no directory changed,
+        or those that did list the same entries)."""
         assert self.store is not None
-        return SavedListings(self.store, self.key, snapshot.listings)
+        if self._saved_listings is None or self._saved_listings.token != snapshot.listings:
+            self._saved_listings = SavedListings(self.store, self.key, snapshot.listings)
+        return self._saved_listings
 
     def _listings_token(self) -> str:
         """The token the new snapshot names its walk's listings by: the last walk's when this run

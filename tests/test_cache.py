@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from declint.cache import FORMAT, NO_CACHE_ENV, Cache, CacheData, content_digest
+from declint.cache import FORMAT, NO_CACHE_ENV, Cache, CacheData, content_digest, stat_key
 from declint.config import find_config_file, load_config
 from declint.engine import Engine, Selection, _Run
 from declint.rules import ALL_RULES, RULES_BY_CODE
@@ -1536,3 +1536,123 @@ def test_fix_previews_of_the_four_newest_versions_are_kept(demo: Path, monkeypat
     _json_report(demo, monkeypatch)  # previews computed again and saved: the oldest two go
     names = {p.name for p in directory.glob("*.previews")}
     assert names == {f"fix-previews-{fingerprint}.previews"} | {f"fix-previews-old{n}.previews" for n in (2, 3, 4)}
+
+
+# ---- a directory whose mtime moved while its entries did not -----------------------------------
+
+
+def _save_by_rename(path: Path, text: str) -> None:
+    """Save as editors' safe write and git do: a new file renamed over the old one (a new inode;
+    the directory's mtime moves)."""
+    fresh = path.with_name(path.name + ".tmp")
+    fresh.write_text(text, encoding="utf-8")
+    os.replace(fresh, path)
+    _touch(path, 60)
+
+
+def test_a_file_saved_by_rename_is_read_without_a_walk(demo: Path) -> None:
+    """The file's directory lists the same names and kinds: the last walk still holds, the file
+    alone is read, and the next snapshot records the directory's new stat (the run after it is
+    answered from the snapshot, listing nothing)."""
+    model = demo / MODELS / "modeling_radio.py"
+    engine(demo).run([demo])
+    _save_by_rename(model, model.read_text(encoding="utf-8") + "\n# saved\n")
+    saved = engine(demo)
+    result = saved.run([demo])
+    assert "discover" not in saved.stats.seconds and saved.stats.files_read == 1
+    assert result == engine(demo, cache=False).run([demo])
+    assert dict(_snapshot_of(demo).walk)[str(model.parent)] == stat_key(os.stat(model.parent))
+    again, _, listed = _run_listing(demo)
+    assert listed == [] and "scan" not in again.stats.seconds
+
+
+def test_a_temporary_file_created_and_removed_keeps_the_snapshot(demo: Path) -> None:
+    """An editor's swap file (or vim's probe `4913`) moves the directory's mtime and leaves it as
+    it was: the snapshot answers, and reads nothing."""
+    cold = engine(demo).run([demo])
+    probe = demo / MODELS / "4913"
+    probe.write_bytes(b"")
+    probe.unlink()
+    warm = engine(demo)
+    assert warm.run([demo]) == cold
+    assert "discover" not in warm.stats.seconds and "scan" not in warm.stats.seconds
+
+
+@pytest.mark.parametrize("change", ["new-file", "renamed", "file-to-directory", "gitignore-by-rename"])
+def test_a_directory_whose_entries_changed_is_walked_again(demo: Path, change: str) -> None:
+    """Other names, another kind of entry, or a .gitignore saved by rename with another pattern:
+    the walk is made again, with a cold run's findings."""
+    models = demo / MODELS
+    ignore = models / ".gitignore"
+    ignore.write_text("*.tmp\n", encoding="utf-8")
+    settle(demo)
+    engine(demo).run([demo])
+    if change == "new-file":
+        (models / "modeling_extra.py").write_text('def f(attn_backend="TRTLLM"):\n    return 1\n', encoding="utf-8")
+    elif change == "renamed":
+        os.replace(models / "modeling_radio.py", models / "modeling_radio2.py")
+    elif change == "file-to-directory":
+        (models / "modeling_radio.py").unlink()
+        (models / "modeling_radio.py").mkdir()
+    else:
+        _save_by_rename(ignore, "modeling_radio.py\n")
+    settle(demo)
+    warm = engine(demo)
+    result = warm.run([demo])
+    assert "discover" in warm.stats.seconds
+    assert result == engine(demo, cache=False).run([demo])
+    assert any("modeling_radio.py" in line for line in lines(result)) is (change == "new-file")
+
+
+def test_more_directories_moved_than_are_listed_again_is_a_walk(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import declint.engine
+
+    cold = engine(demo).run([demo])
+    for directory in (demo / MODELS, demo / "tensorrt_llm"):
+        (directory / "4913").write_bytes(b"")
+        (directory / "4913").unlink()
+    monkeypatch.setattr(declint.engine, "_RELIST_MOST", 1)
+    walked = engine(demo)
+    assert walked.run([demo]) == cold and "discover" in walked.stats.seconds
+    monkeypatch.setattr(declint.engine, "_RELIST_MOST", 2)
+    listed = engine(demo)
+    assert listed.run([demo]) == cold and "discover" not in listed.stats.seconds
+
+
+def test_entries_signature_tells_names_kinds_and_link_targets_apart(tmp_path: Path) -> None:
+    from declint.discovery import entries_signature
+
+    def signature() -> bytes:
+        with os.scandir(tmp_path) as scan:
+            return entries_signature(sorted(scan, key=lambda entry: entry.name))
+
+    (tmp_path / "a.py").write_text("", encoding="utf-8")
+    (tmp_path / "b.py").write_text("", encoding="utf-8")
+    (tmp_path / "link.py").symlink_to("a.py")
+    first = signature()
+    (tmp_path / "a.py").write_text("x = 1\n", encoding="utf-8")  # contents are not the listing's
+    assert signature() == first
+    (tmp_path / "link.py").unlink()
+    (tmp_path / "link.py").symlink_to("b.py")
+    retargeted = signature()
+    assert retargeted != first
+    (tmp_path / "b.py").unlink()
+    (tmp_path / "b.py").mkdir()
+    assert signature() not in (first, retargeted)
+
+
+def test_a_symlink_re_pointed_outside_the_root_is_walked_again(tmp_path: Path) -> None:
+    """The same names and kinds, another link target: the walk decides by the target (one
+    outside the project root is not followed), so it is made again."""
+    root, outside = tmp_path / "project", tmp_path / "outside"
+    write_tree(root, {**PRELUDE, "pkg/real.py": "x = 1\n"})
+    write_tree(outside, {"real.py": 'def f(attn_backend="TRTLLM"):\n    return attn_backend\n'})
+    (root / "pkg" / "link.py").symlink_to(root / "pkg" / "real.py")
+    settle(root)
+    settle(outside)
+    engine(root).run([root])
+    (root / "pkg" / "link.py").unlink()
+    (root / "pkg" / "link.py").symlink_to(outside / "real.py")
+    warm = lines(engine(root).run([root]))
+    assert warm == lines(engine(root, cache=False).run([root]))
+    assert any("pkg/link.py" in line and "DL000" in line and "outside" in line for line in warm), warm
