@@ -3,6 +3,7 @@
     python benchmarks/precommit_ab.py --rounds 7 /tmp/ab-base /tmp/ab-head
     python benchmarks/precommit_ab.py --rounds 7 --tree 20000 --edited /tmp/ab-base /tmp/ab-head
     python benchmarks/precommit_ab.py --rounds 7 --other-edited /tmp/ab-base /tmp/ab-head
+    python benchmarks/precommit_ab.py --rounds 7 --tree 20000 --renamed /tmp/ab-base /tmp/ab-head
 
 Each directory is a `pip install --no-deps --target` of declint, as for `ab.py`. On the 20k tree
 with 30 models (made by `run.py`; `--tree` names another of `benchmarks/.work/trees`), every
@@ -16,7 +17,8 @@ commit leaves out: the three files passed are unchanged, the index is not). With
 the first file gets a new mtime a minute back instead, its bytes unchanged (a `touch`, a
 file saved again in place). With `--plain-edited`, the first file passed is a filler file no
 needle matches (`run.plain_file`), with a comment appended as with `--edited`, and the first
-two model files follow it.
+two model files follow it. With `--renamed`, the first file's edit is saved as editors' safe
+write and git do: a new file renamed over it (its directory's mtime moves).
 
 The versions share the cache directory's `last.walk` (the list the start-up child stats, which
 names the snapshot that wrote it): in the warm case only the version whose snapshot wrote it
@@ -49,13 +51,14 @@ def main() -> None:
     parser.add_argument("--other-edited", action="store_true", help="... to a model file not passed instead")
     parser.add_argument("--touched", action="store_true", help="give the first file a new mtime, the same bytes")
     parser.add_argument("--plain-edited", action="store_true", help="pass a file no needle matches, edited, first")
+    parser.add_argument("--renamed", action="store_true", help="--edited, saved by renaming a new file over it")
     args = parser.parse_args()
     tree = TREES / args.tree
     manifest = json.loads((tree / "manifest.json").read_text(encoding="utf-8"))
     models = sorted(manifest["expected"])
     staged = [plain_file(tree, models), *models[: FILES - 1]] if args.plain_edited else models[:FILES]
     edited = tree / (models[FILES] if args.other_edited else staged[0])
-    args.edited = args.edited or args.other_edited or args.plain_edited
+    args.edited = args.edited or args.other_edited or args.plain_edited or args.renamed
     original = edited.read_bytes()
     seconds: dict[str, list[float]] = {installed: [] for installed in args.installed}
     try:
@@ -63,7 +66,7 @@ def main() -> None:
             for installed in args.installed:
                 timed_check(installed, tree, ".")
                 if args.edited:
-                    edited.write_bytes(original + f"\n# edited {number} {installed}\n".encode())
+                    _save(edited, original + f"\n# edited {number} {installed}\n".encode(), args.renamed)
                 elif args.touched:
                     moment = time.time() - 60
                     os.utime(edited, (moment, moment))
@@ -76,10 +79,20 @@ def main() -> None:
     case = "another model file edited" if args.other_edited else "1 edited" if args.edited else "warm"
     case = f"{staged[0]} (no needle) edited" if args.plain_edited else case
     case = "1 touched, same bytes" if args.touched and not args.edited else case
+    case = f"{case}, saved by rename" if args.renamed else case
     for installed, samples in seconds.items():
         shown = ", ".join(f"{sample:.3f}" for sample in samples)
         median = statistics.median(samples)
         print(f"{installed}: pre-commit on {args.tree}, {FILES} files, {case}: median {median:.3f} s ({shown})")
+
+
+def _save(path: Path, data: bytes, by_rename: bool) -> None:
+    if not by_rename:
+        path.write_bytes(data)
+        return
+    fresh = path.with_name(path.name + ".tmp")
+    fresh.write_bytes(data)
+    os.replace(fresh, path)
 
 
 def _restore(path: Path, original: bytes) -> None:

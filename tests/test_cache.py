@@ -1568,7 +1568,8 @@ def test_a_file_saved_by_rename_is_read_without_a_walk(demo: Path) -> None:
 
 def test_a_temporary_file_created_and_removed_keeps_the_snapshot(demo: Path) -> None:
     """An editor's swap file (or vim's probe `4913`) moves the directory's mtime and leaves it as
-    it was: the snapshot answers, and reads nothing."""
+    it was: the snapshot answers, reads nothing, and is written again with the directory's new
+    stat (the run after it lists nothing)."""
     cold = engine(demo).run([demo])
     probe = demo / MODELS / "4913"
     probe.write_bytes(b"")
@@ -1576,6 +1577,10 @@ def test_a_temporary_file_created_and_removed_keeps_the_snapshot(demo: Path) -> 
     warm = engine(demo)
     assert warm.run([demo]) == cold
     assert "discover" not in warm.stats.seconds and "scan" not in warm.stats.seconds
+    assert warm.stats.files_read == 0
+    assert dict(_snapshot_of(demo).walk)[str(probe.parent)] == stat_key(os.stat(probe.parent))
+    _, result, listed = _run_listing(demo)
+    assert result == cold and listed == []
 
 
 @pytest.mark.parametrize("change", ["new-file", "renamed", "file-to-directory", "gitignore-by-rename"])
