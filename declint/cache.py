@@ -514,7 +514,8 @@ class SavedListings(Mapping[str, Listing]):
     @property
     def _listings(self) -> dict[str, Listing]:
         if self._loaded is None:
-            self._loaded = (self.store.load_listings(self.key, self.token) if self.token else None) or {}
+            with InputRecorder.paused():  # the cache's own file is no input of the rule asking
+                self._loaded = (self.store.load_listings(self.key, self.token) if self.token else None) or {}
         return self._loaded
 
     def __getitem__(self, directory: str) -> Listing:
@@ -589,6 +590,16 @@ class InputRecorder:
             path = args[0]
             if isinstance(path, str | bytes | os.PathLike):
                 active.take(os.path.abspath(os.fsdecode(path)))  # audit hooks run before the call
+
+    @classmethod
+    @contextlib.contextmanager
+    def paused(cls) -> Iterator[None]:
+        """Nothing read meanwhile is recorded (declint's own files)."""
+        previous, cls._active = cls._active, None
+        try:
+            yield
+        finally:
+            cls._active = previous
 
     @classmethod
     @contextlib.contextmanager

@@ -1661,3 +1661,21 @@ def test_a_symlink_re_pointed_outside_the_root_is_walked_again(tmp_path: Path) -
     warm = lines(engine(root).run([root]))
     assert warm == lines(engine(root, cache=False).run([root]))
     assert any("pkg/link.py" in line and "DL000" in line and "outside" in line for line in warm), warm
+
+
+def test_the_walks_listings_read_by_dl108_are_no_input_of_the_snapshot(demo: Path) -> None:
+    """The listings file is the cache's own: read while the project rules run (DL108 walks the
+    tree), it was recorded as their input, fresh after the walk that wrote it, and the edit's run
+    wrote no snapshot (each run until it aged past the racy window went the long way)."""
+    engine(demo).run([demo])
+    model = demo / MODELS / "modeling_radio.py"
+    model.write_text(model.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    settle(demo)
+    before = _snapshot_of(demo).token
+    engine(demo).run([demo])
+    snapshot = _snapshot_of(demo)
+    assert snapshot.token != before
+    assert [path for path, _ in snapshot.inputs if ".declint_cache" in path] == []
+    warm = engine(demo)
+    warm.run([demo])
+    assert "scan" not in warm.stats.seconds
