@@ -163,6 +163,7 @@ def trees_table(results: dict[str, Any]) -> list[str]:
         "warm",
         "pre-commit, 3 files, warm",
         "pre-commit, 3 files, 1 edited",
+        "pre-commit, 3 files, 1 edited, saved by rename",
         "pre-commit, 3 files, 1 with no needle edited",
     )
     lines = [
@@ -170,7 +171,8 @@ def trees_table(results: dict[str, Any]) -> list[str]:
         "|---" * (len(cases) + 5) + "|",
     ]
     for label, tree in results["scaling"]["trees"].items():
-        times = " | ".join(_s(tree["timings"][case]["median_s"]) for case in cases)
+        # (a run made before a case was added has none of it)
+        times = " | ".join(_s(tree["timings"][case]["median_s"]) if case in tree["timings"] else "—" for case in cases)
         rss = tree["peak_rss_cold"]
         lines.append(
             f"| {label} | {tree['files']} | {tree['megabytes']} | {tree['matching_megabytes']} | {times} "
@@ -209,6 +211,8 @@ def render(results: dict[str, Any]) -> str:
         "`python -m declint check .` (cold: cache directory removed first; warm: after a run), "
         "`--config check-syntax.toml` for `check-syntax = true`, and for pre-commit the first three "
         'model files with findings passed by path ("1 edited": the first with a comment appended; '
+        '"saved by rename": that edit written to a new file renamed over it, as editors\' safe write '
+        "and git do; "
         '"1 with no needle edited": a filler file with classes and no needle, `run.plain_file`, '
         "passed first and a comment appended to it in place, then the first two model files).",
         "",

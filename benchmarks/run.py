@@ -404,6 +404,7 @@ def tree_cases(root: Path, label: str) -> list[Case]:
         shutil.rmtree(cache, ignore_errors=True)
 
     touch, untouch = _edit_in_place(edited)
+    renamed, unrenamed = _edit_by_rename(edited)
     edit_plain, restore_plain = _edit_in_place(root / plain)
 
     return [
@@ -424,6 +425,13 @@ def tree_cases(root: Path, label: str) -> list[Case]:
             after=untouch,
         ),
         Case(
+            f"{label} pre-commit, {PRECOMMIT_FILES} files, 1 edited, saved by rename",
+            declint_command(*models),
+            root,
+            before=renamed,
+            after=unrenamed,
+        ),
+        Case(
             f"{label} pre-commit, {PRECOMMIT_FILES} files, 1 with no needle edited",
             declint_command(*with_plain),
             root,
@@ -439,6 +447,23 @@ def _edit_in_place(path: Path) -> tuple[Callable[[], None], Callable[[], None]]:
 
     def edit() -> None:
         path.write_bytes(original + b"\n# edited\n")
+
+    def restore() -> None:
+        path.write_bytes(original)
+        _age(path)
+
+    return edit, restore
+
+
+def _edit_by_rename(path: Path) -> tuple[Callable[[], None], Callable[[], None]]:
+    """(append a comment, restore the bytes and age them): saved as editors' safe write and git
+    do, a new file renamed over the old one (its directory's mtime moves; its entries do not)."""
+    original = path.read_bytes()
+    fresh = path.with_name(path.name + ".tmp")
+
+    def edit() -> None:
+        fresh.write_bytes(original + b"\n# edited\n")
+        os.replace(fresh, path)
 
     def restore() -> None:
         path.write_bytes(original)
