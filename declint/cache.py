@@ -461,7 +461,9 @@ class Snapshot:
     before the per-run filter, `inputs` the stat of every directory the walk listed and every
     other file it or the project rules read (.gitignore files, the docs table, the serving
     schemas, package markers), None for a path that did not exist. A directory's mtime moves
-    when an entry is added, removed or renamed, so unchanged inputs mean the same files.
+    when an entry is added, removed or renamed, so unchanged inputs mean the same files; a
+    directory of the walk whose mtime moved is listed again, and the same names and kinds
+    (`Listing.signature`) mean the same files too (`_Run._relist`).
     """
 
     key: str

@@ -904,8 +904,9 @@ class _Run:
         """Does the snapshot hold although these files' stats moved? Each is read: one whose
         bytes were hashed must hash the same (a `touch`, a file saved again in place unchanged);
         one known by its stat only (no needle: a placeholder no rule reads) must still hold no
-        needle, with the same class bases. A checkout replaces files: their directories' mtimes
-        move, and the walk is made again. More than `_REHASH_MOST` files, or an unreadable one,
+        needle, with the same class bases. Files replaced (a checkout, a save by rename) move
+        their directories' mtimes as well: `_relist` decides whether the walk still holds then.
+        More than `_REHASH_MOST` files, or an unreadable one,
         say no. The new stats are written back (a new snapshot) once reading the files again
         each run would cost more than that write (`_REHASH_SHARE`; an edit's full run writes
         them anyway), but for a stat within the racy window."""
