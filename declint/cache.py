@@ -147,6 +147,8 @@ def _canonical(value: object) -> object:
     """Plain nested tuples with sets sorted, so equal values have equal reprs whatever the hash seed."""
     if value is None or isinstance(value, bool | int | float | str | bytes):
         return value
+    if isinstance(value, tuple) and hasattr(type(value), "_fields"):  # a NamedTuple: its class counts too
+        return ("N", type(value).__qualname__, tuple(_canonical(item) for item in value))
     if isinstance(value, tuple | list):
         return ("T", tuple(_canonical(item) for item in value))
     if isinstance(value, set | frozenset):
@@ -660,9 +662,16 @@ class _SafeUnpickler(pickle.Unpickler):
             return super().find_class(module, name)
         if module in _ALLOWED_MODULES:
             found = super().find_class(module, name)
-            if isinstance(found, type) and (dataclasses.is_dataclass(found) or issubclass(found, enum.Enum)):
+            if isinstance(found, type) and (
+                dataclasses.is_dataclass(found) or issubclass(found, enum.Enum) or _is_named_tuple(found)
+            ):
                 return found
         raise pickle.UnpicklingError(f"refusing to load {module}.{name} from the cache")
+
+
+def _is_named_tuple(cls: type) -> bool:
+    """A `typing.NamedTuple` (the facts' records): unpickled by calling the class with its fields."""
+    return issubclass(cls, tuple) and isinstance(getattr(cls, "_fields", None), tuple)
 
 
 class Cache:

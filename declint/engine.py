@@ -26,7 +26,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Seq
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISREG
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, cast
 
 from declint import early_stats, stat_check
 from declint.bases import class_bases
@@ -573,8 +573,8 @@ class _Run:
         return stat_key(stat), settled(stat, now)
 
     def _scanned(self, item: _ScanItem, outcome: Scanned | _Plain | workers.Failure) -> None:
-        if type(outcome) is tuple:  # a file with no needle (most of a tree): the short way
-            digest, size, bases, read_stat = outcome
+        if type(outcome) is tuple:  # no needle (most of a tree): the short way (Scanned, Failure: subclasses)
+            digest, size, bases, read_stat = cast(_Plain, outcome)
             if digest is None:
                 assert read_stat is not None
                 digest = stat_identity(read_stat[0])

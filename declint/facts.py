@@ -15,6 +15,7 @@ import re
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from declint.members import MetadataRead, metadata_reads, method_names, provided_members
 from declint.model_defaults import UNSET, map_pairs, model_default_backend
@@ -38,8 +39,7 @@ DYNAMIC_DEFAULT = "<dynamic>"
 _MAX_MAP_DEPTH = 8  # placeholder maps followed through names and `**` unpacking, at most
 
 
-@dataclass(frozen=True)
-class DeclEntry:
+class DeclEntry(NamedTuple):
     encoder: str
     kind: str  # "configurable" | "all" (get_args of the Literal) | "fixed" | "invalid"
     backends: tuple[str, ...] = ()
@@ -47,8 +47,7 @@ class DeclEntry:
     literal: str = ""  # "all": the dotted name `get_args` was given, as this module imports it
 
 
-@dataclass(frozen=True)
-class Declaration:
+class Declaration(NamedTuple):
     line: int
     entries: tuple[DeclEntry, ...]
     is_literal: bool  # False: not a dict literal, or one that unpacks another (`**`): its encoders are unknown
@@ -62,8 +61,7 @@ class Declaration:
         return next((entry for entry in self.entries if entry.encoder == encoder), None)
 
 
-@dataclass(frozen=True)
-class ClassFacts:
+class ClassFacts(NamedTuple):
     name: str
     qualname: str
     line: int
@@ -87,15 +85,13 @@ class ClassFacts:
     fields: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
-@dataclass(frozen=True)
-class FunctionFacts:
+class FunctionFacts(NamedTuple):
     name: str
     qualname: str
     references: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class ValueFacts:
+class ValueFacts(NamedTuple):
     """A module-level name bound to an expression (a registry `{"siglip": Tower}`, a list, `a if c
     else b`): what it references, so that ownership passes through it to the classes it holds."""
 
@@ -104,8 +100,7 @@ class ValueFacts:
     references: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class LiteralDef:
+class LiteralDef(NamedTuple):
     name: str
     qualname: str
     line: int
@@ -142,13 +137,12 @@ def without_positions(facts: ModuleFacts) -> ModuleFacts:
     positions too), for comparing what a module defines whatever lines an edit moved. The index
     and its closure read no position: only rules do, to report."""
     classes = tuple(
-        dataclasses.replace(
-            cls,
+        cls._replace(
             line=0,
             name_column=0,
-            declaration=cls.declaration and dataclasses.replace(cls.declaration, line=0),
+            declaration=cls.declaration and cls.declaration._replace(line=0),
             metadata_reads=tuple(
-                dataclasses.replace(read, line=0, column=0, end_line=0, end_column=0) for read in cls.metadata_reads
+                read._replace(line=0, column=0, end_line=0, end_column=0) for read in cls.metadata_reads
             ),
         )
         for cls in facts.classes
@@ -156,15 +150,14 @@ def without_positions(facts: ModuleFacts) -> ModuleFacts:
     return dataclasses.replace(
         facts,
         classes=classes,
-        literals=tuple(dataclasses.replace(literal, line=0, branch=()) for literal in facts.literals),
+        literals=tuple(literal._replace(line=0, branch=()) for literal in facts.literals),
         assignments=tuple((name, 0) for name, _ in facts.assignments),
         error_line=0,
         error_column=0,
     )
 
 
-@dataclass(frozen=True)
-class FactOptions:
+class FactOptions(NamedTuple):
     declaration_attribute: str
     fixed_marker: str
     model_decorators: tuple[str, ...]
@@ -272,7 +265,7 @@ class _Extractor:
 
     def _module_literals(self, tree: ast.Module) -> tuple[LiteralDef, ...]:
         return tuple(
-            dataclasses.replace(literal, branch=branch) if branch else literal
+            literal._replace(branch=branch) if branch else literal
             for node, type_checking, branch in _module_level(tree.body, type_checking=False)
             for target, value, line in _module_assignments(node)
             if (literal := self._literal(target, value, line, type_checking)) is not None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from declint.config import Config
 from declint.facts import (
@@ -32,8 +32,7 @@ _OPAQUE_FREE_BASES = frozenset({"object", "Generic", "ABC", "Protocol"})
 _MAX_OWNERSHIP_DEPTH = 8
 
 
-@dataclass(frozen=True)
-class Ownership:
+class Ownership(NamedTuple):
     """`model` owns the class/function through `path` (model first); `encoder` is the guess."""
 
     model: str

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from declint.names import last_name
 
@@ -138,8 +138,7 @@ def _flatten(target: ast.expr) -> Iterator[ast.expr]:
         yield target
 
 
-@dataclass(frozen=True)
-class MetadataRead:
+class MetadataRead(NamedTuple):
     """`parameter.attribute` read in `method`; positions as libcst counts them (0-based characters)."""
 
     method: str

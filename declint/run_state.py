@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from declint import prefilter as _prefilter
 from declint.suppressions import MARKER
@@ -76,8 +76,7 @@ class PrepareState:
         return _prefilter.NeedleSet(scan_needles(self.gates, self.seeds, self.rule_seeds))
 
 
-@dataclass(frozen=True)
-class Scanned:
+class Scanned(NamedTuple):
     record: ScanRecord
     facts: ModuleFacts | None
     stat: _Stat | None  # of the file read (None: an override, or it could not be read)
@@ -97,15 +96,13 @@ class CheckState:
     previews: bool  # compute the previews of the fixes found (a report will show them)
 
 
-@dataclass(frozen=True)
-class CheckItem:
+class CheckItem(NamedTuple):
     rel: str
     path: str
     syntax_pending: bool  # in the syntax scope, and the scan did not parse it
 
 
-@dataclass(frozen=True)
-class Checked:
+class Checked(NamedTuple):
     digest: str
     findings: tuple[Finding, ...]
     suppressed: tuple[SuppressedFinding, ...]

@@ -19,6 +19,7 @@ import tokenize
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from declint.config import suggest
 from declint.types import Applicability, Finding, Fix, Position, Span, SuppressedFinding
@@ -39,8 +40,7 @@ _LAYOUT = frozenset({tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.I
 _ENDS_STATEMENT = frozenset({tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT})
 
 
-@dataclass(frozen=True)
-class Marker:
+class Marker(NamedTuple):
     """One `# declint: ignore[...]` in a comment's text, as offsets into that text."""
 
     start: int  # its "#"
@@ -227,8 +227,7 @@ class SuppressionIndex:
         return None if first is None else self.suppressions[first]
 
 
-@dataclass(frozen=True)
-class HygieneCodes:
+class HygieneCodes(NamedTuple):
     missing_reason: str = "DL901"
     unused: str = "DL902"
     unknown_code: str = "DL903"

@@ -38,7 +38,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
 if TYPE_CHECKING:  # multiprocessing is imported only where there is no fork (Windows)
     import multiprocessing.connection
@@ -65,8 +65,7 @@ def in_worker() -> bool:
     return _IN_WORKER
 
 
-@dataclass(frozen=True)
-class Limits:
+class Limits(NamedTuple):
     """Per-item time limit (seconds), the worker thread's stack and the worker's address space
     (MiB); 0: no limit."""
 
@@ -75,8 +74,7 @@ class Limits:
     memory_mib: int = 0
 
 
-@dataclass(frozen=True)
-class Failure:
+class Failure(NamedTuple):
     """An item whose worker crashed, hung or raised; `reason` says which, for a DL000 message."""
 
     reason: str

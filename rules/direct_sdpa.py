@@ -8,8 +8,7 @@ import io
 import re
 import tokenize
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import ClassVar, TypeGuard
+from typing import ClassVar, NamedTuple, TypeGuard
 
 from declint.config import Config
 from declint.discovery import glob_match
@@ -59,8 +58,7 @@ _HF_BUILDERS = frozenset({"from_config", "from_pretrained", "_from_config"})
 _LANGUAGE_HINTS = {"language": ("language", "text", "llm", "lm")}
 
 
-@dataclass(frozen=True)
-class _Pending:
+class _Pending(NamedTuple):
     call: ast.Call
     scope: str
     top: str

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -49,8 +47,7 @@ _SHOWING = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class _Override:
+class _Override(NamedTuple):
     """A config derived from `source` whose attn_backend is set (to `pinned`, if a literal)."""
 
     source: str
@@ -66,8 +63,7 @@ class _Override:
 _Path = tuple[tuple[str, int], ...]
 
 
-@dataclass(frozen=True)
-class _Arm:
+class _Arm(NamedTuple):
     """One value a backend expression may take: `a if c else b` is a or b (nested too); anything
     else is itself, on the empty path."""
 
@@ -76,8 +72,7 @@ class _Arm:
     resolved: cst.BaseExpression  # its local names replaced by their values then (`_locals_now`)
 
 
-@dataclass(frozen=True)
-class _Direct:
+class _Direct(NamedTuple):
     """Attention layers given their backend by name, not through a config: `create_attention(
     name, ...)`, or a backend keyword (`Attention(..., attn_backend=name)`)."""
 
@@ -95,8 +90,7 @@ class _Direct:
     holder: str | None = None
 
 
-@dataclass(frozen=True)
-class _Helper:
+class _Helper(NamedTuple):
     """A function of this file, or a method of the encoder, that returns its parameter `config`
     unchanged (`same`), a copy of it (`copy`) or a copy with the backend keyword `keyword` set to
     `value` (`override`), `value` written with the function's parameters (its other local names
@@ -114,8 +108,7 @@ class _Helper:
     value: cst.BaseExpression | None = None
 
 
-@dataclass(frozen=True)
-class _Handing:
+class _Handing(NamedTuple):
     """A `self.method(...)` call in the encoder: what it hands the method's parameters, its local
     names replaced by their values then (`_locals_now`), and as written (for messages)."""
 
@@ -132,8 +125,7 @@ class _Handing:
 _Argument = tuple["cst.BaseExpression", str, "cst.CSTNode"]
 
 
-@dataclass(frozen=True)
-class _MetadataSource:
+class _MetadataSource(NamedTuple):
     node: cst.BaseExpression
     config: str | None  # root name of the config whose backend picks the metadata class (see `_retire`)
     fixed: str | None  # a metadata class or backend name written in the code
@@ -686,7 +678,7 @@ class MetadataBackendMismatch(Rule):
             return [_Arm((), node, resolved)]
         test = cst.Module([]).code_for_node(resolved.test)
         return [
-            dataclasses.replace(arm, path=((test, side), *arm.path))
+            arm._replace(path=((test, side), *arm.path))
             for side, branch in enumerate((resolved.body, resolved.orelse))
             for arm in self._arms(branch, depth + 1)
         ]
@@ -817,9 +809,7 @@ class MetadataBackendMismatch(Rule):
 
     def _rename(self, rename: Callable[[str], str]) -> None:
         """Every name the rule holds, renamed."""
-        self._overrides = {
-            rename(k): dataclasses.replace(o, source=rename(o.source)) for k, o in self._overrides.items()
-        }
+        self._overrides = {rename(k): o._replace(source=rename(o.source)) for k, o in self._overrides.items()}
         self._copies = {rename(k): rename(v) for k, v in self._copies.items()}
         self._aliases = {rename(k): rename(v) for k, v in self._aliases.items()}
         self._values = {rename(k): v for k, v in self._values.items()}
@@ -830,9 +820,7 @@ class MetadataBackendMismatch(Rule):
         self._retired = {rename(k): v for k, v in self._retired.items()}
         self._params = {method: [rename(p) for p in params] for method, params in self._params.items()}
         self._handed = [(method, slot, rename(given)) for method, slot, given in self._handed]
-        self._sources = [
-            dataclasses.replace(s, config=rename(s.config)) if s.config is not None else s for s in self._sources
-        ]
+        self._sources = [s._replace(config=rename(s.config)) if s.config is not None else s for s in self._sources]
 
     def _derivation(self, name: str, value: cst.BaseExpression, source: str, where: cst.CSTNode) -> None:
         """`name = replace(source, attn_backend=...)` (an override) or a copy of `source`."""

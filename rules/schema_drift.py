@@ -6,9 +6,8 @@ import importlib
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from declint.config import Config
 from declint.discovery import BUILTIN_EXCLUDES, display_path, glob_match, json_files_under
@@ -41,8 +40,7 @@ _VISUAL_GEN_LITERALS = (
 )
 
 
-@dataclass(frozen=True)
-class Accepted:
+class Accepted(NamedTuple):
     """The strings a schema accepts, as far as DL108 reads them; names compared upper-cased."""
 
     at: str  # where a member it rejects is reported: its one constraint, else the node combining several
