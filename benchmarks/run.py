@@ -457,12 +457,13 @@ def _edit_in_place(path: Path) -> tuple[Callable[[], None], Callable[[], None]]:
 
 def _edit_by_rename(path: Path) -> tuple[Callable[[], None], Callable[[], None]]:
     """(append a comment, restore the bytes and age them): saved as editors' safe write and git
-    do, a new file renamed over the old one (its directory's mtime moves; its entries do not)."""
+    do, a new file renamed over the old one (its directory's mtime moves; its entries do not).
+    Other bytes than `_edit_in_place`'s: the check of those is cached by the case before."""
     original = path.read_bytes()
     fresh = path.with_name(path.name + ".tmp")
 
     def edit() -> None:
-        fresh.write_bytes(original + b"\n# edited\n")
+        fresh.write_bytes(original + b"\n# edited, saved by rename\n")
         os.replace(fresh, path)
 
     def restore() -> None:
