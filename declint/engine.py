@@ -139,7 +139,8 @@ _REHASH_MOST = 512
 # whose bytes did not change are written once they are more than 1/8 of the snapshot's files.
 _REHASH_SHARE = 8
 # Directories whose stat moved that a run lists again before it walks the tree anew (`_relist`):
-# a listing and its hash are ~10-50 us; a checkout moves hundreds, and the walk is cheaper then.
+# a listing and its hash are ~10 us (~0.3 ms for the 603 entries of the 20k tree's models
+# directory); a branch switch moves hundreds, and the walk is cheaper then.
 _RELIST_MOST = 64
 
 Progress = Callable[[int, int], None]
