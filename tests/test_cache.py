@@ -1679,3 +1679,35 @@ def test_the_walks_listings_read_by_dl108_are_no_input_of_the_snapshot(demo: Pat
     warm = engine(demo)
     warm.run([demo])
     assert "scan" not in warm.stats.seconds
+
+
+def test_a_file_saved_by_rename_and_passed_by_path_is_read_without_a_walk(demo: Path) -> None:
+    """The pre-commit form: the files passed by path, one of them saved by rename since the last
+    run; the walk of the roots still holds."""
+    staged = [demo / MODELS / "modeling_radio.py", demo / MODELS / "modeling_step3vl.py"]
+    engine(demo).run([demo])
+    engine(demo).run(staged)
+    _save_by_rename(staged[0], staged[0].read_text(encoding="utf-8") + "\n# saved\n")
+    precommit = engine(demo)
+    result = precommit.run(staged)
+    assert "discover" not in precommit.stats.seconds and precommit.stats.files_read == 1
+    assert result == engine(demo, cache=False).run(staged)
+
+
+def test_one_directory_listed_alike_and_another_with_a_new_file_is_a_walk(demo: Path) -> None:
+    """Every moved directory must list what the walk saw: the second one's new module is found
+    (`modules/` comes after `models/` in the snapshot's walk)."""
+    model = demo / MODELS / "modeling_radio.py"
+    engine(demo).run([demo])
+    _save_by_rename(model, model.read_text(encoding="utf-8") + "\n# saved\n")
+    (demo / "tensorrt_llm" / "_torch" / "modules" / "modeling_new.py").write_text(
+        'def route(config):\n    return config.attn_backend == "TRTLLM"\n', encoding="utf-8"
+    )
+    settle(demo)
+    warm = engine(demo)
+    result = warm.run([demo])
+    assert "discover" in warm.stats.seconds
+    assert result == engine(demo, cache=False).run([demo])
+    assert any(line.startswith("tensorrt_llm/_torch/modules/modeling_new.py:2:") for line in lines(result)), lines(
+        result
+    )
