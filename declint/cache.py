@@ -147,7 +147,7 @@ def _canonical(value: object) -> object:
     """Plain nested tuples with sets sorted, so equal values have equal reprs whatever the hash seed."""
     if value is None or isinstance(value, bool | int | float | str | bytes):
         return value
-    if isinstance(value, tuple) and hasattr(type(value), "_fields"):  # a NamedTuple: its class counts too
+    if isinstance(value, tuple) and _is_named_tuple(type(value)):  # its class counts too, as a dataclass's
         return ("N", type(value).__qualname__, tuple(_canonical(item) for item in value))
     if isinstance(value, tuple | list):
         return ("T", tuple(_canonical(item) for item in value))

@@ -891,7 +891,7 @@ class _Run:
             if self._relisted and self._pending_snapshot is None:
                 # Written once (~50 ms on the 20k-file tree) rather than loading the listings and
                 # listing those directories again in every run until the next edit (~20 ms there).
-                self._pending_snapshot = dataclasses.replace(snapshot, walk=tuple(self.walk_recorded(snapshot).items()))
+                self._pending_snapshot = self._with_new_stats(snapshot)
         findings = self._visible(list(snapshot.project), set(rels))
         suppressed: list[SuppressedFinding] = []
         for rel in rels:
@@ -907,10 +907,10 @@ class _Run:
         one known by its stat only (no needle: a placeholder no rule reads) must still hold no
         needle, with the same class bases. Files replaced (a checkout, a save by rename) move
         their directories' mtimes as well: `_relist` decides whether the walk still holds then.
-        More than `_REHASH_MOST` files, or an unreadable one,
-        say no. The new stats are written back (a new snapshot) once reading the files again
-        each run would cost more than that write (`_REHASH_SHARE`; an edit's full run writes
-        them anyway), but for a stat within the racy window."""
+        More than `_REHASH_MOST` files, or an unreadable one, say no. The new stats are written
+        back (a new snapshot) once reading the files again each run would cost more than that
+        write (`_REHASH_SHARE`; an edit's full run writes them anyway), but for a stat within the
+        racy window."""
         if len(changed) > _REHASH_MOST or not snapshot.needles:
             return False
         now = time.time()
@@ -933,8 +933,7 @@ class _Run:
             for rel, key in fresh.items():
                 path, _, module = files[rel]
                 files[rel] = (path, key, module)
-            walk = tuple(self.walk_recorded(snapshot).items())  # the same paths, with directories listed again
-            self._pending_snapshot = dataclasses.replace(snapshot, files=files, walk=walk)
+            self._pending_snapshot = self._with_new_stats(snapshot, files)
         return True
 
     def listing_from_snapshot(
@@ -996,6 +995,11 @@ class _Run:
             relisted[directory] = stat
         self._relisted = relisted
         return True
+
+    def _with_new_stats(self, snapshot: Snapshot, files: dict[str, tuple[str, StatKey, str]] | None = None) -> Snapshot:
+        """`snapshot` with the stats this run found: its directories listed again, and `files`."""
+        walk = tuple(self.walk_recorded(snapshot).items())  # the same paths, in the same order
+        return dataclasses.replace(snapshot, walk=walk, files=snapshot.files if files is None else files)
 
     def walk_recorded(self, snapshot: Snapshot) -> Recorded:
         """The snapshot's walk as this run found it: the directories listed again with their new stats."""
