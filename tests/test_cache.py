@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from declint.cache import FORMAT, NO_CACHE_ENV, Cache, CacheData, content_digest, stat_key
+from declint.cache import FORMAT, NO_CACHE_ENV, Cache, CacheData, content_digest, stat_key, still_valid
 from declint.config import find_config_file, load_config
 from declint.engine import Engine, Selection, _Run
 from declint.rules import ALL_RULES, RULES_BY_CODE
@@ -330,6 +330,80 @@ def test_an_unrelated_edit_keeps_the_other_results(tmp_path: Path) -> None:
     # The index changed (a file did), so recorded answers were asked again, and still hold.
     assert warm_engine.stats.files_checked_fresh == 0
     assert warm_engine.stats.check_cache_hits > 0
+
+
+def test_an_edit_that_leaves_a_file_a_placeholder_asks_no_cached_question_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index holds no facts of a checked file its needles do not reach (a placeholder): an
+    edit of it leaves the index as it was, so the other files' cached results hold without their
+    recorded questions asked again. An edit of the Literal's file, whose facts it holds, asks them."""
+    root = _literal_project(tmp_path)
+    helper = root / "tensorrt_llm/_torch/helper.py"
+    helper.write_text('def mode(config):\n    return config.attn_backend == "TRTLLM"\n', encoding="utf-8")
+    settle(root)
+    engine(root).run([root])
+    asked: list[int] = []
+    real = still_valid
+
+    def counted(deps: Any, *rest: Any) -> bool:
+        asked.append(len(deps))
+        return real(deps, *rest)
+
+    monkeypatch.setattr("declint.engine.still_valid", counted)
+    helper.write_text("# a line above\n" + helper.read_text(encoding="utf-8"), encoding="utf-8")
+    settle(root)
+    edited = engine(root)
+    result = edited.run([root])
+    assert lines(result) == lines(engine(root, cache=False).run([root]))
+    assert [(f.code, f.line) for f in result.findings if f.path == "tensorrt_llm/_torch/helper.py"] == [("DL103", 3)]
+    assert (edited.stats.files_checked_fresh, edited.stats.check_cache_hits) == (1, 6)
+    assert asked == []
+    edit(root / LITERAL, '"FLASHINFER"]', '"FLASHINFER", "CUTLASS"]')
+    settle(root)
+    literal_edited = engine(root).run([root])
+    assert lines(literal_edited) == lines(engine(root, cache=False).run([root]))
+    assert len(asked) == 6 and all(asked)  # each of the 6 cached results' recorded questions, asked again
+
+
+def test_the_index_signature_follows_the_bytes_of_the_files_the_index_holds_facts_of(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Other bytes of a file the index holds in full, or of one it holds for its Literals alone,
+    give another signature; other bytes of a placeholder do not (its module name still counts)."""
+    write_tree(
+        tmp_path,
+        {
+            **PRELUDE,
+            "tensorrt_llm/_torch/modules/moe_backends.py": 'from typing import Literal\n\nMoe = Literal["A"]\n',
+            "tensorrt_llm/_torch/helper.py": 'def mode(config):\n    return config.attn_backend == "TRTLLM"\n',
+        },
+    )
+    settle(tmp_path)
+    retained: list[_Run] = []
+    monkeypatch.setattr("declint.engine.RETAINED", retained)
+    engine(tmp_path).run([tmp_path])
+    (run,) = retained
+    files = run._built_from  # every file of the tree, as the index was built from them
+    signature = run._signature(files)
+    full = MODELS + "modeling_utils.py"
+    partial, placeholder = "tensorrt_llm/_torch/modules/moe_backends.py", "tensorrt_llm/_torch/helper.py"
+    assert [rel in run.demanded for rel in (full, partial, placeholder)] == [True, False, False]
+    assert [run.records[rel].literal for rel in (full, partial, placeholder)] == [False, True, False]
+
+    def signed_with(rel: str, **changed: str) -> str:
+        kept = run.records[rel]
+        run.records[rel] = kept._replace(**changed)
+        try:
+            return run._signature(files)
+        finally:
+            run.records[rel] = kept
+
+    assert signed_with(full, digest="other bytes") != signature
+    assert signed_with(partial, digest="other bytes") != signature
+    assert signed_with(placeholder, digest="other bytes") == signature
+    run.modules[placeholder] = "tensorrt_llm._torch.moved"
+    assert run._signature(files) != signature
 
 
 BASE = """\
