@@ -21,9 +21,11 @@ two model files follow it. With `--renamed`, the first file's edit is saved as e
 write and git do: a new file renamed over it (its directory's mtime moves).
 
 The versions share the cache directory's `last.walk` (the list the start-up child stats, which
-names the snapshot that wrote it): in the warm case only the version whose snapshot wrote it
-last gets its stats from the child, the others stat in process (~40 ms more on the 20k tree).
-Compare warm runs of one version at a time, or read them as that bias.
+names the snapshot that wrote it), and a run the snapshot answers writes none: only the version
+whose snapshot wrote it last would get its stats from the child, the others stat in process
+(~40 ms more on the 20k tree), and a version could keep that advantage for the whole run. So the
+snapshots are removed before each version's run over the whole tree, which then writes its own
+and the walk file, as the one version a user has would have (that run is untimed).
 """
 
 from __future__ import annotations
@@ -64,6 +66,8 @@ def main() -> None:
     try:
         for number in range(args.rounds):
             for installed in args.installed:
+                for snapshot in (tree / ".declint_cache").glob("v*/*.snapshot"):
+                    snapshot.unlink()  # this version's run writes its own, and the walk file (see above)
                 timed_check(installed, tree, ".")
                 if args.edited:
                     _save(edited, original + f"\n# edited {number} {installed}\n".encode(), args.renamed)
