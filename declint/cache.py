@@ -751,6 +751,11 @@ class Cache:
         walk file never names a snapshot not yet written)."""
         snapshot = dataclasses.replace(snapshot, token=new_token())
         self._write(self.path_for(snapshot.key, ".snapshot"), snapshot)
+        self.save_walk_file(snapshot)
+
+    def save_walk_file(self, snapshot: Snapshot) -> None:
+        """The walk file of `snapshot`, already written (the snapshot of another version or
+        configuration wrote the last one)."""
         self._write_bytes(self.walk_file, early_stats.dump(snapshot.token, *_stat_lists(snapshot)))
 
     def save_listings(self, key: str, token: str, listings: Mapping[str, Listing]) -> None:

@@ -51,6 +51,9 @@ class _Child(NamedTuple):
 
 
 _pending: _Child | None = None
+# Whether the last `take` found the walk file the child read naming another snapshot (another
+# version of declint, or another configuration, wrote it last).
+_answered_another = False
 
 
 def stat_key(stat: os.stat_result) -> StatKey:
@@ -103,14 +106,25 @@ def _stat_all(walk_file: str) -> tuple[str, list[int], list[int], list[int]]:
 def take(walk_file: str, token: str) -> Answer | None:
     """The child's answer if it stat'ed the lists written with `token` in `walk_file`, else None.
     Waits for the child; asked once (a later call gets None)."""
-    global _pending
+    global _pending, _answered_another
     child, _pending = _pending, None
+    _answered_another = False
     if child is None:
         return None
     reply = _reply(child)
-    if child.walk_file != os.path.abspath(walk_file) or reply is None or reply[0] != token:
+    if child.walk_file != os.path.abspath(walk_file) or reply is None:
+        return None
+    if reply[0] != token:
+        _answered_another = True
         return None
     return Answer(reply[1], reply[2], reply[3])
+
+
+def answered_another() -> bool:
+    """Did the last `take` find the walk file naming another snapshot than the one asked about?
+    The run that asked then writes its own (`Cache.save_walk_file`): otherwise a run the snapshot
+    answers, which writes none, would stat in process until its snapshot is written again."""
+    return _answered_another
 
 
 def _reply(child: _Child) -> tuple[str, list[int], list[int], list[int]] | None:

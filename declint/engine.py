@@ -388,6 +388,7 @@ class _Run:
         self.request: tuple[Sequence[Path], Sequence[Path], Sequence[str], Sequence[tuple[str, str]]] | None = None
         self._snapshot_found: Snapshot | None = None
         self._early: early_stats.Answer | None = None  # the start-up child's stats of that snapshot
+        self._walk_file_of: Snapshot | None = None  # a snapshot whose walk file to write again (`_early_answer`)
         # The snapshot's files and those whose stat changed since: the others are unchanged and settled.
         self._stats_seen: tuple[Mapping[str, tuple[str, StatKey, str]], set[str]] | None = None
         self._listing: tuple[tuple[Snapshot, tuple[str, ...], list[tuple[str, str]]] | None] | None = None
@@ -470,7 +471,7 @@ class _Run:
         if self._prepare_pool is not None:
             self._collect_stats(self._prepare_pool)
             self._prepare_pool.close()
-        saving = self.changed or self._pending_snapshot is not None
+        saving = self.changed or self._pending_snapshot is not None or self._walk_file_of is not None
         if exc[0] is None and self.store is not None and not self.overrides and saving:
             with self.stats.phase("cache save"):
                 if self.changed:
@@ -479,6 +480,8 @@ class _Run:
                     if self._pending_listings is not None:  # first: a snapshot never names listings not written
                         self.store.save_listings(self.key, *self._pending_listings)
                     self.store.save_snapshot(self._pending_snapshot)
+                elif self._walk_file_of is not None:
+                    self.store.save_walk_file(self._walk_file_of)
 
     def _open_cache(self) -> Cache | None:
         if not self.engine.uses_cache:
@@ -1039,6 +1042,8 @@ class _Run:
         assert self.store is not None
         answer = early_stats.take(os.path.realpath(self.store.walk_file), snapshot.token) if snapshot.token else None
         self.stats.stats_at_start = answer is not None
+        if early_stats.answered_another():
+            self._walk_file_of = snapshot  # ~10 ms on the 20k-file tree, once; ~40 ms of stats each run after
         return answer
 
     def files_from_snapshot(self, rels: Sequence[str]) -> tuple[list[SourcePath], list[SourcePath]]:

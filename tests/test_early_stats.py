@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import marshal
 import os
 import subprocess
 import sys
@@ -125,3 +126,29 @@ def test_a_warm_pre_commit_run_reports_what_a_run_without_cache_reports(demo: Pa
     assert edited.stdout == _check(demo, "--no-cache", RADIO).stdout
     assert RADIO_DL101 not in edited.stdout and edited.stdout != warm.stdout
     assert ", 1 checked, 0 results from the cache," in edited.stderr  # the edit was seen: checked again
+
+
+def test_a_run_finding_the_walk_file_of_another_configuration_writes_its_own(demo: Path) -> None:
+    """Two configurations (here two rule selections) keep their own snapshots but share the walk
+    file, which the last one written names. A run of the other one, answered by its snapshot
+    (which writes nothing else), writes its walk file again, so that its next runs get the child's
+    stats (where there is a child: Linux, a second core); the findings stay those of a run
+    without the cache."""
+    _check(demo, ".")
+    path = demo / ".declint_cache" / f"v{FORMAT}" / "last.walk"
+    mine = _token(path)
+    _check(demo, "--select", "DL101", ".")  # another run key: its own snapshot, and the walk file
+    assert _token(path) != mine
+    uncached = _check(demo, "--no-cache", ".").stdout
+    first = _check(demo, "--timings", ".")
+    assert first.stdout == uncached and STARTED not in first.stderr.splitlines()
+    assert (_token(path) == mine) is SECOND_CORE  # its snapshot's, written again
+    again = _check(demo, "--timings", ".")
+    assert again.stdout == uncached
+    assert (STARTED in again.stderr.splitlines()) is SECOND_CORE
+    assert "cache save" not in again.stderr  # nothing written: the walk file names its snapshot
+
+
+def _token(walk_file: Path) -> str:
+    token: str = marshal.loads(walk_file.read_bytes())[0]
+    return token
