@@ -1042,7 +1042,7 @@ class _Run:
         assert self.store is not None
         answer = early_stats.take(os.path.realpath(self.store.walk_file), snapshot.token) if snapshot.token else None
         self.stats.stats_at_start = answer is not None
-        if early_stats.answered_another():
+        if snapshot.token and early_stats.answered_another():  # (asked this run: `take` resets it)
             self._walk_file_of = snapshot  # ~10 ms on the 20k-file tree, once; ~40 ms of stats each run after
         return answer
 

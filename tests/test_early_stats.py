@@ -77,8 +77,12 @@ def test_an_answer_for_another_snapshot_is_not_taken(
     early_stats.start(["check"])
     if asked == "another token":
         assert early_stats.take(str(walk_file), "0123456789abcdef") is None
+        assert early_stats.answered_another()  # the walk file names another snapshot: written again
     else:
         assert early_stats.take(str(demo / "elsewhere" / "last.walk"), snapshot.token) is None
+        assert not early_stats.answered_another()  # another cache directory's: not this run's to write
+    assert early_stats.take(str(walk_file), snapshot.token) is None  # asked once
+    assert not early_stats.answered_another()  # each `take` answers for itself
 
 
 @pytest.mark.parametrize(
