@@ -754,8 +754,8 @@ class Cache:
         self.save_walk_file(snapshot)
 
     def save_walk_file(self, snapshot: Snapshot) -> None:
-        """The walk file of `snapshot`, already written (the snapshot of another version or
-        configuration wrote the last one)."""
+        """The walk file of `snapshot`: written with it, and again by a run that found the walk
+        file of another version's or configuration's snapshot there (`early_stats.answered_another`)."""
         self._write_bytes(self.walk_file, early_stats.dump(snapshot.token, *_stat_lists(snapshot)))
 
     def save_listings(self, key: str, token: str, listings: Mapping[str, Listing]) -> None:
