@@ -63,6 +63,12 @@ WRAPPED = (
     ("declint.engine", "_Run", "_snapshot"),
     ("declint.cache", "Cache", "save"),
     ("declint.cache", "Cache", "save_snapshot"),
+    # a run that patches the snapshot (`declint.patching`; absent from versions before it)
+    ("declint.engine", "_Run", "_patch"),
+    ("declint.engine", "_Run", "_scan_changed"),
+    ("declint.cache", "Cache", "load_held"),
+    ("declint.engine", "_Run", "_check_items"),
+    ("declint.engine", "_Run", "_with_new_stats"),
 )
 
 DRIVER = r"""
@@ -94,7 +100,8 @@ def timed(function, label):
 
 for module, owner, attribute in json.loads(os.environ["ATTRIBUTION_WRAPPED"]):
     target = getattr(__import__(module, fromlist=[owner]), owner)
-    setattr(target, attribute, timed(getattr(target, attribute), owner + "." + attribute))
+    if hasattr(target, attribute):  # (an older version has not every phase)
+        setattr(target, attribute, timed(getattr(target, attribute), owner + "." + attribute))
 engine.RETAINED = []
 called = time.perf_counter()
 try:

@@ -492,6 +492,16 @@ class Snapshot:
     # the same placeholder for the index, read by no rule, and leaves it standing too.
     needles: tuple[bytes, ...] = ()
     bases: dict[str, frozenset[str]] = field(default_factory=dict)
+    # What a run after an edit the index cannot see needs to answer without the full cache
+    # (`declint.patching`): the token of the facts the index held (`Cache.save_held`), the scan's
+    # `closure_view` of each hashed file the index held as a placeholder, the hashed files that
+    # check-syntax or syntax-paths ask the syntax of (a checked file known by its stat is never
+    # one: the scan hashes those), and the source files the project rules read from disk (their
+    # findings hold only while those are unchanged).
+    held: str = ""
+    views: dict[str, tuple[object, ...]] = field(default_factory=dict)
+    scoped: frozenset[str] = frozenset()
+    project_reads: frozenset[str] = frozenset()
 
 
 path_key = early_stats.path_key  # one definition: the child that stats at start-up uses it too
@@ -777,6 +787,19 @@ class Cache:
         except Exception:  # a cache file that cannot be read costs speed, never the run
             return None
 
+    def save_held(self, key: str, token: str, held: Mapping[str, ModuleFacts]) -> None:
+        """The facts the index held of the files it did not hold as placeholders (full facts of
+        the demanded files, a Literal's file's partial ones), written with a snapshot: with them
+        and the snapshot's module names a run rebuilds that index without loading the cache."""
+        self._write(self.path_for(key, ".held"), (token, dict(held)))
+
+    def load_held(self, key: str, token: str) -> dict[str, ModuleFacts] | None:
+        """The facts saved with `token`; None when they are missing, damaged or others."""
+        stored = self._read(self.path_for(key, ".held")) if token else None
+        if isinstance(stored, tuple) and len(stored) == 2 and stored[0] == token and isinstance(stored[1], dict):
+            return stored[1]
+        return None
+
     @property
     def walk_file(self) -> Path:
         return self.directory / early_stats.FORMAT_DIR / early_stats.WALK_FILE  # FORMAT_DIR: tested v{FORMAT}
@@ -894,7 +917,7 @@ class Cache:
             if old != keep:
                 with contextlib.suppress(OSError):
                     old.unlink()
-                for suffix in (".snapshot", ".journal", ".listings"):
+                for suffix in (".snapshot", ".journal", ".listings", ".held"):
                     with contextlib.suppress(OSError):
                         old.with_suffix(suffix).unlink()
 

@@ -17,7 +17,7 @@ TAG = "CACHEDIR.TAG"
 GITIGNORE_TEXT = "# created by declint\n*\n"
 TAG_TEXT = "Signature: 8a477f597d28d172789f06886806bc55\n# declint's cache; see https://bford.info/cachedir/\n"
 # what declint writes
-CACHE_SUFFIXES = frozenset({".pickle", ".snapshot", ".journal", ".previews", ".walk", ".listings"})
+CACHE_SUFFIXES = frozenset({".pickle", ".snapshot", ".journal", ".previews", ".walk", ".listings", ".held"})
 _FORMAT_DIRECTORY = re.compile(r"v[0-9]+")  # one per cache format: v1/, v2/...
 
 

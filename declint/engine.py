@@ -81,6 +81,7 @@ if TYPE_CHECKING:
 
     from declint import facts as _facts
     from declint import index as _index
+    from declint import patching as _patching
     from declint import prefilter as _prefilter
     from declint import rule as _rule
     from declint import run_state as _state
@@ -97,6 +98,7 @@ else:
     # it loads them before its workers fork. Likewise a run that starts no worker (~4 ms).
     _facts = lazy_module("declint.facts")
     _index = lazy_module("declint.index")
+    _patching = lazy_module("declint.patching")
     _prefilter = lazy_module("declint.prefilter")
     _rule = lazy_module("declint.rule")
     _state = lazy_module("declint.run_state")
@@ -350,6 +352,9 @@ _NO_RULES: frozenset[str] = frozenset()
 
 # A checked file without findings (most of a tree): one shared pair, pickled once in a snapshot.
 _NOTHING: tuple[tuple[Finding, ...], tuple[SuppressedFinding, ...]] = ((), ())
+# (findings, suppressed, files indexed, files checked, skipped (rel, reason)) of a run the
+# snapshot answers, patched or not
+_Answer: TypeAlias = "tuple[list[Finding], list[SuppressedFinding], int, int, list[tuple[str, str]]]"
 
 
 # ---- one run -------------------------------------------------------------------------------------
@@ -416,6 +421,8 @@ class _Run:
         self._bases: dict[frozenset[str], frozenset[str]] = {}  # each distinct set of class bases once
         self._prepare_pool: _Pool | None = None
         self._answers: tuple[ProjectIndex, dict[Hashable, str | None]] | None = None  # see `_still_valid`
+        self._final = False  # a patched run's check crashed or timed out: nothing of it is replayed
+        self._pending_held: tuple[str, dict[str, ModuleFacts]] | None = None  # (token, facts) to save
 
     def __enter__(self) -> _Run:
         return self
@@ -477,8 +484,11 @@ class _Run:
                 if self.changed:
                     self.store.save(self.data, self.changed)
                 if self._pending_snapshot is not None:
-                    if self._pending_listings is not None:  # first: a snapshot never names listings not written
+                    # First: a snapshot never names listings or held facts not written.
+                    if self._pending_listings is not None:
                         self.store.save_listings(self.key, *self._pending_listings)
+                    if self._pending_held is not None:
+                        self.store.save_held(self.key, *self._pending_held)
                     self.store.save_snapshot(self._pending_snapshot)
                 elif self._walk_file_of is not None:
                     self.store.save_walk_file(self._walk_file_of)
@@ -578,17 +588,12 @@ class _Run:
 
     def _scanned(self, item: _ScanItem, outcome: Scanned | _Plain | workers.Failure) -> None:
         if type(outcome) is tuple:  # no needle (most of a tree): the short way (Scanned, Failure: subclasses)
-            digest, size, bases, read_stat = cast(_Plain, outcome)
-            if digest is None:
-                assert read_stat is not None
-                digest = stat_identity(read_stat[0])
+            plain = cast(_Plain, outcome)
             # One object per distinct set of bases: the cache's pickle then writes each set once
             # (a fresh empty frozenset per file was half of the cache's pickling time).
-            bases = self._bases.setdefault(bases, bases)
-            record = _prefilter.ScanRecord(
-                digest, size, None, _NO_RULES, False, False, False, bases, False, item.syntax_scope
-            )
+            record = _plain_record(item, plain, self._bases.setdefault(plain[2], plain[2]))
             self.records[item.rel] = record
+            read_stat = plain[3]
             if read_stat is not None:
                 self._keep(item.rel, record, None, read_stat)
             return
@@ -661,8 +666,8 @@ class _Run:
 
         It does when this run's index is built from what that run's was: the same files and
         module names (the cache keeps their digest with the demanded files), the same demanded
-        files, and every file read again the same for the closure (`_closure_view` of its scan
-        record, and the facts the index holds of it but for their positions, which the closure
+        files, and every file read again the same for the closure (`patching.closure_view` of its
+        scan record, and the facts the index holds of it but for their positions, which the closure
         never reads: an edit that moves lines still counts as the same). Asking every class's
         questions again was most of the index phase after an edit (~0.1 s of a pre-commit run
         on 20k files)."""
@@ -680,7 +685,7 @@ class _Run:
             return False
         if old.scan.digest == record.digest:
             return True
-        if _closure_view(old.scan) != _closure_view(record):
+        if _patching.closure_view(old.scan) != _patching.closure_view(record):
             return False
         demanded = rel in self.demanded
         if not (demanded or record.literal):
@@ -875,9 +880,7 @@ class _Run:
         return findings, suppressed, len(files)
 
     # ---- the snapshot: a run where nothing changed ---------------------------------------------
-    def from_snapshot(
-        self, paths: Sequence[Path], roots: Sequence[Path]
-    ) -> tuple[list[Finding], list[SuppressedFinding], int, int, list[tuple[str, str]]] | None:
+    def from_snapshot(self, paths: Sequence[Path], roots: Sequence[Path]) -> _Answer | None:
         """The last run's findings when nothing it read changed since (else None), without a walk.
 
         Applies to the same request as last time (CI re-runs) and to explicit files (pre-commit).
@@ -895,13 +898,15 @@ class _Run:
             names = list(snapshot.files)
             indices = early.files if early is not None else stat_check.changed(list(snapshot.files.values()))
             changed = {names[i] for i in indices}
-            if changed and not self._still_holds(snapshot, changed):
+            holds = not changed or self._still_holds(snapshot, changed)
+            if not holds:
                 self._stats_seen = (snapshot.files, changed)  # the scan need not stat the others again
-                return None
-            if self._relisted and self._pending_snapshot is None:
+            elif self._relisted and self._pending_snapshot is None:
                 # Written once (~50 ms on the 20k-file tree) rather than loading the listings and
                 # listing those directories again in every run until the next edit (~20 ms there).
                 self._pending_snapshot = self._with_new_stats(snapshot)
+        if not holds:
+            return self._patch(snapshot, rels, skipped, changed)
         findings = self._visible(list(snapshot.project), set(rels))
         suppressed: list[SuppressedFinding] = []
         for rel in rels:
@@ -945,6 +950,144 @@ class _Run:
                 files[rel] = (path, key, module)
             self._pending_snapshot = self._with_new_stats(snapshot, files)
         return True
+
+    # ---- a run after an edit the index cannot see (`declint.patching`) -----------------------------
+    def _patch(
+        self, snapshot: Snapshot, rels: Sequence[str], skipped: list[tuple[str, str]], changed: set[str]
+    ) -> _Answer | None:
+        """The snapshot's findings with the changed files scanned and checked again, when the
+        index cannot see their edits; None: the full path decides (nothing of this run is kept)."""
+        if not snapshot.held or len(changed) > _patching.PATCH_MOST or self.engine.full_index:
+            return None
+        with self.stats.phase("patch"):
+            assert self.store is not None  # (the snapshot came from it)
+            scanned = self._scan_changed(snapshot, sorted(changed))
+            held = self.store.load_held(self.key, snapshot.held) if scanned is not None else None
+            if scanned is None or held is None:
+                return None
+            entries = _patching.index_entries(snapshot, held)
+            index = _prefilter.build_index(list(entries.values()), self.config)
+            if self._unstable(index):
+                return None
+            changes = self._check_changed(snapshot, scanned, index, entries)
+            if changes is None:
+                return None
+        wanted = set(rels)
+        found = {change.rel: change.findings for change in changes if change.findings is not None}
+        findings = self._visible(list(snapshot.project), wanted)
+        suppressed: list[SuppressedFinding] = []
+        for rel in rels:
+            own, hidden = found.get(rel) or snapshot.results[rel]
+            findings += own
+            suppressed += hidden
+        self.stats.files_read += len(scanned)
+        self.stats.check_cache_hits = len(wanted - found.keys())
+        if self.engine.progress is not None:
+            self.engine.progress(len(rels), len(rels))
+        if all(stat[1] for _, _, stat in scanned) and not self._final:
+            self._pending_snapshot = self._with_new_stats(_patching.patched(snapshot, changes))
+        return findings, suppressed, len(snapshot.files), len(rels), skipped
+
+    def _scan_changed(self, snapshot: Snapshot, changed: list[str]) -> list[tuple[_ScanItem, ScanRecord, _Stat]] | None:
+        """Each changed file's scan, when every one of them stays a placeholder of the index
+        with the same closure view, and no project rule read it; else None."""
+        literal_module = self.config.literal_module
+        items = []
+        for rel in changed:
+            path, _, module = snapshot.files[rel]
+            if path in snapshot.project_reads:
+                return None
+            checked = rel in snapshot.results
+            # (the glob of syntax-paths is not asked: it imports pathspec, ~6 ms)
+            items.append(_ScanItem(rel, path, module, checked, module == literal_module, rel in snapshot.scoped))
+        scanned = []
+        for item, outcome in zip(items, self._prepare(len(items)).map(items), strict=True):
+            found = self._scan_outcome(item, outcome)
+            if found is None or _patching.closure_view(found[0]) != _patching.placeholder_view(snapshot, item.rel):
+                return None
+            scanned.append((item, *found))
+        return scanned
+
+    @staticmethod
+    def _scan_outcome(item: _ScanItem, outcome: Scanned | _Plain | workers.Failure) -> tuple[ScanRecord, _Stat] | None:
+        """The record and stat of a file read from disk (None: it could not be read)."""
+        if type(outcome) is tuple:  # no needle
+            plain = cast(_Plain, outcome)
+            return None if plain[3] is None else (_plain_record(item, plain, plain[2]), plain[3])
+        if isinstance(outcome, workers.Failure):
+            return None
+        scanned = cast("Scanned", outcome)
+        return None if scanned.stat is None else (scanned.record, scanned.stat)
+
+    def _unstable(self, index: ProjectIndex) -> bool:
+        """Do the needles of a per-file rule depend on the index (none do today)? `gates` holds
+        them computed on an empty index."""
+        return any(tuple(r.needles(self.config, index)) != needles for r, (_, needles) in zip(
+            self.file_rules, self.gates, strict=True))  # fmt: skip
+
+    def _check_changed(
+        self,
+        snapshot: Snapshot,
+        scanned: list[tuple[_ScanItem, ScanRecord, _Stat]],
+        index: ProjectIndex,
+        entries: dict[str, ModuleFacts],
+    ) -> list[_patching.Change] | None:
+        """The changed files' findings: the snapshot's for the same bytes, a check of those the
+        rules read. None when a check read a placeholder module (the full path indexes it)."""
+        todo: list[CheckItem] = []
+        for item, record, _ in scanned:
+            if (
+                item.checked
+                and record.digest != snapshot.digests.get(item.rel)
+                and self._needs_check(item.rel, record, False)
+            ):
+                todo.append(_state.CheckItem(item.rel, item.path, record.syntax_scope and not record.syntax_checked))
+        results = self._check_items(todo, index, entries)
+        if any(result.touched for result in results.values()):
+            return None
+        changes = []
+        for item, record, stat in scanned:
+            findings = None
+            if not item.checked:
+                pass
+            elif item.rel in results:
+                findings = (results[item.rel].findings, results[item.rel].suppressed)
+            elif record.digest == snapshot.digests.get(item.rel):
+                findings = snapshot.results[item.rel]
+            elif record.error is not None:
+                findings = ((parse_error(item.rel, *record.error),), ())
+            else:
+                findings = _NOTHING
+            changes.append(_patching.Change(item.rel, stat[0], record, findings))
+        return changes
+
+    def _check_items(
+        self, todo: list[CheckItem], index: ProjectIndex, entries: dict[str, ModuleFacts]
+    ) -> dict[str, Checked]:
+        """`todo` checked in a pool of its own against `index` (`entries`: its input)."""
+        if not todo:
+            return {}
+        self.stats.files_checked_fresh += len(todo)
+        state = _state.CheckState(
+            self.config, self.file_rules, self.fact_rules, self.engine.known_codes, self.engine.enabled_codes,
+            index, entries, self.overrides, self.max_size, not self.overrides,
+        )  # fmt: skip
+        pool = self._pool(_check_handler, state)
+        try:
+            outcomes = pool.map(todo, 1)
+        finally:
+            self._collect_stats(pool)
+            pool.close()
+        results = {}
+        for item, outcome in zip(todo, outcomes, strict=True):
+            if isinstance(outcome, workers.Failure):
+                outcome = _state.Checked(
+                    "", (parse_error(item.rel, _failure_message(outcome)),), (), None, frozenset(), final=True
+                )
+            self._final |= outcome.final
+            self.engine.previews.update(outcome.previews)
+            results[item.rel] = outcome
+        return results
 
     def listing_from_snapshot(
         self, paths: Sequence[Path], roots: Sequence[Path]
@@ -1100,6 +1243,8 @@ class _Run:
         walk = {path: key for path, key in walked.items() if path not in sources}
         inputs_only = {path: key for path, key in inputs.items() if path not in sources and path not in walk}
         paths, roots, checked, skipped = self.request
+        held = _patching.held_facts(self.index_facts)
+        self._pending_held = (new_token(), held)
         self._pending_snapshot = Snapshot(
             self.key,
             stats,
@@ -1115,6 +1260,10 @@ class _Run:
             digests=digests,
             needles=_state.scan_needles(self.gates, self.seeds, self.rule_seeds),
             bases=bases,
+            held=self._pending_held[0],
+            views={rel: _patching.closure_view(records[rel]) for rel in digests if rel not in held},
+            scoped=frozenset(rel for rel in digests if records[rel].syntax_scope),
+            project_reads=frozenset(path for path in inputs if path in sources),
         )
 
     @property
@@ -1264,6 +1413,15 @@ def _failure_message(failure: workers.Failure) -> str:
     return failure.reason
 
 
+def _plain_record(item: _ScanItem, outcome: _Plain, bases: frozenset[str]) -> ScanRecord:
+    """The scan record of a file no needle matched (`_prepare_handler`'s short way)."""
+    digest, size, _, read_stat = outcome
+    if digest is None:
+        assert read_stat is not None
+        digest = stat_identity(read_stat[0])
+    return _prefilter.ScanRecord(digest, size, None, _NO_RULES, False, False, False, bases, False, item.syntax_scope)
+
+
 def _same_placeholder(snapshot: Snapshot, rel: str, data: bytes) -> bool:
     """Are these bytes of a file the snapshot knows by its stat still what the index and the
     rules saw of it: no needle (a placeholder, read by no rule), the same class bases?"""
@@ -1276,12 +1434,6 @@ def _held_digest(record: ScanRecord, demanded: bool) -> str:
     """What the signature holds of a file's bytes: their digest when the index holds facts of them
     (`_Run._build`: full ones when demanded, a Literal's file's partial ones), "" for a placeholder."""
     return record.digest if demanded or record.literal else ""
-
-
-def _closure_view(record: ScanRecord) -> tuple[object, ...]:
-    """What the index closure reads of a scan record (not its syntax check: a file's syntax is
-    checked when it is, not when a run only indexes it)."""
-    return record.seeds, record.literal, record.bases, record.error
 
 
 def _module_names(files: Sequence[SourcePath], root: str, probed: Recorded | None = None) -> dict[str, str]:

@@ -1,0 +1,242 @@
+"""A run after an edit the index cannot see (`declint.patching`): the snapshot patched, same findings.
+
+Each test edits files between runs and compares the run's findings with a run without the cache;
+the phases a run went through (`RunStats.seconds`) tell a patched run ("patch", no "cache load")
+from one that tried and took the full path ("patch" and "cache load").
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from declint import engine as engine_module
+from declint.cache import FORMAT, NO_CACHE_ENV
+from declint.config import find_config_file, load_config
+from declint.engine import CRASH_HOOK_ENV, Engine, Selection, _Run
+from declint.rules import ALL_RULES, RULES_BY_CODE
+from declint.testing import PRELUDE, write_tree
+from tests.conftest import settle
+from tests.test_cache import LITERAL, MODELS, edit, engine, lines
+
+HELPER = "tensorrt_llm/_torch/helper.py"
+HELPER_TEXT = 'def mode(config):\n    return config.attn_backend == "TRTLLM"\n'
+
+
+@pytest.fixture(autouse=True)
+def cache_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(NO_CACHE_ENV, raising=False)
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """The shared Literal, a model file, and a helper the index holds as a placeholder (no index
+    needle, no Literal) that DL103 reads; run once, so that a snapshot stands."""
+    write_tree(
+        tmp_path,
+        {
+            **PRELUDE,
+            MODELS + "modeling_route.py": 'def route(config):\n    return config.attn_backend == "CUTLASS"\n',
+            HELPER: HELPER_TEXT,
+        },
+    )
+    _settle_all(tmp_path)
+    engine(tmp_path).run([tmp_path])
+    return tmp_path
+
+
+def _settle_all(root: Path) -> None:
+    """`settle`, directories too: a file just created moved its directory's mtime, and a walk
+    within the racy window of a directory writes no snapshot."""
+    settle(root)
+    past = time.time() - 60
+    for path in [root, *root.rglob("*")]:
+        if path.is_dir() and ".declint_cache" not in path.parts:
+            os.utime(path, (past, past))
+
+
+def _cache_file(root: Path, suffix: str) -> Path:
+    (found,) = (root / ".declint_cache" / f"v{FORMAT}").glob(f"*{suffix}")
+    return found
+
+
+def _patched(run: Engine) -> bool:
+    """Did the run answer by patching the snapshot (it tried, and never loaded the full cache)?"""
+    return "patch" in run.stats.seconds and "cache load" not in run.stats.seconds
+
+
+def _tried_then_full(run: Engine) -> bool:
+    return "patch" in run.stats.seconds and "cache load" in run.stats.seconds and "scan" in run.stats.seconds
+
+
+def _helper_findings(run: Any) -> list[tuple[str, int, int]]:
+    return [(f.code, f.line, f.column) for f in run.findings if f.path == HELPER]
+
+
+def test_an_edit_the_index_cannot_see_is_checked_alone_and_patched_into_the_snapshot(root: Path) -> None:
+    helper = root / HELPER
+    helper.write_text("# a line above\n" + HELPER_TEXT, encoding="utf-8")
+    settle(root)
+    patched = engine(root)
+    result = patched.run([root])
+    assert _patched(patched)
+    assert _helper_findings(result) == [("DL103", 3, 34)]
+    assert lines(result) == lines(engine(root, cache=False).run([root]))
+    assert (patched.stats.files_read, patched.stats.files_checked_fresh) == (1, 1)
+    assert patched.stats.check_cache_hits == result.files_checked - 1
+    again = engine(root)  # the patched snapshot holds the edit: nothing is read
+    assert lines(again.run([root])) == lines(result)
+    assert again.stats.files_read == 0 and "patch" not in again.stats.seconds
+
+
+def test_a_patched_run_within_the_racy_window_writes_no_snapshot(root: Path) -> None:
+    snapshot = _cache_file(root, ".snapshot")
+    before = snapshot.read_bytes()
+    (root / HELPER).write_text("# a line above\n" + HELPER_TEXT, encoding="utf-8")  # not settled
+    first = engine(root)
+    found = lines(first.run([root]))
+    assert _patched(first)
+    assert snapshot.read_bytes() == before  # its mtime is too fresh to stand for its bytes
+    second = engine(root)
+    assert lines(second.run([root])) == found and _patched(second)
+
+
+def test_a_file_that_loses_then_regains_its_needles_is_patched_both_ways(root: Path) -> None:
+    """Without a needle the file is known by its stat alone (its bases kept); with one again it
+    is hashed and checked: both edits leave the index as it was."""
+    helper = root / HELPER
+    helper.write_text("def mode(config):\n    return 1\n", encoding="utf-8")
+    settle(root)
+    without = engine(root)
+    assert _helper_findings(without.run([root])) == [] and _patched(without)
+    assert lines(engine(root).run([root])) == lines(engine(root, cache=False).run([root]))
+    helper.write_text("\n\n" + HELPER_TEXT, encoding="utf-8")
+    settle(root)
+    regained = engine(root)
+    result = regained.run([root])
+    assert _patched(regained) and regained.stats.files_checked_fresh == 1
+    assert _helper_findings(result) == [("DL103", 4, 34)]
+    assert lines(result) == lines(engine(root, cache=False).run([root]))
+
+
+@pytest.mark.parametrize(
+    ("rel", "old", "new"),
+    [
+        # the shared Literal's file: the index holds its facts
+        (LITERAL, '"FLASHINFER"]', '"FLASHINFER", "CUTLASS"]'),
+        # a class statement: the class bases the closure follows
+        (HELPER, "def mode", "class Local(Base):\n    pass\n\n\ndef mode"),
+        # an index needle: the file becomes a seed, indexed in full
+        (HELPER, "def mode", "class Model(MultimodalModelMixin):\n    pass\n\n\ndef mode"),
+    ],
+    ids=["literal", "bases", "seed"],
+)
+def test_an_edit_the_index_sees_takes_the_full_path(root: Path, rel: str, old: str, new: str) -> None:
+    edit(root / rel, old, new)
+    settle(root)
+    run = engine(root)
+    assert lines(run.run([root])) == lines(engine(root, cache=False).run([root]))
+    assert _tried_then_full(run)
+
+
+def test_a_check_that_reads_a_placeholder_module_takes_the_full_path(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rule that reads a module the index holds as a placeholder (a miss of the prefilter's
+    closure, which the full path mends with a safety round) makes the index another one: the
+    patch gives way. Simulated: the first check reports such a read, as `TRACKER` would."""
+    real = engine_module._check_handler
+    calls: list[str] = []
+
+    def first_reads_a_placeholder(state: Any, item: Any) -> Any:
+        checked = real(state, item)
+        calls.append(item.rel)
+        return checked._replace(touched=frozenset({"tensorrt_llm._torch.other"})) if len(calls) == 1 else checked
+
+    monkeypatch.setattr(engine_module, "_check_handler", first_reads_a_placeholder)
+    edit(root / HELPER, "def mode", "# a line above\ndef mode")
+    settle(root)
+    run = engine(root)
+    found = lines(run.run([root]))
+    assert calls == [HELPER, HELPER]  # the patch's check, then the full path's
+    assert _tried_then_full(run)
+    assert found == lines(engine(root, cache=False).run([root]))
+
+
+def test_an_edit_of_a_file_a_project_rule_read_takes_the_full_path(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The project rules' findings are the snapshot's only while what they read is unchanged."""
+    original = _Run._project_findings
+    helper = root / HELPER
+
+    def reading_the_helper(self: _Run, index: Any) -> Any:
+        helper.read_bytes()
+        return original(self, index)
+
+    monkeypatch.setattr(_Run, "_project_findings", reading_the_helper)
+    edit(helper, "def mode", "# a first edit\ndef mode")  # a full run, whose snapshot records the read
+    settle(root)
+    _cache_file(root, ".held").unlink()
+    engine(root).run([root])
+    edit(helper, "# a first edit", "# a second edit")
+    settle(root)
+    run = engine(root)
+    run.run([root])
+    assert _tried_then_full(run)
+
+
+def test_without_the_held_facts_the_full_path_decides(root: Path) -> None:
+    _cache_file(root, ".held").write_bytes(b"damaged")
+    edit(root / HELPER, "def mode", "# a line above\ndef mode")
+    settle(root)
+    run = engine(root)
+    assert lines(run.run([root])) == lines(engine(root, cache=False).run([root]))
+    assert _tried_then_full(run)
+
+
+def test_more_edited_files_than_a_patch_reads_take_the_full_path(root: Path) -> None:
+    others = [f"tensorrt_llm/_torch/helper_{n}.py" for n in range(4)]
+    write_tree(root, {rel: HELPER_TEXT for rel in others})
+    _settle_all(root)
+    engine(root).run([root])
+    for rel in [HELPER, *others]:
+        edit(root / rel, "def mode", "# edited\ndef mode")
+    settle(root)
+    run = engine(root)
+    assert lines(run.run([root])) == lines(engine(root, cache=False).run([root]))
+    assert "patch" not in run.stats.seconds and "cache load" in run.stats.seconds
+    edit(root / HELPER, "# edited", "# edited again")  # one file: patched again
+    settle(root)
+    one = engine(root)
+    assert lines(one.run([root])) == lines(engine(root, cache=False).run([root])) and _patched(one)
+
+
+def test_a_crash_while_checking_the_edited_file_is_its_finding_and_no_snapshot(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = load_config(find_config_file(root), default_root=root, known_codes=frozenset(RULES_BY_CODE))
+    snapshot = _cache_file(root, ".snapshot")
+    before = snapshot.read_bytes()
+    monkeypatch.setenv(CRASH_HOOK_ENV, "MARKED")
+    edit(root / HELPER, "def mode", "# MARKED\ndef mode")
+    settle(root)
+    run = Engine(config, ALL_RULES, Selection(("DL",), ()), cache=True, jobs=1)
+    result = run.run([root])
+    assert _patched(run) and run.stats.worker_crashes == 1
+    assert [(f.code, f.line) for f in result.findings if f.path == HELPER] == [("DL000", 1)]
+    assert "SIGSEGV while checking this file" in next(f.message for f in result.findings if f.path == HELPER)
+    assert snapshot.read_bytes() == before  # a crash is retried by the next run, never replayed
+
+
+def test_a_patched_run_and_the_full_path_give_the_same_findings_with_workers(root: Path) -> None:
+    config = load_config(find_config_file(root), default_root=root, known_codes=frozenset(RULES_BY_CODE))
+    edit(root / HELPER, '"TRTLLM"', '"TRTLM"')
+    settle(root)
+    run = Engine(config, ALL_RULES, Selection(("DL",), ()), cache=True, jobs=2)
+    result = run.run([root])
+    assert _patched(run)
+    assert [(code, line) for code, line, _ in _helper_findings(result)] == [("DL103", 2)]
+    assert lines(result) == lines(engine(root, cache=False).run([root]))
