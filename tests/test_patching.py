@@ -240,3 +240,24 @@ def test_a_patched_run_and_the_full_path_give_the_same_findings_with_workers(roo
     assert _patched(run)
     assert [(code, line) for code, line, _ in _helper_findings(result)] == [("DL103", 2)]
     assert lines(result) == lines(engine(root, cache=False).run([root]))
+
+
+def test_a_file_syntax_paths_cover_is_judged_as_a_cold_run_judges_it(root: Path) -> None:
+    """A checked file in `syntax-paths` (the models directory by default) is hashed and its
+    syntax checked by the scan; the snapshot keeps that scope, and the patch scans it so."""
+    plain = MODELS + "modeling_plain.py"
+    write_tree(root, {plain: "def fine():\n    pass\n"})
+    _settle_all(root)
+    engine(root).run([root])
+    edit(root / plain, "def fine", "# a comment\ndef fine")
+    settle(root)
+    commented = engine(root)
+    assert lines(commented.run([root])) == lines(engine(root, cache=False).run([root]))
+    assert _patched(commented)
+    edit(root / plain, "fine():", "broken(:")
+    settle(root)
+    broken = engine(root)
+    found = lines(broken.run([root]))
+    assert f"{plain}:2:11: DL000 syntax error: invalid syntax" in found
+    assert found == lines(engine(root, cache=False).run([root]))
+    assert _tried_then_full(broken)  # the scan's error is part of its view
