@@ -977,10 +977,11 @@ class _Run:
         findings = self._visible(list(snapshot.project), wanted)
         suppressed: list[SuppressedFinding] = []
         for rel in rels:
-            own, hidden = found.get(rel) or snapshot.results[rel]
+            own, hidden = found[rel] if rel in found else snapshot.results[rel]
             findings += own
             suppressed += hidden
         self.stats.files_read += len(scanned)
+        self.stats.files_checked_fresh += sum(change.checked for change in changes)
         self.stats.check_cache_hits = len(wanted - found.keys())
         if self.engine.progress is not None:
             self.engine.progress(len(rels), len(rels))
@@ -1021,7 +1022,7 @@ class _Run:
 
     def _unstable(self, index: ProjectIndex) -> bool:
         """Do the needles of a per-file rule depend on the index (none do today)? `gates` holds
-        them computed on an empty index."""
+        them computed on an empty index, and the scan looked for those."""
         return any(tuple(r.needles(self.config, index)) != needles for r, (_, needles) in zip(
             self.file_rules, self.gates, strict=True))  # fmt: skip
 
@@ -1058,7 +1059,7 @@ class _Run:
                 findings = ((parse_error(item.rel, *record.error),), ())
             else:
                 findings = _NOTHING
-            changes.append(_patching.Change(item.rel, stat[0], record, findings))
+            changes.append(_patching.Change(item.rel, stat[0], record, findings, item.rel in results))
         return changes
 
     def _check_items(
@@ -1067,7 +1068,6 @@ class _Run:
         """`todo` checked in a pool of its own against `index` (`entries`: its input)."""
         if not todo:
             return {}
-        self.stats.files_checked_fresh += len(todo)
         state = _state.CheckState(
             self.config, self.file_rules, self.fact_rules, self.engine.known_codes, self.engine.enabled_codes,
             index, entries, self.overrides, self.max_size, not self.overrides,
@@ -1299,9 +1299,7 @@ class _Run:
         """The results that still hold, and the files to check again handed to a new pool's
         workers. They start at once: a worker's first file pays for importing libcst (~0.1 s),
         which then overlaps with the project rules this process runs meanwhile."""
-        # Needles that depend on the index (none today) were computed on an empty one: recheck all.
-        unstable = any(tuple(r.needles(self.config, index)) != needles for r, (_, needles) in zip(
-            self.file_rules, self.gates, strict=True))  # fmt: skip
+        unstable = self._unstable(index)  # then every file is checked again
         results: dict[str, Checked] = {}
         todo: list[CheckItem] = []
         for item in checked:

@@ -8,9 +8,10 @@ would reuse their cached results unasked), and so are the project rules' (their 
 stat'ed with the snapshot's). Such a run rebuilds the last index from the snapshot's module names
 and the facts saved with it (`Cache.save_held`), scans and checks only the edited files, and
 writes the snapshot with their new stats and findings: no load of the whole cache, scan of every
-entry, index closure or signature (~20 ms of the ~70 an edit added to a warm run over the
-transformers sources). Anything else takes the full path: a file the index held, a view that
-moved, a check that read a placeholder, a project rule that read the file, a crash.
+entry, index closure or signature (what an edit adds to a warm run over the transformers sources
+fell from ~67 to ~38 ms; docs/benchmarks.md). Anything else takes the full path: a file the index
+held, a view that moved, a check that read a placeholder module, a project rule that read the
+file, more than `PATCH_MOST` files. A crash is the file's DL000, and no snapshot is written.
 
 The edited files' cache entries are not written: the full path that runs next reads them again
 (their stat moved), as it would after any edit.
@@ -64,13 +65,14 @@ def placeholder_view(snapshot: Snapshot, rel: str) -> tuple[object, ...] | None:
 
 
 class Change(NamedTuple):
-    """A changed file as a patched run found it: its new stat and scan record, and its findings
-    (None: the snapshot's request does not check it)."""
+    """A changed file as a patched run found it: its new stat and scan record, its findings
+    (None: the snapshot's request does not check it), and whether its rules ran this run."""
 
     rel: str
     stat: StatKey
     record: ScanRecord
     findings: tuple[tuple[Finding, ...], tuple[SuppressedFinding, ...]] | None
+    checked: bool = False
 
 
 def patched(snapshot: Snapshot, changes: list[Change]) -> Snapshot:
@@ -79,7 +81,7 @@ def patched(snapshot: Snapshot, changes: list[Change]) -> Snapshot:
     files, results = dict(snapshot.files), dict(snapshot.results)
     digests, views, bases = dict(snapshot.digests), dict(snapshot.views), dict(snapshot.bases)
     scoped = set(snapshot.scoped)
-    for rel, stat, record, findings in changes:
+    for rel, stat, record, findings, _ in changes:
         path, _, module = files[rel]
         files[rel] = (path, stat, module)
         if findings is not None:

@@ -164,6 +164,7 @@ def test_a_check_that_reads_a_placeholder_module_takes_the_full_path(
     found = lines(run.run([root]))
     assert calls == [HELPER, HELPER]  # the patch's check, then the full path's
     assert _tried_then_full(run)
+    assert run.stats.files_checked_fresh == 1  # the attempt's check is not counted
     assert found == lines(engine(root, cache=False).run([root]))
 
 
