@@ -262,3 +262,20 @@ def test_a_file_syntax_paths_cover_is_judged_as_a_cold_run_judges_it(root: Path)
     assert f"{plain}:2:11: DL000 syntax error: invalid syntax" in found
     assert found == lines(engine(root, cache=False).run([root]))
     assert _tried_then_full(broken)  # the scan's error is part of its view
+
+
+def test_an_edit_saved_by_rename_is_patched_and_its_directory_listed_again(root: Path) -> None:
+    """Editors' safe write and git: a new file renamed over the old one moves the directory's
+    mtime; the directory lists the same entries, so the walk holds and the edit is patched."""
+    helper = root / HELPER
+    written = helper.with_name(".helper.py.tmp")
+    written.write_text("# saved by rename\n" + HELPER_TEXT, encoding="utf-8")
+    os.replace(written, helper)
+    settle(root)
+    run = engine(root)
+    found = lines(run.run([root]))
+    assert _patched(run) and "discover" not in run.stats.seconds
+    assert found == lines(engine(root, cache=False).run([root]))
+    again = engine(root)  # the patched snapshot holds the directory's new stat
+    assert lines(again.run([root])) == found
+    assert list(again.stats.seconds) == ["snapshot"] and again.stats.files_read == 0
