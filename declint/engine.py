@@ -421,7 +421,6 @@ class _Run:
         self._bases: dict[frozenset[str], frozenset[str]] = {}  # each distinct set of class bases once
         self._prepare_pool: _Pool | None = None
         self._answers: tuple[ProjectIndex, dict[Hashable, str | None]] | None = None  # see `_still_valid`
-        self._final = False  # a patched run's check crashed or timed out: nothing of it is replayed
         self._pending_held: tuple[str, dict[str, ModuleFacts]] | None = None  # (token, facts) to save
 
     def __enter__(self) -> _Run:
@@ -957,13 +956,16 @@ class _Run:
     ) -> _Answer | None:
         """The snapshot's findings with the changed files scanned and checked again, when the
         index cannot see their edits; None: the full path decides (nothing of this run is kept)."""
-        if not snapshot.held or len(changed) > _patching.PATCH_MOST or self.engine.full_index:
+        # (more files than `_READ_HERE` would fork readers: the full path then costs about as much)
+        if not snapshot.held or len(changed) > _READ_HERE or self.engine.full_index:
             return None
         with self.stats.phase("patch"):
             assert self.store is not None  # (the snapshot came from it)
             scanned = self._scan_changed(snapshot, sorted(changed))
-            held = self.store.load_held(self.key, snapshot.held) if scanned is not None else None
-            if scanned is None or held is None:
+            if scanned is None:
+                return None
+            held = self.store.load_held(self.key, snapshot.held)
+            if held is None:
                 return None
             entries = _patching.index_entries(snapshot, held)
             index = _prefilter.build_index(list(entries.values()), self.config)
@@ -985,7 +987,7 @@ class _Run:
         self.stats.check_cache_hits = len(wanted - found.keys())
         if self.engine.progress is not None:
             self.engine.progress(len(rels), len(rels))
-        if all(stat[1] for _, _, stat in scanned) and not self._final:
+        if all(stat[1] for _, _, stat in scanned) and not any(change.final for change in changes):
             self._pending_snapshot = self._with_new_stats(_patching.patched(snapshot, changes))
         return findings, suppressed, len(snapshot.files), len(rels), skipped
 
@@ -1048,19 +1050,26 @@ class _Run:
             return None
         changes = []
         for item, record, stat in scanned:
-            findings = None
-            if not item.checked:
-                pass
-            elif item.rel in results:
-                findings = (results[item.rel].findings, results[item.rel].suppressed)
-            elif record.digest == snapshot.digests.get(item.rel):
-                findings = snapshot.results[item.rel]
-            elif record.error is not None:
-                findings = ((parse_error(item.rel, *record.error),), ())
-            else:
-                findings = _NOTHING
-            changes.append(_patching.Change(item.rel, stat[0], record, findings, item.rel in results))
+            result = results.get(item.rel)
+            findings = self._changed_findings(snapshot, item, record, result)
+            final = result is not None and result.final
+            changes.append(_patching.Change(item.rel, stat[0], record, findings, result is not None, final))
         return changes
+
+    @staticmethod
+    def _changed_findings(
+        snapshot: Snapshot, item: _ScanItem, record: ScanRecord, result: Checked | None
+    ) -> tuple[tuple[Finding, ...], tuple[SuppressedFinding, ...]] | None:
+        """A changed file's findings as `check` puts them together (None: not checked)."""
+        if not item.checked:
+            return None
+        if result is not None:
+            return result.findings, result.suppressed
+        if record.digest == snapshot.digests.get(item.rel):
+            return snapshot.results[item.rel]
+        if record.error is not None:
+            return (parse_error(item.rel, *record.error),), ()
+        return _NOTHING
 
     def _check_items(
         self, todo: list[CheckItem], index: ProjectIndex, entries: dict[str, ModuleFacts]
@@ -1084,7 +1093,6 @@ class _Run:
                 outcome = _state.Checked(
                     "", (parse_error(item.rel, _failure_message(outcome)),), (), None, frozenset(), final=True
                 )
-            self._final |= outcome.final
             self.engine.previews.update(outcome.previews)
             results[item.rel] = outcome
         return results

@@ -11,7 +11,8 @@ writes the snapshot with their new stats and findings: no load of the whole cach
 entry, index closure or signature (what an edit adds to a warm run over the transformers sources
 fell from ~67 to ~38 ms; docs/benchmarks.md). Anything else takes the full path: a file the index
 held, a view that moved, a check that read a placeholder module, a project rule that read the
-file, more than `PATCH_MOST` files. A crash is the file's DL000, and no snapshot is written.
+file, more files than the engine reads in its own process (`_READ_HERE`). A crash is the file's
+DL000, and no snapshot is written.
 
 The edited files' cache entries are not written: the full path that runs next reads them again
 (their stat moved), as it would after any edit.
@@ -31,8 +32,6 @@ if TYPE_CHECKING:
     from declint.facts import ModuleFacts
     from declint.prefilter import ScanRecord
     from declint.types import Finding, SuppressedFinding
-
-PATCH_MOST = 4  # edited files a patched run scans in its own process (the engine's `_READ_HERE`)
 
 
 def closure_view(record: ScanRecord) -> tuple[object, ...]:
@@ -66,13 +65,15 @@ def placeholder_view(snapshot: Snapshot, rel: str) -> tuple[object, ...] | None:
 
 class Change(NamedTuple):
     """A changed file as a patched run found it: its new stat and scan record, its findings
-    (None: the snapshot's request does not check it), and whether its rules ran this run."""
+    (None: the snapshot's request does not check it), whether its rules ran this run, and
+    whether that check failed for good (a crash, a timeout: never replayed from a snapshot)."""
 
     rel: str
     stat: StatKey
     record: ScanRecord
     findings: tuple[tuple[Finding, ...], tuple[SuppressedFinding, ...]] | None
     checked: bool = False
+    final: bool = False
 
 
 def patched(snapshot: Snapshot, changes: list[Change]) -> Snapshot:
@@ -81,7 +82,7 @@ def patched(snapshot: Snapshot, changes: list[Change]) -> Snapshot:
     files, results = dict(snapshot.files), dict(snapshot.results)
     digests, views, bases = dict(snapshot.digests), dict(snapshot.views), dict(snapshot.bases)
     scoped = set(snapshot.scoped)
-    for rel, stat, record, findings, _ in changes:
+    for rel, stat, record, findings, *_ in changes:
         path, _, module = files[rel]
         files[rel] = (path, stat, module)
         if findings is not None:
