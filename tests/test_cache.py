@@ -35,9 +35,9 @@ def cache_on(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(NO_CACHE_ENV, raising=False)
 
 
-def engine(root: Path, *, cache: bool = True, select: tuple[str, ...] = ("DL",)) -> Engine:
+def engine(root: Path, *, cache: bool = True, select: tuple[str, ...] = ("DL",), jobs: int | None = None) -> Engine:
     config = load_config(find_config_file(root), default_root=root, known_codes=frozenset(RULES_BY_CODE))
-    return Engine(config, ALL_RULES, Selection(select, ()), cache=cache)
+    return Engine(config, ALL_RULES, Selection(select, ()), cache=cache, jobs=jobs)
 
 
 def lines(result: RunResult) -> list[str]:

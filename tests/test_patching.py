@@ -16,9 +16,7 @@ import pytest
 
 from declint import engine as engine_module
 from declint.cache import FORMAT, NO_CACHE_ENV
-from declint.config import find_config_file, load_config
-from declint.engine import CRASH_HOOK_ENV, Engine, Selection, _Run
-from declint.rules import ALL_RULES, RULES_BY_CODE
+from declint.engine import CRASH_HOOK_ENV, Engine, _Run
 from declint.testing import PRELUDE, write_tree
 from tests.conftest import settle
 from tests.test_cache import LITERAL, MODELS, edit, engine, lines
@@ -218,13 +216,12 @@ def test_more_edited_files_than_a_patch_reads_take_the_full_path(root: Path) -> 
 def test_a_crash_while_checking_the_edited_file_is_its_finding_and_no_snapshot(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    config = load_config(find_config_file(root), default_root=root, known_codes=frozenset(RULES_BY_CODE))
     snapshot = _cache_file(root, ".snapshot")
     before = snapshot.read_bytes()
     monkeypatch.setenv(CRASH_HOOK_ENV, "MARKED")
     edit(root / HELPER, "def mode", "# MARKED\ndef mode")
     settle(root)
-    run = Engine(config, ALL_RULES, Selection(("DL",), ()), cache=True, jobs=1)
+    run = engine(root, jobs=1)
     result = run.run([root])
     assert _patched(run) and run.stats.worker_crashes == 1
     assert [(f.code, f.line) for f in result.findings if f.path == HELPER] == [("DL000", 1)]
@@ -233,10 +230,9 @@ def test_a_crash_while_checking_the_edited_file_is_its_finding_and_no_snapshot(
 
 
 def test_a_patched_run_and_the_full_path_give_the_same_findings_with_workers(root: Path) -> None:
-    config = load_config(find_config_file(root), default_root=root, known_codes=frozenset(RULES_BY_CODE))
     edit(root / HELPER, '"TRTLLM"', '"TRTLM"')
     settle(root)
-    run = Engine(config, ALL_RULES, Selection(("DL",), ()), cache=True, jobs=2)
+    run = engine(root, jobs=2)
     result = run.run([root])
     assert _patched(run)
     assert [(code, line) for code, line, _ in _helper_findings(result)] == [("DL103", 2)]
