@@ -26,7 +26,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Seq
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISREG
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, TypeVar, cast
 
 from declint import early_stats, stat_check
 from declint.bases import class_bases
@@ -72,7 +72,7 @@ from declint.discovery import (
 from declint.errors import SourceError, warn
 from declint.lazy import lazy_module
 from declint.previews import Memoized, file_previews
-from declint.rule_set import rule_codes
+from declint.rule_set import rule_codes, rules_of_kind
 from declint.source import SourceFile, decode_source, is_plain, read_bytes
 from declint.types import Finding, Position, RunResult, Span, SuppressedFinding
 
@@ -106,6 +106,7 @@ else:
     workers = lazy_module("declint.workers")
 
 _Pool: TypeAlias = "workers.InlinePool[Any, Any] | workers.ProcessPool[Any, Any]"
+_R = TypeVar("_R", bound="RuleMeta")
 
 
 class _Checking:
@@ -428,15 +429,14 @@ class _Run:
 
     @functools.cached_property
     def file_rules(self) -> tuple[type[FileGate], ...]:
-        return tuple(
-            r for r in self.engine.rules if issubclass(r, _rule.FileGate) and self.engine.selection.enabled(r.CODE)
-        )
+        return self._enabled(_rule.FileGate)
 
     @functools.cached_property
     def fact_rules(self) -> tuple[type[FactRule], ...]:
-        return tuple(
-            r for r in self.engine.rules if issubclass(r, _rule.FactRule) and self.engine.selection.enabled(r.CODE)
-        )
+        return self._enabled(_rule.FactRule)
+
+    def _enabled(self, kind: type[_R]) -> tuple[type[_R], ...]:
+        return tuple(r for r in rules_of_kind(self.engine.rules, kind) if self.engine.selection.enabled(r.CODE))
 
     @functools.cached_property
     def options(self) -> FactOptions:
@@ -1281,9 +1281,8 @@ class _Run:
 
     def _project_findings(self, index: ProjectIndex) -> list[Finding]:
         findings: list[Finding] = []
-        for rule in self.engine.rules:
-            if issubclass(rule, _rule.ProjectRule) and self.engine.selection.enabled(rule.CODE):
-                findings += rule().check_project(index, self.config)
+        for rule in self._enabled(_rule.ProjectRule):
+            findings += rule().check_project(index, self.config)
         return findings
 
     def _visible(self, findings: list[Finding], checked: set[str]) -> list[Finding]:

@@ -28,7 +28,6 @@ import dataclasses
 import functools
 import re
 import symtable
-import unicodedata
 import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -241,6 +240,8 @@ def _unescape(text: str) -> str:
         if code[0] in "xuU" and len(code) > 1:
             return chr(int(code[1:], 16)) if int(code[1:], 16) <= 0x10FFFF else match.group(0)
         if code[0] == "N" and len(code) > 1:
+            import unicodedata  # here: its database is up to ~2 ms of a run's imports, for a rare escape
+
             try:
                 return unicodedata.lookup(code[2:-1])
             except KeyError:

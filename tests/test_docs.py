@@ -13,7 +13,8 @@ import declint.rules as rules_package
 from declint.cli import cli
 from declint.config import OPTIONS
 from declint.docs import rules_document, rules_table, with_generated_tables
-from declint.rule_set import LazyRules, RuleEntry
+from declint.rule import FileGate, ProjectRule
+from declint.rule_set import LazyRules, RuleEntry, rules_of_kind
 from declint.rules import ALL_RULES, RULES_BY_CODE
 from tests.conftest import REPO
 
@@ -58,13 +59,39 @@ def test_every_rule_module_is_registered_once() -> None:
 def test_the_registry_names_each_rule_by_its_own_code_without_importing_it() -> None:
     assert ALL_RULES.codes == tuple(rule.CODE for rule in ALL_RULES)
     assert list(RULES_BY_CODE) == list(ALL_RULES.codes) and RULES_BY_CODE["DL101"].__name__ == "DirectSdpa"
-    wrong = LazyRules([RuleEntry("DL999", "declint.rules.parse_error", "ParseError")])
+    wrong = LazyRules([RuleEntry("DL999", "declint.rules.parse_error", "ParseError", "engine")])
     assert wrong.codes == ("DL999",) and len(wrong) == 1  # known without an import
     with pytest.raises(
         RuntimeError,
         match=re.escape("declint.rules.parse_error.ParseError has the code DL000, but the registry says DL999"),
     ):
         list(wrong)
+
+
+def test_the_registry_names_each_rules_kind_and_a_kind_imports_only_its_modules() -> None:
+    """A run after an edit asks for the per-file rules only: the project rules' modules stay unimported."""
+    assert [entry.kind for entry in ALL_RULES.entries] == [
+        "engine", "project", "file", "file", "file", "file", "fact", "file", "project", "project",
+        "engine", "engine", "engine", "engine",
+    ]  # fmt: skip
+    assert rules_of_kind(ALL_RULES, FileGate) == tuple(r for r in ALL_RULES if issubclass(r, FileGate))
+    assert [r.CODE for r in rules_of_kind(ALL_RULES, ProjectRule)] == ["DL100", "DL107", "DL108"]
+    registry = LazyRules(
+        [
+            RuleEntry("DL101", "declint.rules.direct_sdpa", "DirectSdpa", "file"),
+            RuleEntry("DL998", "declint.rules.no_such_module", "Missing", "project"),
+        ]
+    )
+    assert [r.CODE for r in rules_of_kind(registry, FileGate)] == ["DL101"]  # the missing module is not asked for
+    assert registry.by_code()["DL101"].__name__ == "DirectSdpa"
+    with pytest.raises(ModuleNotFoundError, match="no_such_module"):
+        rules_of_kind(registry, ProjectRule)
+    wrong = LazyRules([RuleEntry("DL101", "declint.rules.direct_sdpa", "DirectSdpa", "project")])
+    with pytest.raises(
+        RuntimeError,
+        match=re.escape("declint.rules.direct_sdpa.DirectSdpa is of the kind file, but the registry says project"),
+    ):
+        rules_of_kind(wrong, ProjectRule)
 
 
 def test_every_option_is_read_by_someone() -> None:
