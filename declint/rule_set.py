@@ -4,8 +4,9 @@ A run the snapshot answers needs the rules' codes only (for the run key and the 
 modules import the facts, the index, the prefilter and the name resolver: about a third of the
 start-up of a warm pre-commit run. `LazyRules` holds each rule's code, module, class name and
 kind, and imports a rule module the first time its class is asked for; the codes need no import.
-A run that patches the snapshot after an edit runs the per-file rules only (`rules_of_kind`): the
-project rules' modules (and `json`, which they import) are ~4 ms of the ~40 such an edit adds.
+A run that patches the snapshot after an edit runs the per-file rules only (`rules_of_kind`), so
+the project rules' and the engine codes' modules (and `json`, which DL108 imports) stay unimported:
+a few milliseconds of the ~40 such an edit adds (docs/benchmarks.md, 2026-12-05).
 """
 
 from __future__ import annotations
@@ -107,7 +108,8 @@ def rules_of_kind(rules: Sequence[type[RuleMeta]], base: type[_R]) -> tuple[type
 
 
 def _kind_of(rule: type[RuleMeta]) -> str | None:
-    bases = importlib.import_module("declint.rule")  # (maybe the engine's lazy module: no attribute of declint)
+    # By importlib: the engine may hold `declint.rule` as a lazy module, not yet an attribute of `declint`.
+    bases = importlib.import_module("declint.rule")
     kinds = [kind for kind, base in KINDS.items() if issubclass(rule, getattr(bases, base))]
     return kinds[0] if len(kinds) == 1 else None
 

@@ -51,6 +51,8 @@ def test_strings_close_to_sees_literals_in_either_quote_and_escaped() -> None:
     assert strings_close_to(b'backend = "trtllm"\n', NAMES, cutoff=0.8)
     assert strings_close_to(b"backend = 'FLASHINFR'\n", NAMES, cutoff=0.8)
     assert strings_close_to(b'backend = "VANI\\x4cLA"\n', NAMES, cutoff=0.8)
+    assert strings_close_to(b'backend = "\\N{LATIN CAPITAL LETTER T}RTLLM"\n', NAMES, cutoff=1.0)  # a named escape
+    assert not strings_close_to(b'backend = "\\N{NO SUCH NAME}RTLLM"\n', NAMES, cutoff=0.8)  # kept as written
     assert not strings_close_to(b'backend = "cuda"\nname = "float32"\n', NAMES, cutoff=0.8)
     assert not strings_close_to(b"backend = TRTLLM\n", NAMES, cutoff=0.8)  # a name, not a literal
 
