@@ -906,13 +906,25 @@ class _Run:
                 self._pending_snapshot = self._with_new_stats(snapshot)
         if not holds:
             return self._patch(snapshot, rels, skipped, changed)
-        findings = self._visible(list(snapshot.project), set(rels))
+        return self._answer(snapshot, rels, skipped, {})
+
+    def _answer(
+        self,
+        snapshot: Snapshot,
+        rels: Sequence[str],
+        skipped: list[tuple[str, str]],
+        fresh: Mapping[str, tuple[tuple[Finding, ...], tuple[SuppressedFinding, ...]]],
+    ) -> _Answer:
+        """The findings of the checked files `rels`: `fresh` ones where this run checked a file
+        again, the snapshot's for the others, and the project rules' as the snapshot holds them."""
+        wanted = set(rels)
+        findings = self._visible(list(snapshot.project), wanted)
         suppressed: list[SuppressedFinding] = []
         for rel in rels:
-            own, hidden = snapshot.results[rel]
+            own, hidden = fresh[rel] if rel in fresh else snapshot.results[rel]
             findings += own
             suppressed += hidden
-        self.stats.check_cache_hits = len(rels)
+        self.stats.check_cache_hits = len(wanted - fresh.keys())
         return findings, suppressed, len(snapshot.files), len(rels), skipped
 
     def _still_holds(self, snapshot: Snapshot, changed: set[str]) -> bool:
@@ -974,22 +986,14 @@ class _Run:
             changes = self._check_changed(snapshot, scanned, index, entries)
             if changes is None:
                 return None
-        wanted = set(rels)
         found = {change.rel: change.findings for change in changes if change.findings is not None}
-        findings = self._visible(list(snapshot.project), wanted)
-        suppressed: list[SuppressedFinding] = []
-        for rel in rels:
-            own, hidden = found[rel] if rel in found else snapshot.results[rel]
-            findings += own
-            suppressed += hidden
         self.stats.files_read += len(scanned)
         self.stats.files_checked_fresh += sum(change.checked for change in changes)
-        self.stats.check_cache_hits = len(wanted - found.keys())
         if self.engine.progress is not None:
             self.engine.progress(len(rels), len(rels))
         if all(stat[1] for _, _, stat in scanned) and not any(change.final for change in changes):
             self._pending_snapshot = self._with_new_stats(_patching.patched(snapshot, changes))
-        return findings, suppressed, len(snapshot.files), len(rels), skipped
+        return self._answer(snapshot, rels, skipped, found)
 
     def _scan_changed(self, snapshot: Snapshot, changed: list[str]) -> list[tuple[_ScanItem, ScanRecord, _Stat]] | None:
         """Each changed file's scan, when every one of them stays a placeholder of the index
@@ -1090,9 +1094,7 @@ class _Run:
         results = {}
         for item, outcome in zip(todo, outcomes, strict=True):
             if isinstance(outcome, workers.Failure):
-                outcome = _state.Checked(
-                    "", (parse_error(item.rel, _failure_message(outcome)),), (), None, frozenset(), final=True
-                )
+                outcome = _final_check(parse_error(item.rel, _failure_message(outcome)))
             self.engine.previews.update(outcome.previews)
             results[item.rel] = outcome
         return results
@@ -1385,8 +1387,7 @@ class _Run:
 
     def _store(self, item: CheckItem, outcome: Checked | workers.Failure, signature: str) -> Checked:
         if isinstance(outcome, workers.Failure):
-            finding = parse_error(item.rel, _failure_message(outcome))
-            return _state.Checked("", (finding,), (), None, frozenset(), final=True)
+            return _final_check(parse_error(item.rel, _failure_message(outcome)))
         entry = self.data.files.get(item.rel)
         if (
             entry is not None
@@ -1416,6 +1417,12 @@ def _failure_message(failure: workers.Failure) -> str:
         hint = _CRASH_HINTS.get(failure.reason.rpartition(" ")[2], "")
         return f"{failure.reason} while checking this file{hint}"
     return failure.reason
+
+
+def _final_check(finding: Finding) -> Checked:
+    """The result of a check that failed for good (unreadable, a crash, a timeout): its DL000,
+    never cached nor replayed from a snapshot."""
+    return _state.Checked("", (finding,), (), None, frozenset(), final=True)
 
 
 def _plain_record(item: _ScanItem, outcome: _Plain, bases: frozenset[str]) -> ScanRecord:
@@ -1590,8 +1597,7 @@ def _check_handler(state: CheckState, item: CheckItem) -> Checked:
     try:
         source, _ = _read(item.rel, item.path, state.overrides, state.max_size)
     except SourceError as error:
-        finding = parse_error(item.rel, error.message, error.line or 1, error.column)
-        return _state.Checked("", (finding,), (), None, frozenset(), final=True)
+        return _final_check(parse_error(item.rel, error.message, error.line or 1, error.column))
     if workers.in_worker():
         _test_hooks(source.data)
     digest = content_digest(source.data)

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from declint import engine as engine_module
-from declint.cache import FORMAT, NO_CACHE_ENV
+from declint.cache import NO_CACHE_ENV
 from declint.engine import CRASH_HOOK_ENV, Engine, _Run
 from declint.testing import PRELUDE, write_tree
 from tests.conftest import settle
-from tests.test_cache import LITERAL, MODELS, edit, engine, lines
+from tests.test_cache import LITERAL, MODELS, _stored, edit, engine, lines
 
 HELPER = "tensorrt_llm/_torch/helper.py"
 HELPER_TEXT = 'def mode(config):\n    return config.attn_backend == "TRTLLM"\n'
@@ -58,7 +58,7 @@ def _settle_all(root: Path) -> None:
 
 
 def _cache_file(root: Path, suffix: str) -> Path:
-    (found,) = (root / ".declint_cache" / f"v{FORMAT}").glob(f"*{suffix}")
+    (found,) = _stored(root, suffix)
     return found
 
 
