@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -16,13 +17,18 @@ PYTHON = WORK / "declint-venv" / "bin" / "python"
 
 
 def timed_check(installed: str, cwd: Path, *args: str) -> float:
-    """Wall seconds of `declint check ARGS` in `cwd` (its output and exit status are not read)."""
+    """Wall seconds of `declint check ARGS` in `cwd` (its output is not read; a run that fails, any
+    exit status but 0 and 1, stops the benchmark: a crash must not be timed as a fast run)."""
     started = time.perf_counter()
-    subprocess.run(
+    done = subprocess.run(
         [str(PYTHON), "-m", "declint", "check", *args],
         cwd=cwd,
         env={**os.environ, "PYTHONPATH": installed},
         capture_output=True,
         check=False,
     )
-    return time.perf_counter() - started
+    elapsed = time.perf_counter() - started
+    if done.returncode not in (0, 1):
+        failure = done.stderr.decode(errors="replace")[-2000:]
+        sys.exit(f"declint check {' '.join(args)} ({installed}, in {cwd}): exit {done.returncode}\n{failure}")
+    return elapsed

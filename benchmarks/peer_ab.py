@@ -32,8 +32,13 @@ def timed(command: list[str], env: dict[str, str] | None = None, before: Callabl
     if before is not None:
         before()
     started = time.perf_counter()
-    subprocess.run(command, cwd=CORPUS, env=env, capture_output=True, check=False)
-    return time.perf_counter() - started
+    done = subprocess.run(command, cwd=CORPUS, env=env, capture_output=True, check=False)
+    elapsed = time.perf_counter() - started
+    if done.returncode not in (0, 1):  # 1: findings (declint, ruff); a crash must not be timed as a run
+        raise SystemExit(
+            f"{' '.join(command[:3])} ...: exit {done.returncode}\n{done.stderr.decode(errors='replace')[-2000:]}"
+        )
+    return elapsed
 
 
 def main() -> None:

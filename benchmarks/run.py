@@ -493,7 +493,9 @@ def _prime(root: Path) -> None:
 
 def _warm(root: Path) -> None:
     """Make sure the default configuration's cache is the one of the tree as it is."""
-    subprocess.run(declint_command("."), cwd=root, capture_output=True, check=False)
+    done = subprocess.run(declint_command("."), cwd=root, capture_output=True, check=False)
+    if done.returncode not in (0, 1):  # the warm cases would time something else
+        raise SystemExit(f"warming {root} failed ({done.returncode}): {done.stderr.decode()[-2000:]}")
 
 
 def peak_rss(root: Path, *args: str) -> dict[str, float]:

@@ -136,9 +136,11 @@ def measured(preload: list[str]) -> dict[str, Any]:
 
 
 def plain_run() -> None:
-    subprocess.run(
+    done = subprocess.run(
         [str(PYTHON), "-m", "declint", "check", "transformers"], cwd=CORPUS, capture_output=True, check=False
     )
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"declint check transformers: exit {done.returncode}\n{done.stderr.decode()[-2000:]}")
 
 
 def edited(original: bytes, preload: list[str]) -> dict[str, Any]:
