@@ -338,6 +338,22 @@ def error_boundary(command: Callable[P, None]) -> Callable[P, None]:
     return wrapper
 
 
+# Options several commands take, spelled (and documented in --help) once.
+_select_option = click.option(
+    "--select",
+    help="Comma-separated rule codes or prefixes to enable (the config's select and ignore then do not apply).",
+)
+_ignore_option = click.option(
+    "--ignore", help="Comma-separated rule codes or prefixes to disable (added to the selection)."
+)
+_config_option = click.option(
+    "--config",
+    "config_file",
+    type=click.Path(path_type=Path),
+    help="A pyproject.toml ([tool.declint]) or a declint.toml (keys at top level).",
+)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="declint")
 def cli() -> None:
@@ -346,11 +362,8 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option(
-    "--select",
-    help="Comma-separated rule codes or prefixes to enable (the config's select and ignore then do not apply).",
-)
-@click.option("--ignore", help="Comma-separated rule codes or prefixes to disable (added to the selection).")
+@_select_option
+@_ignore_option
 @click.option(
     "--format", "output_format", type=click.Choice(sorted(RENDERERS)), help="Report format on stdout [default: text]."
 )
@@ -363,12 +376,7 @@ def cli() -> None:
     help=f"A report, to FILE or stdout; repeatable. FMT: {', '.join(sorted(RENDERERS))}.",
 )
 @click.option("--statistics", "show_statistics", is_flag=True, help="Append counts per rule.")
-@click.option(
-    "--config",
-    "config_file",
-    type=click.Path(path_type=Path),
-    help="A pyproject.toml ([tool.declint]) or a declint.toml (keys at top level).",
-)
+@_config_option
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even with findings (errors still exit 2).")
 @click.option(
     "--baseline",
@@ -419,17 +427,9 @@ def baseline() -> None:
 @baseline.command(name="write")
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option(
-    "--select",
-    help="Comma-separated rule codes or prefixes to enable (the config's select and ignore then do not apply).",
-)
-@click.option("--ignore", help="Comma-separated rule codes or prefixes to disable (added to the selection).")
-@click.option(
-    "--config",
-    "config_file",
-    type=click.Path(path_type=Path),
-    help="A pyproject.toml ([tool.declint]) or a declint.toml (keys at top level).",
-)
+@_select_option
+@_ignore_option
+@_config_option
 @click.option("--allow-grow", is_flag=True, help="Accept new findings into an existing baseline.")
 @error_boundary
 def baseline_write(
@@ -478,7 +478,7 @@ def index() -> None:
 
 @index.command(name="show")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--config", "config_file", type=click.Path(path_type=Path))
+@_config_option
 @error_boundary
 def index_show(paths: tuple[Path, ...], config_file: Path | None) -> None:
     """Print the project index (models, declarations, the Literal) as JSON."""
@@ -498,7 +498,7 @@ def index_show(paths: tuple[Path, ...], config_file: Path | None) -> None:
     type=click.Path(path_type=Path, dir_okay=False),
     help="Compare with the table in this Markdown file (DL107) instead of printing.",
 )
-@click.option("--config", "config_file", type=click.Path(path_type=Path))
+@_config_option
 @error_boundary
 def table(paths: tuple[Path, ...], output_format: str, check_file: Path | None, config_file: Path | None) -> None:
     """Render the declared support matrix, or --check a docs page against it."""

@@ -66,3 +66,11 @@ def test_the_console_script_keeps_only_the_last_runs_state(demo: Path, monkeypat
     make_engine(demo, cache=False).run([demo])
     assert len(engine.RETAINED) == 1 and engine.RETAINED[0] is not first
     assert type(first).__name__ == "_Run"
+
+
+@pytest.mark.parametrize("command", [["check"], ["baseline", "write"], ["index", "show"], ["table"]])
+def test_every_command_that_reads_a_config_file_says_what_config_takes(command: list[str]) -> None:
+    shown = CliRunner().invoke(cli, [*command, "--help"], terminal_width=200)
+    assert shown.exit_code == 0
+    assert "--config PATH" in shown.stdout
+    assert "A pyproject.toml ([tool.declint]) or a declint.toml (keys at top level)." in shown.stdout
