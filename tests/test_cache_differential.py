@@ -1,0 +1,247 @@
+"""Differential fuzzing of the cache: after any sequence of edits, a run that uses the cache (the
+snapshot, its patch, the per-file entries, the walk it keeps) reports exactly what a run without
+it reports.
+
+Each sequence copies the demo tree, runs once to fill the cache, then applies random edits of
+the kinds a working tree sees (a comment appended, a line deleted, a backend name retyped, a
+suppression added, a file created, copied, renamed or deleted, a package marker removed, the
+shared Literal or the docs table changed, a touch with the same bytes, a save by rename), each
+followed by a run with the cache and one without. Most steps age what they wrote past the racy
+window, so that the cache trusts the stats (the paths that can go stale); some leave it racy.
+CI runs a fixed-seed sample; a longer campaign:
+
+    DECLINT_CACHE_FUZZ_SEQUENCES=200 DECLINT_CACHE_FUZZ_STEPS=15 pytest tests/test_cache_differential.py
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from declint.cache import NO_CACHE_ENV
+from declint.types import RunResult
+from tests.conftest import DEMO, copy_project
+from tests.test_cache import LITERAL, engine
+
+SEQUENCES = int(os.environ.get("DECLINT_CACHE_FUZZ_SEQUENCES", "2"))
+STEPS = int(os.environ.get("DECLINT_CACHE_FUZZ_STEPS", "6"))
+FIRST_SEED = int(os.environ.get("DECLINT_CACHE_FUZZ_SEED", "0"))
+DOCS = "docs/encoder_attention_backends.md"
+BACKENDS = ("VANILLA", "TRTLLM", "FLASHINFER")
+
+Mutation = Callable[[random.Random, Path], str]
+
+
+@pytest.fixture(autouse=True)
+def cache_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(NO_CACHE_ENV, raising=False)
+
+
+def _sources(root: Path) -> list[Path]:
+    return sorted(p for p in (root / "tensorrt_llm").rglob("*.py") if ".declint_cache" not in p.parts)
+
+
+def _pick(rng: random.Random, root: Path) -> Path:
+    return rng.choice(_sources(root))
+
+
+def _rel(path: Path, root: Path) -> str:
+    return path.relative_to(root).as_posix()
+
+
+def _rewrite(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8")
+
+
+def append_comment(rng: random.Random, root: Path) -> str:
+    path = _pick(rng, root)
+    _rewrite(path, path.read_text(encoding="utf-8") + f"# edited {rng.randrange(10**6)}\n")
+    return f"comment appended to {_rel(path, root)}"
+
+
+def delete_line(rng: random.Random, root: Path) -> str:
+    path = _pick(rng, root)
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    if not lines:
+        return f"nothing to delete in {_rel(path, root)}"
+    number = rng.randrange(len(lines))
+    del lines[number]
+    _rewrite(path, "".join(lines))
+    return f"line {number + 1} deleted from {_rel(path, root)}"
+
+
+def retype_backend(rng: random.Random, root: Path) -> str:
+    candidates = [p for p in _sources(root) if any(b in p.read_text(encoding="utf-8") for b in BACKENDS)]
+    if not candidates:
+        return "no backend name left to retype"
+    path = rng.choice(candidates)
+    text = path.read_text(encoding="utf-8")
+    spots = list(re.finditer("|".join(BACKENDS), text))
+    spot = rng.choice(spots)
+    replacement = rng.choice([*BACKENDS, spot.group()[:-1], spot.group().lower(), "CUTLASS"])
+    _rewrite(path, text[: spot.start()] + replacement + text[spot.end() :])
+    return f"{spot.group()} at offset {spot.start()} of {_rel(path, root)} retyped as {replacement}"
+
+
+def add_line(rng: random.Random, root: Path) -> str:
+    path = _pick(rng, root)
+    line = rng.choice(
+        [
+            'ENCODER_BACKEND = "FLASHINFER"\n',
+            "import torch.nn.functional as F\n\n\ndef attend(q, k, v):\n"
+            "    return F.scaled_dot_product_attention(q, k, v)\n",
+            "x = 1  # declint: ignore[DL101] measured: the kernel is exact here\n",
+            "x = 2  # declint: ignore[DL999]\n",
+            "from typing import Literal\n\nBackends = Literal['VANILLA', 'TRTLLM', 'FLASHINFER']\n",
+            "class Extra(object):\n    pass\n",
+            "def broken(:\n",
+        ]
+    )
+    _rewrite(path, path.read_text(encoding="utf-8") + "\n" + line)
+    return f"{line.splitlines()[0]!r}... appended to {_rel(path, root)}"
+
+
+def create_copy(rng: random.Random, root: Path) -> str:
+    source = _pick(rng, root)
+    target = source.with_name(f"modeling_copy{rng.randrange(1000)}.py")
+    _rewrite(target, source.read_text(encoding="utf-8"))
+    return f"{_rel(source, root)} copied to {_rel(target, root)}"
+
+
+def rename_file(rng: random.Random, root: Path) -> str:
+    source = _pick(rng, root)
+    if source.name == "__init__.py" or _rel(source, root) == LITERAL:
+        return f"{_rel(source, root)} kept"
+    target = source.with_name(f"renamed_{rng.randrange(1000)}_{source.name}")
+    os.replace(source, target)
+    return f"{_rel(source, root)} renamed to {_rel(target, root)}"
+
+
+def delete_file(rng: random.Random, root: Path) -> str:
+    path = _pick(rng, root)
+    path.unlink()
+    return f"{_rel(path, root)} deleted"
+
+
+def new_package(rng: random.Random, root: Path) -> str:
+    package = root / "tensorrt_llm" / "_torch" / "models" / f"pkg{rng.randrange(100)}"
+    package.mkdir(exist_ok=True)
+    if rng.random() < 0.5:
+        _rewrite(package / "__init__.py", "")
+    source = rng.choice([p for p in _sources(root) if p.name.startswith("modeling_")] or _sources(root))
+    _rewrite(package / "modeling_inner.py", source.read_text(encoding="utf-8"))
+    return f"{_rel(source, root)} copied into {_rel(package, root)}"
+
+
+def drop_package_marker(rng: random.Random, root: Path) -> str:
+    markers = [p for p in _sources(root) if p.name == "__init__.py" and p.parent != root / "tensorrt_llm"]
+    if not markers:
+        return "no package marker left"
+    path = rng.choice(markers)
+    path.unlink()
+    return f"{_rel(path, root)} deleted (a namespace package now)"
+
+
+def edit_literal(rng: random.Random, root: Path) -> str:
+    path = root / LITERAL
+    if not path.exists():
+        return "the shared Literal's module is gone"
+    text = path.read_text(encoding="utf-8")
+    name = rng.choice(BACKENDS)
+    replacement = rng.choice(["", f'"{name}", "XFORMERS"', f'"{name.lower()}"'])
+    quoted = f'"{name}"'
+    if quoted not in text:
+        _rewrite(path, text + f'\nEXTRA = "{name}"\n')
+        return f"{name} not in the Literal; a constant added"
+    edited = text.replace(quoted + ", ", replacement + (", " if replacement else ""), 1)
+    if edited == text:
+        edited = text.replace(quoted, replacement or '"NONE"', 1)
+    _rewrite(path, edited)
+    return f"{name} in the shared Literal replaced by {replacement or 'nothing'!r}"
+
+
+def edit_docs(rng: random.Random, root: Path) -> str:
+    path = root / DOCS
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    rows = [i for i, line in enumerate(lines) if line.startswith("|") and not set(line) <= set("|-: \n")]
+    if len(rows) < 2:
+        _rewrite(path, text + "\nA note.\n")
+        return "docs note appended"
+    row = rng.choice(rows[1:])
+    lines[row] = lines[row].replace("FLASHINFER", "TRTLLM", 1) if "FLASHINFER" in lines[row] else ""
+    _rewrite(path, "".join(lines))
+    return f"docs table row {row + 1} changed"
+
+
+def touch_same_bytes(rng: random.Random, root: Path) -> str:
+    path = _pick(rng, root)
+    os.utime(path)
+    return f"{_rel(path, root)} touched"
+
+
+def save_by_rename(rng: random.Random, root: Path) -> str:
+    path = _pick(rng, root)
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_bytes(path.read_bytes() + b"\n# saved\n")
+    os.replace(temporary, path)
+    return f"{_rel(path, root)} saved by rename"
+
+
+MUTATIONS: tuple[Mutation, ...] = (
+    append_comment,
+    delete_line,
+    retype_backend,
+    add_line,
+    create_copy,
+    rename_file,
+    delete_file,
+    new_package,
+    drop_package_marker,
+    edit_literal,
+    edit_docs,
+    touch_same_bytes,
+    save_by_rename,
+)
+
+
+def _age(root: Path) -> None:
+    """Everything written in the last seconds (files and directories) past the racy window, each
+    with a time of its own so that an edit of the same size never keeps its old stat."""
+    now = time.time()
+    for path in [root, *root.rglob("*")]:
+        if ".declint_cache" in path.parts:
+            continue
+        stat = path.stat()
+        if stat.st_mtime > now - 30:
+            os.utime(path, (now - 60, now - 60))
+
+
+def _observed(result: RunResult) -> tuple[object, ...]:
+    return result.findings, result.suppressed, result.files_checked, result.files_indexed
+
+
+def _sequence(seed: int, root: Path) -> None:
+    rng = random.Random(seed)
+    copy_project(DEMO, root)
+    _age(root)
+    engine(root).run([root])
+    history: list[str] = []
+    for step in range(STEPS):
+        history.append(rng.choice(MUTATIONS)(rng, root))
+        if rng.random() < 0.8:  # else: leave it racy, the cache must then re-read what it cannot trust
+            _age(root)
+        cached = engine(root, jobs=rng.choice((None, 2))).run([root])  # in this process, or in workers
+        fresh = engine(root, cache=False).run([root])
+        assert _observed(cached) == _observed(fresh), f"seed {seed}, step {step}: " + "; ".join(history)
+
+
+@pytest.mark.parametrize("seed", range(FIRST_SEED, FIRST_SEED + SEQUENCES))
+def test_a_run_with_the_cache_reports_what_a_run_without_it_reports(tmp_path: Path, seed: int) -> None:
+    _sequence(seed, tmp_path / "demo")
