@@ -93,10 +93,17 @@ class Case:
     env: dict[str, str] = field(default_factory=dict)
     before: Callable[[], None] | None = None
     after: Callable[[], None] | None = None
+    # Read (untimed) before each sample: the page cache then holds the files, whatever ran
+    # since. The machine of 2026-12-05 dropped it within minutes (reading the 20k tree with 30
+    # models took 109 us a file after a pause, 12 us right after), and a cold run would time the
+    # disk instead of the tool.
+    warm_files: Path | None = None
     samples: list[float] = field(default_factory=list)
     codes: list[int] = field(default_factory=list)
 
     def run(self) -> None:
+        if self.warm_files is not None:
+            _prime(self.warm_files)
         if self.before is not None:
             self.before()
         env = {**os.environ, **self.env}
@@ -266,6 +273,8 @@ def peer_comparison(rounds: int, python: Path) -> dict[str, Any]:
             configs["fixit"],
         ),
     ]
+    for case in cases:
+        case.warm_files = case.cwd  # every tool reads its sources from the page cache (see Case)
     try:
         alternate(cases, rounds, "transformers")
     finally:
@@ -485,8 +494,8 @@ def plain_file(tree: Path, models: list[str]) -> str:
 
 
 def _prime(root: Path) -> None:
-    """Read every file once, so that no timed round is the one that reads a new tree from disk
-    (a first round of a freshly generated 20k tree took 10.8 s cold against ~7.4 s after)."""
+    """Read every Python file, so that the timed run finds them in the page cache (a first round
+    of a freshly generated 20k tree took 10.8 s cold against ~7.4 s after; see `Case.warm_files`)."""
     for path in sorted(root.rglob("*.py")):
         path.read_bytes()
 
@@ -524,8 +533,9 @@ def scaling(rounds: int) -> dict[str, Any]:
     cases_of: dict[str, list[Case]] = {}
     for label, root in roots.items():
         (root / "check-syntax.toml").write_text('roots = ["."]\ncheck-syntax = true\n', encoding="utf-8")
-        _prime(root)
         cases_of[label] = tree_cases(root, label)
+        for case in cases_of[label]:
+            case.warm_files = root
     # Each round runs every case of every tree: the slopes compare trees measured at the same
     # moments of a shared machine, not one tree's rounds against another's minutes later.
     alternate([case for cases in cases_of.values() for case in cases], rounds, "trees")
