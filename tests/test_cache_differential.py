@@ -5,7 +5,8 @@ it reports.
 Each sequence copies the demo tree, runs once to fill the cache, then applies random edits of
 the kinds a working tree sees (a comment appended, a line deleted, a backend name retyped, a
 suppression added, a file created, copied, renamed or deleted, a package marker removed, the
-shared Literal or the docs table changed, a touch with the same bytes, a save by rename), each
+shared Literal or the docs table changed, a touch with the same bytes, a save by rename, an
+option of the configuration toggled, a .gitignore added or removed, a symlink added), each
 followed by a run with the cache and one without. Most steps age what they wrote past the racy
 window, so that the cache trusts the stats (the paths that can go stale); some leave it racy.
 CI runs a fixed-seed sample; a longer campaign:
@@ -44,7 +45,8 @@ def cache_on(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _sources(root: Path) -> list[Path]:
-    return sorted(p for p in (root / "tensorrt_llm").rglob("*.py") if ".declint_cache" not in p.parts)
+    """The Python files under the package (a symlink whose target is gone is not one)."""
+    return sorted(p for p in (root / "tensorrt_llm").rglob("*.py") if ".declint_cache" not in p.parts and p.exists())
 
 
 def _pick(rng: random.Random, root: Path) -> Path:
@@ -194,6 +196,53 @@ def save_by_rename(rng: random.Random, root: Path) -> str:
     return f"{_rel(path, root)} saved by rename"
 
 
+def toggle_config(rng: random.Random, root: Path) -> str:
+    """One option of the configuration set when absent, removed when present."""
+    path = root / "pyproject.toml"
+    line = rng.choice(
+        [
+            'exclude = ["tensorrt_llm/_torch/models/modeling_mllama.py"]',
+            'exclude = ["tensorrt_llm/_torch/attention_backend/"]',
+            'ignore = ["DL103"]',
+            'sdpa-allowed-paths = ["tensorrt_llm/_torch/models/*"]',
+            'per-path-ignores = { "tensorrt_llm/_torch/models/*" = ["DL101"] }',
+            "respect-gitignore = false",
+        ]
+    )
+    key = line.split(" =")[0]
+    lines = path.read_text(encoding="utf-8").splitlines()
+    kept = [existing for existing in lines if not existing.startswith(key + " =")]
+    _rewrite(path, "\n".join(kept if kept != lines else [*lines, line]) + "\n")
+    return f"{key} {'removed from' if kept != lines else 'set in'} the configuration"
+
+
+def toggle_gitignore(rng: random.Random, root: Path) -> str:
+    """A .gitignore that names an entry of its directory, or its removal."""
+    directory = _pick(rng, root).parent
+    path = directory / ".gitignore"
+    if path.exists():
+        path.unlink()
+        return f"{_rel(path, root)} removed"
+    name = rng.choice(sorted(entry.name for entry in directory.iterdir()))
+    _rewrite(path, name + "\n")
+    return f"{_rel(path, root)} ignores {name}"
+
+
+def add_symlink(rng: random.Random, root: Path) -> str:
+    """A symlink to a file beside it, or to a package directory (which the walk never follows)."""
+    source = _pick(rng, root)
+    if rng.random() < 0.5:
+        link = source.with_name(f"linked_{rng.randrange(1000)}.py")
+        target = source.name
+    else:
+        link = source.parent.with_name(f"{source.parent.name}_link{rng.randrange(1000)}")
+        target = source.parent.name
+    if link.exists() or link.is_symlink():
+        return f"{_rel(link, root)} exists"
+    link.symlink_to(target)
+    return f"{_rel(link, root)} -> {target}"
+
+
 MUTATIONS: tuple[Mutation, ...] = (
     append_comment,
     delete_line,
@@ -208,6 +257,9 @@ MUTATIONS: tuple[Mutation, ...] = (
     edit_docs,
     touch_same_bytes,
     save_by_rename,
+    toggle_config,
+    toggle_gitignore,
+    add_symlink,
 )
 
 
@@ -216,7 +268,7 @@ def _age(root: Path) -> None:
     with a time of its own so that an edit of the same size never keeps its old stat."""
     now = time.time()
     for path in [root, *root.rglob("*")]:
-        if ".declint_cache" in path.parts:
+        if ".declint_cache" in path.parts or path.is_symlink():  # a link's target is aged as itself
             continue
         stat = path.stat()
         if stat.st_mtime > now - 30:
