@@ -7,11 +7,15 @@ the kinds a working tree sees (a comment appended, a line deleted, a backend nam
 suppression added, a file created, copied, renamed or deleted, a package marker removed, the
 shared Literal or the docs table changed, a touch with the same bytes, a save by rename, an
 option of the configuration toggled, a .gitignore added or removed, a symlink added), each
-followed by a run with the cache and one without. Most steps age what they wrote past the racy
-window, so that the cache trusts the stats (the paths that can go stale); some leave it racy.
+followed by a run with the cache and one without, in this process (`Engine.run`, inline or in
+workers) or through the command line (`python -m declint check --output-format json`, its
+start-up stats child and workers included, against `--no-cache`). Most steps age what they
+wrote past the racy window, so that the cache trusts the stats (the paths that can go stale);
+some leave it racy.
 CI runs a fixed-seed sample; a longer campaign:
 
-    DECLINT_CACHE_FUZZ_SEQUENCES=200 DECLINT_CACHE_FUZZ_STEPS=15 pytest tests/test_cache_differential.py
+    DECLINT_CACHE_FUZZ_SEQUENCES=200 DECLINT_CACHE_FUZZ_CLI_SEQUENCES=50 DECLINT_CACHE_FUZZ_STEPS=15 \
+        pytest tests/test_cache_differential.py
 """
 
 from __future__ import annotations
@@ -19,9 +23,12 @@ from __future__ import annotations
 import os
 import random
 import re
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -31,6 +38,7 @@ from tests.conftest import DEMO, copy_project
 from tests.test_cache import LITERAL, engine
 
 SEQUENCES = int(os.environ.get("DECLINT_CACHE_FUZZ_SEQUENCES", "2"))
+CLI_SEQUENCES = int(os.environ.get("DECLINT_CACHE_FUZZ_CLI_SEQUENCES", "1"))
 STEPS = int(os.environ.get("DECLINT_CACHE_FUZZ_STEPS", "6"))
 FIRST_SEED = int(os.environ.get("DECLINT_CACHE_FUZZ_SEED", "0"))
 DOCS = "docs/encoder_attention_backends.md"
@@ -279,21 +287,45 @@ def _observed(result: RunResult) -> tuple[object, ...]:
     return result.findings, result.suppressed, result.files_checked, result.files_indexed
 
 
-def _sequence(seed: int, root: Path) -> None:
+def _cli(root: Path, *options: str) -> str:
+    """The JSON report of `declint check` run as a user runs it (start-up stats, workers)."""
+    command = [sys.executable, "-m", "declint", "check", "--output-format", "json", *options, "."]
+    done = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False)
+    assert done.returncode in (0, 1), done.stderr
+    return done.stdout
+
+
+class Runner(NamedTuple):
+    with_cache: Callable[[random.Random, Path], object]
+    without_cache: Callable[[Path], object]
+
+
+IN_PROCESS = Runner(
+    lambda rng, root: _observed(engine(root, jobs=rng.choice((None, 2))).run([root])),  # inline, or workers
+    lambda root: _observed(engine(root, cache=False).run([root])),
+)
+THROUGH_THE_CLI = Runner(lambda rng, root: _cli(root), lambda root: _cli(root, "--no-cache"))
+
+
+def _sequence(seed: int, root: Path, runner: Runner) -> None:
     rng = random.Random(seed)
     copy_project(DEMO, root)
     _age(root)
-    engine(root).run([root])
+    runner.with_cache(random.Random(seed), root)  # fills the cache
     history: list[str] = []
     for step in range(STEPS):
         history.append(rng.choice(MUTATIONS)(rng, root))
         if rng.random() < 0.8:  # else: leave it racy, the cache must then re-read what it cannot trust
             _age(root)
-        cached = engine(root, jobs=rng.choice((None, 2))).run([root])  # in this process, or in workers
-        fresh = engine(root, cache=False).run([root])
-        assert _observed(cached) == _observed(fresh), f"seed {seed}, step {step}: " + "; ".join(history)
+        cached = runner.with_cache(rng, root)
+        assert cached == runner.without_cache(root), f"seed {seed}, step {step}: " + "; ".join(history)
 
 
 @pytest.mark.parametrize("seed", range(FIRST_SEED, FIRST_SEED + SEQUENCES))
 def test_a_run_with_the_cache_reports_what_a_run_without_it_reports(tmp_path: Path, seed: int) -> None:
-    _sequence(seed, tmp_path / "demo")
+    _sequence(seed, tmp_path / "demo", IN_PROCESS)
+
+
+@pytest.mark.parametrize("seed", range(FIRST_SEED, FIRST_SEED + CLI_SEQUENCES))
+def test_the_command_line_with_the_cache_reports_what_it_reports_without(tmp_path: Path, seed: int) -> None:
+    _sequence(seed, tmp_path / "demo", THROUGH_THE_CLI)
