@@ -19,10 +19,10 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
-import sys
 import time
 from pathlib import Path
+
+from installed import completed, read_sources
 
 WORK = Path(__file__).resolve().parent / ".work"
 PYTHON = WORK / "declint-venv" / "bin" / "python"
@@ -37,18 +37,11 @@ EXTRA_FILES = 19_000  # the 20k tree with 30 models has 19,000 more files than t
 def cold_run(installed: str, case: str) -> tuple[float, bytes]:
     cwd, argument = CASES[case]
     shutil.rmtree(cwd / ".declint_cache", ignore_errors=True)
-    for path in cwd.rglob("*.py"):  # in the page cache, as run.py's cases (see run.Case.warm_files)
-        path.read_bytes()
+    read_sources(cwd)
     started = time.perf_counter()
-    done = subprocess.run(
-        [str(PYTHON), "-m", "declint", "check", argument],
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": installed},
-        capture_output=True,
-        check=False,
+    done = completed(
+        [str(PYTHON), "-m", "declint", "check", argument], cwd=cwd, env={**os.environ, "PYTHONPATH": installed}
     )
-    if done.returncode not in (0, 1):
-        sys.exit(f"{installed} on {case}: exit {done.returncode}\n{done.stderr.decode(errors='replace')[-2000:]}")
     return time.perf_counter() - started, done.stdout
 
 

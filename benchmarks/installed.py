@@ -11,24 +11,32 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 WORK = Path(__file__).resolve().parent / ".work"
 PYTHON = WORK / "declint-venv" / "bin" / "python"
 
 
-def timed_check(installed: str, cwd: Path, *args: str) -> float:
-    """Wall seconds of `declint check ARGS` in `cwd` (its output is not read; a run that fails, any
-    exit status but 0 and 1, stops the benchmark: a crash must not be timed as a fast run)."""
-    started = time.perf_counter()
-    done = subprocess.run(
-        [str(PYTHON), "-m", "declint", "check", *args],
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": installed},
-        capture_output=True,
-        check=False,
-    )
-    elapsed = time.perf_counter() - started
+def completed(command: list[str], **options: Any) -> subprocess.CompletedProcess[bytes]:
+    """`command` run to its end, output captured; any exit status but 0 and 1 (findings, for
+    declint and ruff) stops the benchmark: a crash must not be timed as a fast run."""
+    done = subprocess.run(command, capture_output=True, check=False, **options)
     if done.returncode not in (0, 1):
         failure = done.stderr.decode(errors="replace")[-2000:]
-        sys.exit(f"declint check {' '.join(args)} ({installed}, in {cwd}): exit {done.returncode}\n{failure}")
-    return elapsed
+        sys.exit(f"{' '.join(command[:4])} ... in {options.get('cwd', '.')}: exit {done.returncode}\n{failure}")
+    return done
+
+
+def read_sources(root: Path) -> None:
+    """Read every Python file under `root`, so that the timed run finds them in the page cache
+    (the machine of 2026-12-05 dropped it within minutes: the 20k tree with 30 models read at
+    109 us a file after a pause, 12 us right after; a cold run would time the disk)."""
+    for path in sorted(root.rglob("*.py")):
+        path.read_bytes()
+
+
+def timed_check(installed: str, cwd: Path, *args: str) -> float:
+    """Wall seconds of `declint check ARGS` in `cwd` (its output is not read; see `completed`)."""
+    started = time.perf_counter()
+    completed([str(PYTHON), "-m", "declint", "check", *args], cwd=cwd, env={**os.environ, "PYTHONPATH": installed})
+    return time.perf_counter() - started

@@ -15,10 +15,11 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from installed import completed
 
 WORK = Path(__file__).resolve().parent / ".work"
 CORPUS = WORK / "transformers"
@@ -32,13 +33,8 @@ def timed(command: list[str], env: dict[str, str] | None = None, before: Callabl
     if before is not None:
         before()
     started = time.perf_counter()
-    done = subprocess.run(command, cwd=CORPUS, env=env, capture_output=True, check=False)
-    elapsed = time.perf_counter() - started
-    if done.returncode not in (0, 1):  # 1: findings (declint, ruff); a crash must not be timed as a run
-        raise SystemExit(
-            f"{' '.join(command[:3])} ...: exit {done.returncode}\n{done.stderr.decode(errors='replace')[-2000:]}"
-        )
-    return elapsed
+    completed(command, cwd=CORPUS, env=env)
+    return time.perf_counter() - started
 
 
 def main() -> None:

@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from installed import completed, read_sources
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 WORK = HERE / ".work"
@@ -93,17 +95,11 @@ class Case:
     env: dict[str, str] = field(default_factory=dict)
     before: Callable[[], None] | None = None
     after: Callable[[], None] | None = None
-    # Read (untimed) before each sample: the page cache then holds the files, whatever ran
-    # since. The machine of 2026-12-05 dropped it within minutes (reading the 20k tree with 30
-    # models took 109 us a file after a pause, 12 us right after), and a cold run would time the
-    # disk instead of the tool.
-    warm_files: Path | None = None
     samples: list[float] = field(default_factory=list)
     codes: list[int] = field(default_factory=list)
 
     def run(self) -> None:
-        if self.warm_files is not None:
-            _prime(self.warm_files)
+        read_sources(self.cwd)  # untimed: the tool reads its sources from the page cache
         if self.before is not None:
             self.before()
         env = {**os.environ, **self.env}
@@ -273,8 +269,6 @@ def peer_comparison(rounds: int, python: Path) -> dict[str, Any]:
             configs["fixit"],
         ),
     ]
-    for case in cases:
-        case.warm_files = case.cwd  # every tool reads its sources from the page cache (see Case)
     try:
         alternate(cases, rounds, "transformers")
     finally:
@@ -493,18 +487,9 @@ def plain_file(tree: Path, models: list[str]) -> str:
     raise SystemExit(f"no file without a needle in {tree}")
 
 
-def _prime(root: Path) -> None:
-    """Read every Python file, so that the timed run finds them in the page cache (a first round
-    of a freshly generated 20k tree took 10.8 s cold against ~7.4 s after; see `Case.warm_files`)."""
-    for path in sorted(root.rglob("*.py")):
-        path.read_bytes()
-
-
 def _warm(root: Path) -> None:
     """Make sure the default configuration's cache is the one of the tree as it is."""
-    done = subprocess.run(declint_command("."), cwd=root, capture_output=True, check=False)
-    if done.returncode not in (0, 1):  # the warm cases would time something else
-        raise SystemExit(f"warming {root} failed ({done.returncode}): {done.stderr.decode()[-2000:]}")
+    completed(declint_command("."), cwd=root)  # a failure here would leave the warm cases timing something else
 
 
 def peak_rss(root: Path, *args: str) -> dict[str, float]:
@@ -534,8 +519,6 @@ def scaling(rounds: int) -> dict[str, Any]:
     for label, root in roots.items():
         (root / "check-syntax.toml").write_text('roots = ["."]\ncheck-syntax = true\n', encoding="utf-8")
         cases_of[label] = tree_cases(root, label)
-        for case in cases_of[label]:
-            case.warm_files = root
     # Each round runs every case of every tree: the slopes compare trees measured at the same
     # moments of a shared machine, not one tree's rounds against another's minutes later.
     alternate([case for cases in cases_of.values() for case in cases], rounds, "trees")

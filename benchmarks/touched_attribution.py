@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from installed import PYTHON, WORK
+from installed import PYTHON, WORK, completed
 
 HERE = Path(__file__).resolve().parent
 CORPUS = WORK / "transformers"
@@ -136,11 +136,7 @@ def measured(preload: list[str]) -> dict[str, Any]:
 
 
 def plain_run() -> None:
-    done = subprocess.run(
-        [str(PYTHON), "-m", "declint", "check", "transformers"], cwd=CORPUS, capture_output=True, check=False
-    )
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"declint check transformers: exit {done.returncode}\n{done.stderr.decode()[-2000:]}")
+    completed([str(PYTHON), "-m", "declint", "check", "transformers"], cwd=CORPUS)
 
 
 def edited(original: bytes, preload: list[str]) -> dict[str, Any]:

@@ -34,7 +34,7 @@ import pytest
 
 from declint.cache import NO_CACHE_ENV
 from declint.types import RunResult
-from tests.conftest import DEMO, copy_project
+from tests.conftest import DEMO, copy_project, settle
 from tests.test_cache import LITERAL, engine
 
 SEQUENCES = int(os.environ.get("DECLINT_CACHE_FUZZ_SEQUENCES", "2"))
@@ -272,14 +272,15 @@ MUTATIONS: tuple[Mutation, ...] = (
 
 
 def _age(root: Path) -> None:
-    """Everything written in the last seconds (files and directories) past the racy window, each
-    with a time of its own so that an edit of the same size never keeps its old stat."""
+    """`settle`, and the directories written in the last seconds too (a walk within a directory's
+    racy window writes no snapshot); the others keep their stats, so the listings a snapshot
+    holds still hold and the runs after an edit take the paths that reuse them."""
+    settle(root)
     now = time.time()
     for path in [root, *root.rglob("*")]:
-        if ".declint_cache" in path.parts or path.is_symlink():  # a link's target is aged as itself
+        if path.is_symlink() or not path.is_dir() or ".declint_cache" in path.parts:
             continue
-        stat = path.stat()
-        if stat.st_mtime > now - 30:
+        if path.stat().st_mtime > now - 30:
             os.utime(path, (now - 60, now - 60))
 
 
