@@ -2,16 +2,18 @@
 snapshot, its patch, the per-file entries, the walk it keeps) reports exactly what a run without
 it reports.
 
-Each sequence copies the demo tree, runs once to fill the cache, then applies random edits of
-the kinds a working tree sees (a comment appended, a line deleted, a backend name retyped, a
+Each sequence copies the demo tree (or generates a small tree with the benchmarks' generator,
+whose fillers name no needle), runs once to fill the cache, then applies random edits of the
+kinds a working tree sees (a comment appended, a line deleted, a backend name retyped, a
 suppression added, a file created, copied, renamed or deleted, a package marker removed, the
 shared Literal or the docs table changed, a touch with the same bytes, a save by rename, an
-option of the configuration toggled, a .gitignore added or removed, a symlink added), each
-followed by a run with the cache and one without, in this process (`Engine.run`, inline or in
-workers) or through the command line (`python -m declint check --output-format json`, its
-start-up stats child and workers included, against `--no-cache`). Most steps age what they
-wrote past the racy window, so that the cache trusts the stats (the paths that can go stale);
-some leave it racy.
+option of the configuration toggled, a .gitignore added or removed, a symlink added, a subclass
+of a class from another file written anywhere, a class's bases replaced, a declaration renamed
+away), each followed by a run with the cache and one without, in this process (`Engine.run`,
+inline or in workers) or through the command line (`python -m declint check --output-format
+json`, its start-up stats child and workers included, against `--no-cache`). Most steps age what
+they wrote past the racy window, so that the cache trusts the stats (the paths that can go
+stale); some leave it racy.
 CI runs a fixed-seed sample; a longer campaign:
 
     DECLINT_CACHE_FUZZ_SEQUENCES=200 DECLINT_CACHE_FUZZ_CLI_SEQUENCES=50 DECLINT_CACHE_FUZZ_STEPS=15 \
@@ -32,6 +34,7 @@ from typing import NamedTuple
 
 import pytest
 
+from benchmarks.gen_tree import generate
 from declint.cache import NO_CACHE_ENV
 from declint.types import RunResult
 from tests.conftest import DEMO, copy_project, settle
@@ -178,6 +181,8 @@ def edit_literal(rng: random.Random, root: Path) -> str:
 
 def edit_docs(rng: random.Random, root: Path) -> str:
     path = root / DOCS
+    if not path.exists():
+        return "no docs table"
     text = path.read_text(encoding="utf-8")
     lines = text.splitlines(keepends=True)
     rows = [i for i, line in enumerate(lines) if line.startswith("|") and not set(line) <= set("|-: \n")]
@@ -251,6 +256,69 @@ def add_symlink(rng: random.Random, root: Path) -> str:
     return f"{_rel(link, root)} -> {target}"
 
 
+def _module(path: Path, root: Path) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _plain_sources(root: Path) -> list[Path]:
+    """Sources that hold none of the gates of the default needles (placeholders, mostly)."""
+    gates = re.compile(r"(?i)attention|backend|metadata|literal|declint|multimodal|register_input")
+    return [p for p in _sources(root) if not gates.search(p.read_text(encoding="utf-8"))]
+
+
+def subclass_elsewhere(rng: random.Random, root: Path) -> str:
+    """A class inheriting one defined in another file, written in any file or a new one (which may
+    hold no needle: the prefilter's closure must index it through its bases, and the cache must
+    see the base's file change)."""
+    classes = [(p, name) for p in _sources(root) for name in re.findall(r"^class (\w+)", p.read_text("utf-8"), re.M)]
+    if not classes:
+        return "no class to inherit"
+    models = [(p, name) for p, name in classes if name.endswith("Model")]
+    source, base = rng.choice(models if models and rng.random() < 0.5 else classes)
+    number = rng.randrange(1000)
+    new = root / "tensorrt_llm" / "_torch" / f"helpers_{number}.py"
+    target = rng.choice([rng.choice(_plain_sources(root) or _sources(root)), _pick(rng, root), new])
+    module = _module(source, root)
+    header, reference = rng.choice(
+        [
+            (f"from {module} import {base}", base),
+            (f"from {module} import {base} as Base{number}", f"Base{number}"),
+            (f"import {module} as parent{number}", f"parent{number}.{base}"),
+        ]
+    )
+    body = rng.choice(["    pass", '    encoder_attention_backends = {"vision": ("VANILLA",)}', "    size = 3"])
+    old = target.read_text(encoding="utf-8") if target.exists() else ""
+    _rewrite(target, f"{old}\n{header}\n\n\nclass Sub{number}({reference}):\n{body}\n")
+    return f"Sub{number}({reference}) of {_rel(source, root)} written in {_rel(target, root)}"
+
+
+def rebase_class(rng: random.Random, root: Path) -> str:
+    """A class statement's bases replaced: by another class of the file, by none, or by one of
+    its bases alone (a model stops or starts being one, a subclass elsewhere follows)."""
+    spots = [(p, m) for p in _sources(root) for m in re.finditer(r"^class \w+\(([^)]*)\):", p.read_text("utf-8"), re.M)]
+    if not spots:
+        return "no class with bases"
+    path, spot = rng.choice(spots)
+    text = path.read_text(encoding="utf-8")
+    names = re.findall(r"^class (\w+)", text, re.M)
+    bases = [b.strip() for b in spot.group(1).split(",") if b.strip()] or ["object"]
+    replacement = rng.choice(["object", rng.choice(names), rng.choice(bases)])
+    _rewrite(path, text[: spot.start(1)] + replacement + text[spot.end(1) :])
+    return f"bases ({spot.group(1)}) at offset {spot.start(1)} of {_rel(path, root)} now ({replacement})"
+
+
+def drop_declaration(rng: random.Random, root: Path) -> str:
+    """A declaration renamed away (its model, and the subclasses that inherit it, lose it)."""
+    candidates = [p for p in _sources(root) if "encoder_attention_backends =" in p.read_text(encoding="utf-8")]
+    if not candidates:
+        return "no declaration left"
+    path = rng.choice(candidates)
+    text = path.read_text(encoding="utf-8")
+    _rewrite(path, text.replace("encoder_attention_backends =", "legacy_attention_backends =", 1))
+    return f"a declaration of {_rel(path, root)} renamed away"
+
+
 MUTATIONS: tuple[Mutation, ...] = (
     append_comment,
     delete_line,
@@ -268,6 +336,9 @@ MUTATIONS: tuple[Mutation, ...] = (
     toggle_config,
     toggle_gitignore,
     add_symlink,
+    subclass_elsewhere,
+    rebase_class,
+    drop_declaration,
 )
 
 
@@ -308,9 +379,22 @@ IN_PROCESS = Runner(
 THROUGH_THE_CLI = Runner(lambda rng, root: _cli(root), lambda root: _cli(root, "--no-cache"))
 
 
-def _sequence(seed: int, root: Path, runner: Runner) -> None:
-    rng = random.Random(seed)
+Tree = Callable[[int, Path], None]
+
+
+def demo_tree(seed: int, root: Path) -> None:
     copy_project(DEMO, root)
+
+
+def generated_tree(seed: int, root: Path) -> None:
+    """A small tree of the benchmarks' generator: fillers that name no needle (placeholders the
+    index holds, and bases the closure follows), a tenth of them models, hubs they import."""
+    generate(root, 80, seed=seed, model_share=0.1)
+
+
+def _sequence(seed: int, root: Path, runner: Runner, tree: Tree = demo_tree) -> None:
+    rng = random.Random(seed)
+    tree(seed, root)
     _age(root)
     runner.with_cache(random.Random(seed), root)  # fills the cache
     history: list[str] = []
@@ -327,6 +411,16 @@ def test_a_run_with_the_cache_reports_what_a_run_without_it_reports(tmp_path: Pa
     _sequence(seed, tmp_path / "demo", IN_PROCESS)
 
 
+@pytest.mark.parametrize("seed", range(FIRST_SEED, FIRST_SEED + SEQUENCES))
+def test_the_same_holds_on_a_generated_tree(tmp_path: Path, seed: int) -> None:
+    _sequence(seed, tmp_path / "generated", IN_PROCESS, generated_tree)
+
+
 @pytest.mark.parametrize("seed", range(FIRST_SEED, FIRST_SEED + CLI_SEQUENCES))
 def test_the_command_line_with_the_cache_reports_what_it_reports_without(tmp_path: Path, seed: int) -> None:
     _sequence(seed, tmp_path / "demo", THROUGH_THE_CLI)
+
+
+@pytest.mark.parametrize("seed", range(FIRST_SEED, FIRST_SEED + CLI_SEQUENCES))
+def test_the_command_line_holds_on_a_generated_tree(tmp_path: Path, seed: int) -> None:
+    _sequence(seed, tmp_path / "generated", THROUGH_THE_CLI, generated_tree)
