@@ -35,9 +35,16 @@ def cache_on(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(NO_CACHE_ENV, raising=False)
 
 
-def engine(root: Path, *, cache: bool = True, select: tuple[str, ...] = ("DL",), jobs: int | None = None) -> Engine:
+def engine(
+    root: Path,
+    *,
+    cache: bool = True,
+    select: tuple[str, ...] = ("DL",),
+    jobs: int | None = None,
+    full_index: bool = False,
+) -> Engine:
     config = load_config(find_config_file(root), default_root=root, known_codes=frozenset(RULES_BY_CODE))
-    return Engine(config, ALL_RULES, Selection(select, ()), cache=cache, jobs=jobs)
+    return Engine(config, ALL_RULES, Selection(select, ()), cache=cache, jobs=jobs, full_index=full_index)
 
 
 def lines(result: RunResult) -> list[str]:

@@ -9,11 +9,13 @@ suppression added, a file created, copied, renamed or deleted, a package marker 
 shared Literal or the docs table changed, a touch with the same bytes, a save by rename, an
 option of the configuration toggled, a .gitignore added or removed, a symlink added, a subclass
 of a class from another file written anywhere, a class's bases replaced, a declaration renamed
-away), each followed by a run with the cache and one without, in this process (`Engine.run`,
-inline or in workers) or through the command line (`python -m declint check --output-format
-json`, its start-up stats child and workers included, against `--no-cache`). Most steps age what
-they wrote past the racy window, so that the cache trusts the stats (the paths that can go
-stale); some leave it racy.
+away, a copy of the shared Literal written anywhere), each followed by a run with the cache and
+one without, in this process (`Engine.run`, inline or in workers) or through the command line
+(`python -m declint check --output-format json`, its start-up stats child and workers included,
+against `--no-cache`). Most steps age what they wrote past the racy window, so that the cache
+trusts the stats (the paths that can go stale); some leave it racy. In process, the run without
+the cache is also compared with a run that indexes every file in full (`full_index`): the
+prefilter may make a run faster, never change what it reports.
 CI runs a fixed-seed sample; a longer campaign:
 
     DECLINT_CACHE_FUZZ_SEQUENCES=200 DECLINT_CACHE_FUZZ_CLI_SEQUENCES=50 DECLINT_CACHE_FUZZ_STEPS=15 \
@@ -36,6 +38,7 @@ import pytest
 
 from benchmarks.gen_tree import generate
 from declint.cache import NO_CACHE_ENV
+from declint.discovery import glob_match
 from declint.types import RunResult
 from tests.conftest import DEMO, copy_project, settle
 from tests.test_cache import LITERAL, engine
@@ -308,6 +311,17 @@ def rebase_class(rng: random.Random, root: Path) -> str:
     return f"bases ({spot.group(1)}) at offset {spot.start(1)} of {_rel(path, root)} now ({replacement})"
 
 
+def copy_literal(rng: random.Random, root: Path) -> str:
+    """A copy of the shared Literal (DL100) in a file that may hold no other needle: the index reads
+    such a file for its Literals only."""
+    path = rng.choice(_plain_sources(root) or _sources(root)) if rng.random() < 0.5 else _pick(rng, root)
+    members = ", ".join(f'"{name}"' for name in rng.sample(BACKENDS, 3))
+    value = rng.choice([f"Literal[{members}]", f"Optional[Literal[{members}]]"])
+    copy = f"from typing import Literal, Optional\n\nCopied{rng.randrange(1000)} = {value}\n"
+    _rewrite(path, path.read_text(encoding="utf-8") + "\n" + copy)
+    return f"{value} copied into {_rel(path, root)}"
+
+
 def drop_declaration(rng: random.Random, root: Path) -> str:
     """A declaration renamed away (its model, and the subclasses that inherit it, lose it)."""
     candidates = [p for p in _sources(root) if "encoder_attention_backends =" in p.read_text(encoding="utf-8")]
@@ -339,6 +353,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     subclass_elsewhere,
     rebase_class,
     drop_declaration,
+    copy_literal,
 )
 
 
@@ -370,11 +385,36 @@ def _cli(root: Path, *options: str) -> str:
 class Runner(NamedTuple):
     with_cache: Callable[[random.Random, Path], object]
     without_cache: Callable[[Path], object]
+    # How `without_cache`'s answer differs from a run that indexes every file in full (the
+    # prefilter may make a run faster, never change what it reports); None: not compared
+    against_full_index: Callable[[Path, object], list[str]] | None = None
+
+
+def _against_full_index(root: Path, observed: object) -> list[str]:
+    """The differences between `observed` (a prefiltered run's) and a run that indexes every file
+    in full. That run's index parses every file, so it also reports the syntax errors (DL000) of
+    files outside `syntax-paths` that no rule or index needle matches (never parsed by default,
+    README: `check-syntax`); apart from those, the same findings, suppressed findings and files
+    checked."""
+    assert isinstance(observed, tuple)
+    findings, suppressed, checked, _ = observed  # (files_indexed: the prefilter's point is to index fewer)
+    full_index = engine(root, cache=False, full_index=True)
+    full = full_index.run([root])
+    syntax_paths = full_index.config.str_list("syntax-paths")
+    unparsed = [f for f in full.findings if f.code == "DL000" and not glob_match(f.path, syntax_paths)]
+    differences = [f"only with the prefilter: {f}" for f in findings if f not in full.findings]
+    differences += [f"only in full: {f}" for f in full.findings if f not in findings and f not in unparsed]
+    if (suppressed, checked) != (full.suppressed, full.files_checked):
+        differences.append(
+            f"suppressed or files checked: {(suppressed, checked)} != {(full.suppressed, full.files_checked)}"
+        )
+    return differences
 
 
 IN_PROCESS = Runner(
     lambda rng, root: _observed(engine(root, jobs=rng.choice((None, 2))).run([root])),  # inline, or workers
     lambda root: _observed(engine(root, cache=False).run([root])),
+    _against_full_index,
 )
 THROUGH_THE_CLI = Runner(lambda rng, root: _cli(root), lambda root: _cli(root, "--no-cache"))
 
@@ -403,7 +443,13 @@ def _sequence(seed: int, root: Path, runner: Runner, tree: Tree = demo_tree) -> 
         if rng.random() < 0.8:  # else: leave it racy, the cache must then re-read what it cannot trust
             _age(root)
         cached = runner.with_cache(rng, root)
-        assert cached == runner.without_cache(root), f"seed {seed}, step {step}: " + "; ".join(history)
+        uncached = runner.without_cache(root)
+        assert cached == uncached, f"seed {seed}, step {step}: " + "; ".join(history)
+        if runner.against_full_index is not None:
+            differences = runner.against_full_index(root, uncached)
+            assert not differences, f"the prefilter, seed {seed}, step {step}: {'; '.join(history)}\n" + "\n".join(
+                differences
+            )
 
 
 @pytest.mark.parametrize("seed", range(FIRST_SEED, FIRST_SEED + SEQUENCES))
