@@ -15,9 +15,10 @@ Kinds of fix (`Fix.kind`), each one transform, located by `Fix.target` (a node's
 Applying (`check --fix`): fixes are grouped per file and applied in one pass over the parsed
 module. A new text is written only when it keeps every comment of the file (but the suppression
 comments DL902's fixes edit), parses, and re-linting the whole run with it finds every fixed
-finding gone and nothing new (in the fixed files counted without positions, so findings that
-merely moved do not count as new, nor a DL901 on a comment a DL902 fix shortened; in the others,
-where nothing moves, by code and place, so a reworded one does not either). Fixes that fail
+finding gone and nothing new (in the fixed files by code, context and offending text, without
+positions, so findings that merely moved do not count as new, nor a DL901 on a comment a DL902
+fix shortened; in the others, where nothing moves, by code and place; in both, a finding whose
+message merely quotes the fixed code is the same finding reworded). Fixes that fail
 together are halved until each part passes or is one fix, which is refused, so every fix that
 passes goes in the same round; another round only takes findings the previous one's fixes made
 fixable, up to `MAX_ROUNDS` (said when it stops the fixing). Files libcst cannot reproduce byte
@@ -380,10 +381,12 @@ class _Session:
 def _identity(
     finding: Finding, sources: SourceCache, changed: frozenset[str], project: frozenset[str]
 ) -> tuple[str, str, str, str, str]:
-    """What a finding is, to tell new ones from old: in a file the fixes change, its identity and
-    message (it may move); in any other file, where nothing moves, its code and place. There a
-    finding's wording may follow the fixed code (DL107's message quotes the declaration a DL104
-    fix corrects: the same drift, not a new one).
+    """What a finding is, to tell new ones from old. In a file the fixes change, where it may
+    move: its identity (code, context, offending text), as baselines and fingerprints know it. In
+    any other file, where nothing moves: its code and place. Never its wording, which may follow
+    the fixed code: DL107's message quotes the declaration a DL104 fix corrects, DL101's quotes
+    it too from the same file, DL106's names a line a fix above it moves. The same problem
+    reworded is not a new one; a fixed finding still there at the same place is not gone.
 
     In a changed file, the code lists of suppression comments are left out of the offending text:
     a DL902 fix edits that list, and the other findings about the comment (DL901, DL903), whose
@@ -396,7 +399,7 @@ def _identity(
     if finding.code in project:
         return (finding.code, finding.path, "", "", finding.message)
     code, path, context, text = identity(finding, sources)
-    return (code, path, context, without_code_lists(text), finding.message)
+    return (code, path, context, without_code_lists(text), "")
 
 
 def _halves(findings: list[Finding]) -> list[list[Finding]]:

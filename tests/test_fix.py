@@ -565,6 +565,27 @@ def test_a_fix_that_rewords_a_finding_in_another_file_is_applied(tmp_path: Path)
     ) in result.stdout.splitlines()
 
 
+def test_a_fix_that_rewords_a_finding_in_the_fixed_file_is_applied(tmp_path: Path) -> None:
+    """The demo's Step3 vision attention calls SDPA directly (DL101), and DL101's message quotes
+    the model's declaration. With "FLASHINFR" there, the unsafe DL104 fix corrects the quote, not
+    the direct call: the same DL101 at the same call, reworded. Before, in the fixed file, a
+    finding was told from a new one by its message too, so this fix was always refused."""
+    demo = tmp_path / "demo"
+    copy_project(DEMO, demo)
+    step3 = demo / MODEL / "modeling_step3vl.py"
+    declared = '"vision": ("VANILLA", "TRTLLM", "FLASHINFER"),'
+    step3.write_text(step3.read_text().replace(declared, declared.replace("FLASHINFER", "FLASHINFR"), 1))
+    result = run("--fix", "--unsafe-fixes", "--select", "DL101,DL104", str(demo))
+    assert result.stderr == "declint: fixed 2 findings in 2 files\n"  # (and Kimi K2.5's own FLASHINFR)
+    assert declared in step3.read_text()
+    assert (
+        "tensorrt_llm/_torch/models/modeling_step3vl.py:59:15: DL101 `Step3VisionAttention.forward` calls "
+        "torch.nn.functional.scaled_dot_product_attention directly, but Step3p7VLModel declares its vision encoder "
+        "configurable (VANILLA, TRTLLM, FLASHINFER): an encoder_attention_backend override is silently bypassed; "
+        "route the call through the attention backend or declare the encoder FixedEncoderAttention(reason)"
+    ) in result.stdout.splitlines()
+
+
 # ---- DL902's fix on suppression comments -----------------------------------------------------------
 FIX_MODEL = MODEL + "modeling_x.py"
 
