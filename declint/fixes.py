@@ -373,7 +373,11 @@ class _Session:
         seen = Counter(key for key, _ in identified)
         excess = min((key for key, count in seen.items() if count > allowed[key]), default=None)
         if excess is not None:
-            new = next(finding for key, finding in identified if key == excess)
+            # Several findings may share a place (DL107 anchors every row missing from the docs
+            # table on one line): name one whose message was not there before, if any.
+            known = {f.message for f in before.findings if _identity(f, old_sources, changed, project) == excess}
+            at_place = [finding for key, finding in identified if key == excess]
+            new = next((finding for finding in at_place if finding.message not in known), at_place[0])
             return None, f"re-linting the fixed text reports {new.code} in {new.path}: {new.message}"
         return after, ""
 

@@ -586,6 +586,23 @@ def test_a_fix_that_rewords_a_finding_in_the_fixed_file_is_applied(tmp_path: Pat
     ) in result.stdout.splitlines()
 
 
+def test_a_refused_fix_names_a_finding_it_brings_not_one_already_at_that_place(tmp_path: Path) -> None:
+    """With a copy of the demo's HCXVisionModel (a LlavaNextModel), the DL102 fix declaring
+    LlavaNextModel makes both copies inherit a declaration: two new DL107s "missing from the docs
+    table", anchored where KimiK3Model's DL107 already stands. The fix is refused; the reason
+    names a new one (before, the first DL107 at that place, which was there all along)."""
+    demo = tmp_path / "demo"
+    copy_project(DEMO, demo)
+    hcx = demo / MODEL / "modeling_hyperclovax.py"
+    (demo / MODEL / "modeling_hyperclovax_copy.py").write_bytes(hcx.read_bytes())
+    result = run("--diff", "--unsafe-fixes", str(demo))
+    assert (
+        f"declint: not fixed: {MODEL}modeling_llava_next.py:87:7: DL102: re-linting the fixed text reports DL107 in "
+        "docs/encoder_attention_backends.md: modeling_hyperclovax.HCXVisionModel / vision is declared (not "
+        "configurable) but missing from the docs table"
+    ) in result.stderr.splitlines()
+
+
 # ---- DL902's fix on suppression comments -----------------------------------------------------------
 FIX_MODEL = MODEL + "modeling_x.py"
 
