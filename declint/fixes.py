@@ -387,10 +387,11 @@ def _identity(
 ) -> tuple[str, str, str, str, str]:
     """What a finding is, to tell new ones from old. In a file the fixes change, where it may
     move: its identity (code, context, offending text), as baselines and fingerprints know it. In
-    any other file, where nothing moves: its code and place. Never its wording, which may follow
-    the fixed code: DL107's message quotes the declaration a DL104 fix corrects, DL101's quotes
-    it too from the same file, DL106's names a line a fix above it moves. The same problem
-    reworded is not a new one; a fixed finding still there at the same place is not gone.
+    any other file, where nothing moves: its code and place. Not its wording (but a project
+    rule's, below), which may follow the fixed code: DL107's message quotes the declaration a
+    DL104 fix corrects, DL101's quotes it too from the same file, DL106's names a line a fix
+    above it moves. The same problem reworded is not a new one; a fixed finding still there at
+    the same place is not gone.
 
     In a changed file, the code lists of suppression comments are left out of the offending text:
     a DL902 fix edits that list, and the other findings about the comment (DL901, DL903), whose
