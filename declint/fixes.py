@@ -363,7 +363,8 @@ class _Session:
         new_sources = SourceCache(self.engine.config.root, {**self.original, **overrides})
         changed = frozenset(self.mirrored({rel: data for rel, (data, _) in proposals.items()}))
         project = frozenset(rule.CODE for rule in self.engine.rules if issubclass(rule, ProjectRule))
-        allowed = Counter(_identity(f, old_sources, changed, project) for f in before.findings)
+        known = [(_identity(f, old_sources, changed, project), f) for f in before.findings]
+        allowed = Counter(key for key, _ in known)
         allowed.subtract(
             _identity(f, old_sources, changed, project) for _, findings in proposals.values() for f in findings
         )
@@ -375,9 +376,9 @@ class _Session:
         if excess is not None:
             # Several findings may share a place (DL107 anchors every row missing from the docs
             # table on one line): name one whose message was not there before, if any.
-            known = {f.message for f in before.findings if _identity(f, old_sources, changed, project) == excess}
+            there = {finding.message for key, finding in known if key == excess}
             at_place = [finding for key, finding in identified if key == excess]
-            new = next((finding for finding in at_place if finding.message not in known), at_place[0])
+            new = next((finding for finding in at_place if finding.message not in there), at_place[0])
             return None, f"re-linting the fixed text reports {new.code} in {new.path}: {new.message}"
         return after, ""
 

@@ -51,8 +51,9 @@ from tests.test_cache_differential import MUTATIONS, _age
 SEQUENCES = int(os.environ.get("DECLINT_FIX_FUZZ_SEQUENCES", "3"))
 CACHE_SEQUENCES = int(os.environ.get("DECLINT_FIX_FUZZ_CACHE_SEQUENCES", "2"))
 FIRST_SEED = int(os.environ.get("DECLINT_FIX_FUZZ_SEED", "3"))  # 4 and 5 bring refused fixes
-ROUND_LIMIT = "run --fix again"  # how the round limit's message ends (`fixes.Session.rounds`)
-# The rules whose findings sit on the code they are about (the project rules' stand on an anchor)
+ROUND_LIMIT = "run --fix again"  # how the round limit's message ends (`fixes._Session.rounds`)
+# The rules whose findings sit on the code they are about: the project rules' stand on an
+# anchor, and the suppression rules' on a comment whose code list a DL902 fix may shorten
 PER_FILE_CODES = frozenset({"DL101", "DL102", "DL103", "DL104", "DL105", "DL106"})
 
 
