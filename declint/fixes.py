@@ -30,10 +30,11 @@ name. Writes go to a temporary file in the same directory, then `os.replace` (`d
 from __future__ import annotations
 
 import codecs
+import functools
 import io
 import os
 import tokenize
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import groupby
@@ -59,6 +60,7 @@ else:
     transforms = lazy_module("declint.fix_transforms")  # libcst: only when a fix is previewed or applied
 
 MAX_ROUNDS = 10
+PREPARED_CHARACTERS = 400_000  # the texts whose parsed trees a fix session keeps (~100 MB)
 
 
 # ---- applying, with validation ----------------------------------------------------------------
@@ -163,6 +165,12 @@ class _Session:
         self.names: dict[str, str] = {}
         self._files: dict[tuple[int, int], str] = {}
         self.sources = self.sources_of({})  # the texts of this round
+        # The last texts parsed with their positions, and whether each fixed text parses: the
+        # halving of failed fixes applies and checks the same texts again and again (re-parsing
+        # and re-resolving positions each time cost more than the re-lints, with a warm cache).
+        self._prepared: OrderedDict[tuple[str, str], transforms.Prepared] = OrderedDict()
+        self._parse_errors: dict[tuple[str, bytes], str | None] = {}
+        self._verdicts: dict[tuple[str, bytes], str | None] = {}  # `unrewritable` of each text
 
     def path(self, rel: str) -> Path:
         return Path(rel) if os.path.isabs(rel) else self.engine.config.root / rel
@@ -263,7 +271,7 @@ class _Session:
                 for finding in findings:
                     self.give_up(finding, f"cannot read the file: {error.strerror or error}")
                 continue
-            reason = unrewritable(data, rel) or self._refusal(rel)
+            reason = self._unrewritable(rel, data) or self._refusal(rel)
             if reason is not None:
                 for finding in findings:
                     self.give_up(finding, f"{rel} {reason}")
@@ -282,6 +290,12 @@ class _Session:
             proposals[rel] = (new, [fixes[fix] for fix in applied.applied])
         return proposals
 
+    def _unrewritable(self, rel: str, data: bytes) -> str | None:
+        key = (rel, data)
+        if key not in self._verdicts:
+            self._verdicts[key] = unrewritable(data, rel)
+        return self._verdicts[key]
+
     def _refusal(self, rel: str) -> str | None:
         """Why the file at `rel` must not be replaced (a text on stdin is never written)."""
         if rel in self.engine.overrides:
@@ -292,25 +306,50 @@ class _Session:
     def _apply(self, source: SourceFile, fixes: Mapping[Fix, Finding]) -> transforms.Applied:
         """The fixes applied in one pass, less those that would drop a comment of the user's."""
         module = module_name(self.path(source.rel), self.engine.config.root)
-        applied = transforms.apply_fixes(source, list(fixes), module)
+        prepared = self._prepare(source)
+        applied = transforms.apply_fixes(source, list(fixes), module, prepared)
         for fix in applied.not_applied:
             self.give_up(fixes[fix], "the fix does not apply to the code as it is")
         if not applied.applied or dropped_comment(source.text, applied) is None:
             return applied
         kept = []
         for fix in applied.applied:  # rare: find the fixes that drop one, keep the others
-            reason = dropped_comment(source.text, transforms.apply_fixes(source, [fix], module))
+            reason = dropped_comment(source.text, transforms.apply_fixes(source, [fix], module, prepared))
             if reason is None:
                 kept.append(fix)
             else:
                 self.give_up(fixes[fix], reason)
-        applied = transforms.apply_fixes(source, kept, module)
+        applied = transforms.apply_fixes(source, kept, module, prepared)
         reason = dropped_comment(source.text, applied) if applied.applied else None
         if reason is None and not applied.not_applied:
             return applied
         for fix in kept:  # only together do they drop one (or no longer apply): none goes in
             self.give_up(fixes[fix], reason or "the fix does not apply to the code as it is")
         return transforms.Applied(source.text)
+
+    def _prepare(self, source: SourceFile) -> transforms.Prepared:
+        """The text parsed, positions resolved on first use (`apply_fixes` builds new nodes, never
+        changes these: the previews of one file share them the same way)."""
+        key = (source.rel, source.text)
+        if key in self._prepared:
+            self._prepared.move_to_end(key)
+            return self._prepared[key]
+        prepared = self._prepared[key] = transforms.prepare(transforms.parse(source))
+        # A tree with its positions holds ~250 bytes a character: the least recently used go.
+        while sum(len(text) for _, text in self._prepared) > PREPARED_CHARACTERS and len(self._prepared) > 1:
+            self._prepared.popitem(last=False)
+        return prepared
+
+    def _parse_error(self, rel: str, data: bytes) -> str | None:
+        """Why the fixed text `data` does not parse (None: it does)."""
+        key = (rel, data)
+        if key not in self._parse_errors:
+            try:
+                transforms.parse(decode_source(data, rel))
+                self._parse_errors[key] = None
+            except SourceError as error:
+                self._parse_errors[key] = error.message
+        return self._parse_errors[key]
 
     def _validate(
         self,
@@ -354,10 +393,9 @@ class _Session:
         """The new result when the proposals parse, fix what they claim and add nothing; else why not."""
         overrides = self.mirrored({**state, **{rel: data for rel, (data, _) in proposals.items()}})
         for rel, (data, _) in proposals.items():
-            try:
-                transforms.parse(decode_source(data, rel))
-            except SourceError as error:
-                return None, f"the fixed text does not parse ({error.message})"
+            error = self._parse_error(rel, data)
+            if error is not None:
+                return None, f"the fixed text does not parse ({error})"
         after = self.lint(overrides)
         old_sources = SourceCache(self.engine.config.root, self.mirrored({**self.original, **state}))
         new_sources = SourceCache(self.engine.config.root, {**self.original, **overrides})
@@ -434,9 +472,10 @@ def dropped_comment(before: str, applied: transforms.Applied) -> str | None:
     return None
 
 
-def _comments(text: str) -> list[tuple[tuple[int, int], str]]:
+@functools.lru_cache(maxsize=16)  # the text before the fixes, tokenized once for all its trials
+def _comments(text: str) -> tuple[tuple[tuple[int, int], str], ...]:
     tokens = tokenize.generate_tokens(io.StringIO(text).readline)
-    return [(token.start, token.string) for token in tokens if token.type == tokenize.COMMENT]
+    return tuple((token.start, token.string) for token in tokens if token.type == tokenize.COMMENT)
 
 
 def _key(finding: Finding) -> tuple[str, int, int, str, str]:

@@ -794,6 +794,41 @@ def test_all_fixes_that_pass_go_in_in_one_round(
     assert (again.exit_code, again.stderr.splitlines()) == (1, ["declint: fixed 0 findings in 0 files", refused])
 
 
+@pytest.mark.parametrize("memo_characters", [None, 1])
+def test_halving_parses_each_text_once_and_a_full_memo_changes_nothing(
+    make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch, duplicating_fixes: None, memo_characters: int | None
+) -> None:
+    """The halving applies the same texts' fixes again and again: each text is parsed (with its
+    positions) once, and a memo too small to hold two files parses again but fixes the same."""
+    from declint import fix_transforms, fixes
+
+    classes = "".join(
+        f'\n\nclass M{i}(MultimodalModelMixin):\n    encoder_attention_backends = {{"vision": ("trtllm",)}}\n'
+        for i in range(6)
+    )
+    root = make_tree({MODEL + "modeling_a.py": IMPORTS + classes + TWICE, MODEL + "modeling_b.py": IMPORTS + classes})
+    if memo_characters is not None:
+        monkeypatch.setattr(fixes, "PREPARED_CHARACTERS", memo_characters)
+    parsed: list[str] = []
+    prepare = fix_transforms.prepare
+    monkeypatch.setattr(fix_transforms, "prepare", lambda tree: parsed.append(tree.code) or prepare(tree))
+    result = run("--fix", str(root / "tensorrt_llm"))
+    assert (result.exit_code, result.stderr.splitlines()) == (
+        1,
+        [
+            "declint: fixed 12 findings in 2 files",
+            f"declint: not fixed: {MODEL}modeling_a.py:31:46: DL104: re-linting the fixed text reports DL104 in "
+            f'{MODEL}modeling_a.py: encoder "vision": backend "TRTLLM" is listed twice',
+        ],
+    )
+    assert (root / MODEL / "modeling_a.py").read_text() == IMPORTS + classes.replace("trtllm", "TRTLLM") + TWICE
+    assert (root / MODEL / "modeling_b.py").read_text() == IMPORTS + classes.replace("trtllm", "TRTLLM")
+    if memo_characters is None:
+        assert sorted(parsed) == [IMPORTS + classes, IMPORTS + classes + TWICE]
+    else:
+        assert len(parsed) > 2
+
+
 def test_a_refused_fix_that_another_fix_moves_is_tried_and_listed_once(
     make_tree: MakeTree, duplicating_fixes: None
 ) -> None:
