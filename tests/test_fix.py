@@ -794,6 +794,43 @@ def test_all_fixes_that_pass_go_in_in_one_round(
     assert (again.exit_code, again.stderr.splitlines()) == (1, ["declint: fixed 0 findings in 0 files", refused])
 
 
+@pytest.mark.parametrize(
+    ("pattern", "relints"),
+    [
+        ("gggggggggggb", 7),  # one bad fix, last of 12 (halving alone: 9)
+        ("bbbbbbbb", 11),  # all 8 fail (halving alone: 15; one by one after the first: 9)
+        ("bgbgbbgbbgbg", 15),  # 7 of 12, spread out (halving alone: 23)
+    ],
+)
+def test_fixes_that_fail_together_are_sorted_out_in_few_relints(
+    make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch, duplicating_fixes: None, pattern: str, relints: int
+) -> None:
+    """Each re-lint is a whole run: the fixes that fail together are sorted out in groups that
+    follow the share refused so far (`fixes._Trials`), every good fix still goes in, every bad one
+    is refused, in one round."""
+    from declint import fixes
+
+    good = '{"vision": ("trtllm",)}'
+    bad = '{"vision": ("trt\\x6clm", "TRTLLM")}'  # the fix would list TRTLLM twice
+    classes = "".join(
+        f"\n\nclass M{i}(MultimodalModelMixin):\n    encoder_attention_backends = {good if kind == 'g' else bad}\n"
+        for i, kind in enumerate(pattern)
+    )
+    root = make_tree({MODEL + "modeling_many.py": IMPORTS + classes})
+    checks: list[object] = []
+    check = fixes._Session._check
+    monkeypatch.setattr(fixes._Session, "_check", lambda *args: checks.append(args) or check(*args))
+    result = run("--fix", str(root / "tensorrt_llm"))
+    lines = result.stderr.splitlines()
+    assert lines[0] == f"declint: fixed {pattern.count('g')} findings in {'1 file' if 'g' in pattern else '0 files'}"
+    refused = [line.split(": ")[2] for line in lines[1:]]
+    assert refused == [f"{MODEL}modeling_many.py:{7 + 4 * i}:46" for i, kind in enumerate(pattern) if kind == "b"]
+    assert len(checks) == relints
+    fixed = (root / MODEL / "modeling_many.py").read_text()
+    assert fixed.count('("TRTLLM",)') == pattern.count("g")
+    assert fixed.count('("trt\\x6clm", "TRTLLM")') == pattern.count("b")
+
+
 @pytest.mark.parametrize("memo_characters", [None, 1])
 def test_halving_parses_each_text_once_and_a_full_memo_changes_nothing(
     make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch, duplicating_fixes: None, memo_characters: int | None
