@@ -684,6 +684,35 @@ def _is_named_tuple(cls: type) -> bool:
     return issubclass(cls, tuple) and isinstance(getattr(cls, "_fields", None), tuple)
 
 
+class SessionMemory:
+    """A cache held in memory by one process, for the runs of one `check --fix` with the cache
+    off (`--no-cache`, DECLINT_NO_CACHE, or a cache-dir that cannot be used): the fixes are
+    verified by re-linting the whole run once per group tried, and each re-lint read, parsed and
+    checked every file again. The first run's data stands in for the cache directory's for the
+    re-lints (runs over overridden texts, which write no cache): the same trust (a file's stat
+    unchanged and settled), and each run its own copy of the entries, as loaded from a pickle.
+    Nothing of it reaches the disk or outlives the process; a `--fix` with nothing to fix never
+    pickles it."""
+
+    def __init__(self) -> None:
+        self._data: CacheData | None = None  # as the run that made it left it
+        self._blob: bytes | None = None  # `_data` pickled, on the first load
+
+    def load(self, key: str) -> CacheData:
+        if self._blob is None and self._data is not None:
+            with _collector_paused():
+                self._blob = pickle.dumps(self._data, protocol=pickle.HIGHEST_PROTOCOL)
+            self._data = None
+        if self._blob is None:
+            return CacheData(key)
+        with _collector_paused():
+            data = pickle.loads(self._blob)
+        return data if isinstance(data, CacheData) and data.key == key else CacheData(key)
+
+    def save(self, data: CacheData) -> None:
+        self._data, self._blob = data, None
+
+
 class Cache:
     """One project's cache directory; `load` and `save` one run key's data."""
 

@@ -40,6 +40,7 @@ from declint.cache import (
     Recorded,
     Recorder,
     SavedListings,
+    SessionMemory,
     Snapshot,
     StatKey,
     content_digest,
@@ -203,6 +204,9 @@ class Engine:
     jobs: int | None = None
     # Read and write the cache under the project root (also off when DECLINT_NO_CACHE is set).
     cache: bool = False
+    # Where a run without a cache directory keeps its data for the next runs of this process,
+    # if anywhere (`check --fix`'s re-lints share its first run's).
+    memory: SessionMemory | None = None
     # Index every file in full, without the index prefilter (slower; the tests compare the two).
     full_index: bool = False
     stats: RunStats = field(default_factory=RunStats, init=False, repr=False)
@@ -467,7 +471,8 @@ class _Run:
         """The full cache, loaded on first use (a run that the snapshot answers never needs it)."""
         if self._data is None:
             if self.store is None:
-                self._data = CacheData(self.key)
+                memory = self.engine.memory
+                self._data = memory.load(self.key) if memory is not None else CacheData(self.key)
             else:
                 with self.stats.phase("cache load"):
                     self._data = self.store.load(self.key)
@@ -478,6 +483,9 @@ class _Run:
             self._collect_stats(self._prepare_pool)
             self._prepare_pool.close()
         saving = self.changed or self._pending_snapshot is not None or self._walk_file_of is not None
+        if exc[0] is None and self.store is None and self.engine.memory is not None and not self.overrides:
+            if self._data is not None:
+                self.engine.memory.save(self._data)
         if exc[0] is None and self.store is not None and not self.overrides and saving:
             with self.stats.phase("cache save"):
                 if self.changed:

@@ -19,12 +19,13 @@ finding gone and nothing new (in the fixed files by code, context and offending 
 positions, so findings that merely moved do not count as new, nor a DL901 on a comment a DL902
 fix shortened; in the others, where nothing moves, by code and place; in both, a finding whose
 message merely quotes the fixed code is the same finding reworded). Fixes that fail
-together are halved until each part passes or is one fix, which is refused, so every fix that
-passes goes in the same round; another round only takes findings the previous one's fixes made
+together are sorted out in groups (`_Trials`) until each group passes or is one fix, which is
+refused, so every fix that passes goes in the same round; another round only takes findings the previous one's fixes made
 fixable, up to `MAX_ROUNDS` (said when it stops the fixing). Files libcst cannot reproduce byte
 for byte, that hold a lone carriage return or a form feed, that are read-only or have other hard
 links, are never rewritten. Two checked paths that are one file (a symlink) are fixed under one
 name. Writes go to a temporary file in the same directory, then `os.replace` (`declint.writing`).
+With no cache directory, the re-lints reuse what the first lint read (`SessionMemory`).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from itertools import groupby
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from declint.cache import SessionMemory
 from declint.discovery import module_name
 from declint.engine import Engine
 from declint.errors import OutputError, SourceError
@@ -117,9 +119,12 @@ def wants(fix: Fix | None, unsafe: bool) -> bool:
     return fix is not None and (unsafe or fix.applicability is Applicability.SAFE)
 
 
-def fix_run(engine: Engine, paths: Sequence[Path], *, unsafe: bool, write: bool) -> FixOutcome:
-    """Fix what can be fixed safely; write it only when `write` (else the outcome is a dry run)."""
-    session = _Session(engine, list(paths))
+def fix_run(
+    engine: Engine, paths: Sequence[Path], *, unsafe: bool, write: bool, memory: SessionMemory | None = None
+) -> FixOutcome:
+    """Fix what can be fixed safely; write it only when `write` (else the outcome is a dry run).
+    `memory`: where the runs keep their data when no cache directory serves (`SessionMemory`)."""
+    session = _Session(engine, list(paths), memory if memory is not None else SessionMemory())
     first = session.lint({})
     state, result = session.rounds(first, unsafe)
     changes = tuple(
@@ -149,7 +154,7 @@ def _write_all(changes: Sequence[FileChange]) -> None:
 
 
 class _Session:
-    def __init__(self, engine: Engine, paths: list[Path]) -> None:
+    def __init__(self, engine: Engine, paths: list[Path], memory: SessionMemory) -> None:
         self.engine = engine
         self.paths = paths
         self.original: dict[str, bytes] = {}
@@ -166,8 +171,9 @@ class _Session:
         self.names: dict[str, str] = {}
         self._files: dict[tuple[int, int], str] = {}
         self.sources = self.sources_of({})  # the texts of this round
-        # The last texts parsed with their positions, and whether each fixed text parses: the
-        # halving of failed fixes applies and checks the same texts again and again (re-parsing
+        self.memory = memory  # what the first lint read, for the re-lints when no cache directory serves
+        # The last texts parsed with their positions, and whether each fixed text parses: sorting
+        # out failed fixes applies and checks the same texts again and again (re-parsing
         # and re-resolving positions each time cost more than the re-lints, with a warm cache).
         self._prepared: OrderedDict[tuple[str, str], transforms.Prepared] = OrderedDict()
         self._parse_errors: dict[tuple[str, bytes], str | None] = {}
@@ -179,7 +185,8 @@ class _Session:
     def lint(self, overrides: Mapping[str, bytes]) -> RunResult:
         # The engine's own overrides (`--stdin-filename`'s text) stand under every proposal.
         texts = {**self.engine.overrides, **self.mirrored(overrides)}
-        return replace(self.engine, overrides=texts, progress=None, keep_suppressed=False).run(self.paths)
+        engine = replace(self.engine, overrides=texts, progress=None, keep_suppressed=False, memory=self.memory)
+        return engine.run(self.paths)
 
     def sources_of(self, state: Mapping[str, bytes]) -> SourceCache:
         return SourceCache(self.engine.config.root, {**self.engine.overrides, **self.mirrored(state)})

@@ -19,7 +19,7 @@ from declint.config import find_config_file, load_config
 from declint.engine import Engine, Selection
 from declint.reporting.model import FixPreview
 from declint.rules import ALL_RULES, RULES_BY_CODE
-from tests.conftest import DEMO, MakeTree, copy_project
+from tests.conftest import DEMO, MakeTree, copy_project, settle
 
 MODEL = "tensorrt_llm/_torch/models/"
 IMPORTS = (
@@ -829,6 +829,50 @@ def test_fixes_that_fail_together_are_sorted_out_in_few_relints(
     fixed = (root / MODEL / "modeling_many.py").read_text()
     assert fixed.count('("TRTLLM",)') == pattern.count("g")
     assert fixed.count('("trt\\x6clm", "TRTLLM")') == pattern.count("b")
+
+
+def test_relints_without_a_cache_directory_reuse_the_first_lints_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the cache off (the suite sets DECLINT_NO_CACHE), the re-lints that verify the fixes,
+    and the run that reports after them, reuse what the first lint read and checked
+    (`SessionMemory`) for the files whose stat holds: the same diff and refusals as runs that read
+    and check every file again."""
+    from declint import engine
+    from declint.cache import CacheData, SessionMemory
+    from declint.reporting import pipeline
+
+    root = tmp_path / "demo"
+    copy_project(DEMO, root)
+    # Every VANILLA in a declaration is then a DL104 whose fix a DL107 refuses
+    literal = root / "tensorrt_llm/llmapi/llm_args.py"
+    literal.write_text(literal.read_text().replace('Literal["VANILLA", "TRTLLM"', 'Literal["vanilla", "TRTLLM"', 1))
+    settle(root)
+    hits: list[int] = []
+    run_engine = engine.Engine.run
+
+    def counting(self: Engine, paths: Any) -> Any:
+        result = run_engine(self, paths)
+        hits.append(self.stats.check_cache_hits)
+        return result
+
+    monkeypatch.setattr(engine.Engine, "run", counting)
+    shared = run("--diff", "--unsafe-fixes", str(root))
+    shared_hits = hits[:]
+    hits.clear()
+
+    class Forgetful(SessionMemory):
+        def load(self, key: str) -> CacheData:
+            return CacheData(key)
+
+    monkeypatch.setattr(pipeline, "SessionMemory", Forgetful)
+    alone = run("--diff", "--unsafe-fixes", str(root))
+    assert (shared.exit_code, shared.stdout, shared.stderr) == (alone.exit_code, alone.stdout, alone.stderr)
+    refused = [line for line in shared.stderr.splitlines() if line.startswith("declint: not fixed: ")]
+    assert len(refused) == 7 and all("DL107" in line for line in refused)
+    assert len(shared_hits) == len(hits) > 2
+    assert shared_hits[0] == 0 and all(count > 0 for count in shared_hits[1:])
+    assert hits == [0] * len(hits)
 
 
 @pytest.mark.parametrize("memo_characters", [None, 1])

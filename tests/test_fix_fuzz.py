@@ -2,7 +2,8 @@
 with `--unsafe-fixes` must agree and be safe, whatever the edits made of the tree.
 
 After each sequence of edits (the cache fuzzer's, `test_cache_differential.MUTATIONS`):
-- `--diff` writes nothing;
+- `--diff` writes nothing, and says what it says when its runs share nothing (`SessionMemory`
+  off: every re-lint reads and checks every file again);
 - `--fix` creates and removes no file, and every Python file it rewrites that parsed before
   still parses;
 - the diff, applied with `git apply`, gives exactly the files `--fix` wrote;
@@ -43,9 +44,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from declint.cache import NO_CACHE_ENV
+from declint.cache import NO_CACHE_ENV, CacheData, SessionMemory
 from declint.cli import cli
-from tests.conftest import DEMO, copy_project
+from declint.reporting import pipeline
+from tests.conftest import DEMO, copy_project, settle
 from tests.test_cache_differential import MUTATIONS, _age
 
 SEQUENCES = int(os.environ.get("DECLINT_FIX_FUZZ_SEQUENCES", "3"))
@@ -103,16 +105,30 @@ def apply_diff(root: Path, files: dict[str, bytes], diff: str, into: Path) -> di
     return files_of(into)
 
 
+class Forgetful(SessionMemory):
+    """A memory that serves nothing: every run reads and checks every file again."""
+
+    def load(self, key: str) -> CacheData:
+        return CacheData(key)
+
+
 @pytest.mark.parametrize("seed", range(FIRST_SEED, FIRST_SEED + SEQUENCES))
-def test_diff_and_fix_agree_and_leave_a_fixpoint(tmp_path: Path, seed: int) -> None:
+def test_diff_and_fix_agree_and_leave_a_fixpoint(tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(seed)
     root = tmp_path / "demo"
     copy_project(DEMO, root)
     history = [rng.choice(MUTATIONS)(rng, root) for _ in range(rng.randint(1, 5))]
+    if rng.random() < 0.7:  # else too fresh for the re-lints to trust their stats (`SessionMemory`)
+        settle(root)
     where = f"seed {seed}: " + "; ".join(history)
     edited = files_of(root)
-    diff = check(root, "--diff", "--unsafe-fixes").stdout
+    shared = check(root, "--diff", "--unsafe-fixes")
+    diff = shared.stdout
     assert files_of(root) == edited, f"--diff wrote files ({where})"
+    with monkeypatch.context() as patch:
+        patch.setattr(pipeline, "SessionMemory", Forgetful)
+        alone = check(root, "--diff", "--unsafe-fixes")
+    assert (alone.stdout, alone.stderr) == (diff, shared.stderr), f"runs that reuse nothing differ ({where})"
     counts, fingerprints = findings_of(root)
 
     fixed = check(root, "--fix", "--unsafe-fixes")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from declint import __version__
-from declint.cache import Cache
+from declint.cache import Cache, SessionMemory
 from declint.discovery import discover, display_path
 from declint.engine import Engine, RunStats
 from declint.fingerprint import fingerprints
@@ -56,14 +56,18 @@ class CheckOutcome:
 def run(engine: Engine, request: CheckRequest, rules: Sequence[type[RuleMeta]]) -> CheckOutcome:
     paths = list(request.paths)
     outcome = None
+    memory = None
     if request.fix or request.diff_only:
         from declint.fixes import fix_run
 
+        # Without a cache directory, the runs after the fixes' first lint reuse what it read.
+        memory = SessionMemory()
         # A text that is not the file's (`--stdin-filename`) is fixed in memory, never written.
         outcome = fix_run(
-            engine, paths, unsafe=request.unsafe_fixes, write=not request.diff_only and not engine.overrides
-        )
-    checker = replace(engine, keep_suppressed=True, overrides=_after_fixes(engine, request, outcome))
+            engine, paths, unsafe=request.unsafe_fixes, write=not request.diff_only and not engine.overrides,
+            memory=memory,
+        )  # fmt: skip
+    checker = replace(engine, keep_suppressed=True, overrides=_after_fixes(engine, request, outcome), memory=memory)
     result = checker.run(paths)
     root = engine.config.root
     sources = SourceCache(root, checker.overrides)  # a file checked from stdin is shown as it was checked
