@@ -18,14 +18,15 @@ comments DL902's fixes edit), parses, and re-linting the whole run with it finds
 finding gone and nothing new (in the fixed files by code, context and offending text, without
 positions, so findings that merely moved do not count as new, nor a DL901 on a comment a DL902
 fix shortened; in the others, where nothing moves, by code and place; in both, a finding whose
-message merely quotes the fixed code is the same finding reworded). Fixes that fail
-together are sorted out in groups (`_Trials`) until each group passes or is one fix, which is
-refused, so every fix that passes goes in the same round; another round only takes findings the previous one's fixes made
-fixable, up to `MAX_ROUNDS` (said when it stops the fixing). Files libcst cannot reproduce byte
-for byte, that hold a lone carriage return or a form feed, that are read-only or have other hard
-links, are never rewritten. Two checked paths that are one file (a symlink) are fixed under one
-name. Writes go to a temporary file in the same directory, then `os.replace` (`declint.writing`).
-With no cache directory, the re-lints reuse what the first lint read (`SessionMemory`).
+message merely quotes the fixed code is the same finding reworded). Fixes that fail together are
+sorted out in groups (`_Trials`) until each group passes or is one fix, which is refused, so
+every fix that passes goes in the same round; another round only takes findings the previous
+one's fixes made fixable, up to `MAX_ROUNDS` (said when it stops the fixing). Files libcst
+cannot reproduce byte for byte, that hold a lone carriage return or a form feed, that are
+read-only or have other hard links, are never rewritten. Two checked paths that are one file (a
+symlink) are fixed under one name. Writes go to a temporary file in the same directory, then
+`os.replace` (`declint.writing`). With no cache directory, the re-lints reuse what the first
+lint read (`SessionMemory`).
 """
 
 from __future__ import annotations
