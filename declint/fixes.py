@@ -44,7 +44,7 @@ from itertools import groupby
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from declint.cache import SessionMemory
+from declint.cache import SessionMemory, content_digest
 from declint.discovery import module_name
 from declint.engine import Engine
 from declint.errors import OutputError, SourceError
@@ -177,8 +177,9 @@ class _Session:
         # out failed fixes applies and checks the same texts again and again (re-parsing
         # and re-resolving positions each time cost more than the re-lints, with a warm cache).
         self._prepared: OrderedDict[tuple[str, str], transforms.Prepared] = OrderedDict()
-        self._parse_errors: dict[tuple[str, bytes], str | None] = {}
-        self._verdicts: dict[tuple[str, bytes], str | None] = {}  # `unrewritable` of each text
+        # (by the text's digest: every trial makes new texts, and keeping each would hold them all)
+        self._parse_errors: dict[tuple[str, str], str | None] = {}
+        self._verdicts: dict[tuple[str, str], str | None] = {}  # `unrewritable` of each text
 
     def path(self, rel: str) -> Path:
         return Path(rel) if os.path.isabs(rel) else self.engine.config.root / rel
@@ -300,7 +301,7 @@ class _Session:
         return proposals
 
     def _unrewritable(self, rel: str, data: bytes) -> str | None:
-        key = (rel, data)
+        key = (rel, content_digest(data))
         if key not in self._verdicts:
             self._verdicts[key] = unrewritable(data, rel)
         return self._verdicts[key]
@@ -351,7 +352,7 @@ class _Session:
 
     def _parse_error(self, rel: str, data: bytes) -> str | None:
         """Why the fixed text `data` does not parse (None: it does)."""
-        key = (rel, data)
+        key = (rel, content_digest(data))
         if key not in self._parse_errors:
             try:
                 transforms.parse(decode_source(data, rel))

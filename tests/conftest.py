@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from declint.cache import CacheData, SessionMemory
 from declint.testing import PRELUDE, write_tree
 
 # The CLI caches under the project root; tests that check examples/ must leave nothing behind
@@ -68,3 +69,11 @@ def make_tree(tmp_path: Path) -> MakeTree:
         return tmp_path
 
     return make
+
+
+class ForgetfulMemory(SessionMemory):
+    """A `SessionMemory` that serves nothing: every run of a fix session reads and checks every
+    file again (the runs that reuse a first lint's results must say the same)."""
+
+    def load(self, key: str) -> CacheData:
+        return CacheData(key)

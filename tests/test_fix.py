@@ -19,7 +19,7 @@ from declint.config import find_config_file, load_config
 from declint.engine import Engine, Selection
 from declint.reporting.model import FixPreview
 from declint.rules import ALL_RULES, RULES_BY_CODE
-from tests.conftest import DEMO, MakeTree, copy_project, settle
+from tests.conftest import DEMO, ForgetfulMemory, MakeTree, copy_project, settle
 
 MODEL = "tensorrt_llm/_torch/models/"
 IMPORTS = (
@@ -839,7 +839,6 @@ def test_relints_without_a_cache_directory_reuse_the_first_lints_results(
     (`SessionMemory`) for the files whose stat holds: the same diff and refusals as runs that read
     and check every file again."""
     from declint import engine
-    from declint.cache import CacheData, SessionMemory
     from declint.reporting import pipeline
 
     root = tmp_path / "demo"
@@ -861,11 +860,7 @@ def test_relints_without_a_cache_directory_reuse_the_first_lints_results(
     shared_hits = hits[:]
     hits.clear()
 
-    class Forgetful(SessionMemory):
-        def load(self, key: str) -> CacheData:
-            return CacheData(key)
-
-    monkeypatch.setattr(pipeline, "SessionMemory", Forgetful)
+    monkeypatch.setattr(pipeline, "SessionMemory", ForgetfulMemory)
     alone = run("--diff", "--unsafe-fixes", str(root))
     assert (shared.exit_code, shared.stdout, shared.stderr) == (alone.exit_code, alone.stdout, alone.stderr)
     refused = [line for line in shared.stderr.splitlines() if line.startswith("declint: not fixed: ")]

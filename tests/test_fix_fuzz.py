@@ -44,10 +44,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from declint.cache import NO_CACHE_ENV, CacheData, SessionMemory
+from declint.cache import NO_CACHE_ENV
 from declint.cli import cli
 from declint.reporting import pipeline
-from tests.conftest import DEMO, copy_project, settle
+from tests.conftest import DEMO, ForgetfulMemory, copy_project, settle
 from tests.test_cache_differential import MUTATIONS, _age
 
 SEQUENCES = int(os.environ.get("DECLINT_FIX_FUZZ_SEQUENCES", "3"))
@@ -105,13 +105,6 @@ def apply_diff(root: Path, files: dict[str, bytes], diff: str, into: Path) -> di
     return files_of(into)
 
 
-class Forgetful(SessionMemory):
-    """A memory that serves nothing: every run reads and checks every file again."""
-
-    def load(self, key: str) -> CacheData:
-        return CacheData(key)
-
-
 @pytest.mark.parametrize("seed", range(FIRST_SEED, FIRST_SEED + SEQUENCES))
 def test_diff_and_fix_agree_and_leave_a_fixpoint(tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(seed)
@@ -126,7 +119,7 @@ def test_diff_and_fix_agree_and_leave_a_fixpoint(tmp_path: Path, seed: int, monk
     diff = shared.stdout
     assert files_of(root) == edited, f"--diff wrote files ({where})"
     with monkeypatch.context() as patch:
-        patch.setattr(pipeline, "SessionMemory", Forgetful)
+        patch.setattr(pipeline, "SessionMemory", ForgetfulMemory)
         alone = check(root, "--diff", "--unsafe-fixes")
     assert (alone.stdout, alone.stderr) == (diff, shared.stderr), f"runs that reuse nothing differ ({where})"
     counts, fingerprints = findings_of(root)
