@@ -9,7 +9,8 @@ DL104 whose unsafe fix (the suggested "vanilla") would make the docs table drift
 the fix verification must refuse it, each refusal found by whole-run re-lints. The files are dated
 an hour back, as a checkout's are. Each round, for each version: `--no-cache`, then with the cache
 (warmed by a plain check just before, so the timed run finds every file's entry). Prints each
-version's medians and every time, and what the last run said on stderr.
+version's medians and every time, and what the last run said on stderr. `--tree DIR` times an
+existing tree instead (a generated one: `benchmarks/.work/trees/20000-30models`), as it is.
 """
 
 from __future__ import annotations
@@ -43,13 +44,13 @@ def make_tree() -> None:
             os.utime(path, (past, past))
 
 
-def one_round(installed: str) -> dict[str, float]:
+def one_round(installed: str, tree: Path) -> dict[str, float]:
     env = {**os.environ, "PYTHONPATH": installed}
     times = {}
     for case, options in CASES.items():
         if not options:
-            completed([str(PYTHON), "-m", "declint", "check", "."], cwd=TREE, env=env)  # warms the cache
-        times[case] = timed_check(installed, TREE, "--diff", "--unsafe-fixes", *options, ".")
+            completed([str(PYTHON), "-m", "declint", "check", "."], cwd=tree, env=env)  # warms the cache
+        times[case] = timed_check(installed, tree, "--diff", "--unsafe-fixes", *options, ".")
     return times
 
 
@@ -57,17 +58,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("installed", nargs="+", help="directories made by pip install --no-deps --target")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--tree", type=Path, help="an existing tree to time, instead of the edited demo")
     args = parser.parse_args()
-    make_tree()
+    tree = args.tree.resolve() if args.tree else TREE
+    if args.tree is None:
+        make_tree()
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in args.installed}
     for _ in range(args.rounds):
         for installed in args.installed:
-            shutil.rmtree(TREE / ".declint_cache", ignore_errors=True)
-            runs[installed].append(one_round(installed))
+            shutil.rmtree(tree / ".declint_cache", ignore_errors=True)
+            runs[installed].append(one_round(installed, tree))
     for installed, rounds in runs.items():
         env = {**os.environ, "PYTHONPATH": installed}
         said = completed(
-            [str(PYTHON), "-m", "declint", "check", "--diff", "--unsafe-fixes", "--no-cache", "."], cwd=TREE, env=env
+            [str(PYTHON), "-m", "declint", "check", "--diff", "--unsafe-fixes", "--no-cache", "."], cwd=tree, env=env
         ).stderr.decode()
         refused = sum(line.startswith("declint: not fixed: ") for line in said.splitlines())
         print(f"{installed}: {said.splitlines()[0]}; {refused} refused")
