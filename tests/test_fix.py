@@ -871,11 +871,12 @@ def test_relints_without_a_cache_directory_reuse_the_first_lints_results(
 
 
 @pytest.mark.parametrize("memo_characters", [None, 1])
-def test_halving_parses_each_text_once_and_a_full_memo_changes_nothing(
+def test_the_trials_parse_each_text_once_and_a_full_memo_changes_nothing(
     make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch, duplicating_fixes: None, memo_characters: int | None
 ) -> None:
-    """The halving applies the same texts' fixes again and again: each text is parsed (with its
-    positions) once, and a memo too small to hold two files parses again but fixes the same."""
+    """Sorting out failed fixes applies the same texts' fixes again and again: each text is parsed
+    (with its positions) once, and a memo too small to hold two files parses again but fixes the
+    same."""
     from declint import fix_transforms, fixes
 
     classes = "".join(
