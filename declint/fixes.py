@@ -59,6 +59,8 @@ from declint.types import Applicability, Finding, Fix, RunResult
 from declint.writing import replace_atomically, replace_refusal
 
 if TYPE_CHECKING:
+    import libcst as cst
+
     from declint import fix_transforms as transforms
 else:
     transforms = lazy_module("declint.fix_transforms")  # libcst: only when a fix is previewed or applied
@@ -303,8 +305,16 @@ class _Session:
     def _unrewritable(self, rel: str, data: bytes) -> str | None:
         key = (rel, content_digest(data))
         if key not in self._verdicts:
-            self._verdicts[key] = unrewritable(data, rel)
+            self._verdicts[key] = unrewritable(data, rel, self._tree(rel, data))
         return self._verdicts[key]
+
+    def _tree(self, rel: str, data: bytes) -> cst.Module | None:
+        """The text parsed, the tree `_apply` then fixes (one parse for both); None when it does not
+        decode or parse (`unrewritable` says why)."""
+        try:
+            return self._prepare(decode_source(data, rel)).tree
+        except SourceError:
+            return None
 
     def _refusal(self, rel: str) -> str | None:
         """Why the file at `rel` must not be replaced (a text on stdin is never written)."""
