@@ -679,7 +679,7 @@ class _Run:
         questions again was most of the index phase after an edit (~0.1 s of a pre-commit run
         on 20k files)."""
         data = self.data
-        if not data.closure or self.overrides or self._moved_under_run or set(data.demanded) != self.demanded:
+        if not data.closure or self._moved_under_run or set(data.demanded) != self.demanded:
             return False
         if self._modules_digest() != data.closure:
             return False
@@ -902,9 +902,8 @@ class _Run:
             early = self._early
             if early.inputs if early is not None else stat_check.changed(snapshot.inputs):
                 return None
-            names = list(snapshot.files)
-            indices = early.files if early is not None else stat_check.changed(list(snapshot.files.values()))
-            changed = {names[i] for i in indices}
+            # An overridden text (`--stdin-filename`, a fix tried) counts as an edit of its file.
+            changed = self._moved_files(snapshot) | self.overrides.keys()
             holds = not changed or self._still_holds(snapshot, changed)
             if not holds:
                 self._stats_seen = (snapshot.files, changed)  # the scan need not stat the others again
@@ -915,6 +914,13 @@ class _Run:
         if not holds:
             return self._patch(snapshot, rels, skipped, changed)
         return self._answer(snapshot, rels, skipped, {})
+
+    def _moved_files(self, snapshot: Snapshot) -> set[str]:
+        """The snapshot's files whose stats moved (the child forked at start-up stat'ed them, if it ran)."""
+        names = list(snapshot.files)
+        early = self._early
+        indices = early.files if early is not None else stat_check.changed(list(snapshot.files.values()))
+        return {names[i] for i in indices}
 
     def _answer(
         self,
@@ -951,7 +957,7 @@ class _Run:
         fresh: dict[str, StatKey] = {}
         for rel in sorted(changed):
             try:  # decoded as the scan decodes it: undecodable bytes are a finding there
-                data, _, stat = _read_data(rel, snapshot.files[rel][0], {}, self.max_size)
+                data, _, stat = _read_data(rel, snapshot.files[rel][0], self.overrides, self.max_size)
             except SourceError:
                 return False
             digest = snapshot.digests.get(rel)
@@ -999,7 +1005,8 @@ class _Run:
         self.stats.files_checked_fresh += sum(change.checked for change in changes)
         if self.engine.progress is not None:
             self.engine.progress(len(rels), len(rels))
-        if all(stat[1] for _, _, stat in scanned) and not any(change.final for change in changes):
+        settled_all = all(stat is not None and stat[1] for _, _, stat in scanned)
+        if settled_all and not self.overrides and not any(change.final for change in changes):
             self._pending_snapshot = self._with_new_stats(_patching.patched(snapshot, changes))
         return self._answer(snapshot, rels, skipped, found)
 
@@ -1017,22 +1024,29 @@ class _Run:
             items.append(_ScanItem(rel, path, module, checked, module == literal_module, rel in snapshot.scoped))
         scanned = []
         for item, outcome in zip(items, self._prepare(len(items)).map(items), strict=True):
-            found = self._scan_outcome(item, outcome)
+            # An overridden text has no stat of its own: the file's, never taken as settled.
+            as_stat = (snapshot.files[item.rel][1], False) if item.rel in self.overrides else None
+            found = self._scan_outcome(item, outcome, as_stat)
             if found is None or _patching.closure_view(found[0]) != _patching.placeholder_view(snapshot, item.rel):
                 return None
             scanned.append((item, *found))
         return scanned
 
     @staticmethod
-    def _scan_outcome(item: _ScanItem, outcome: Scanned | _Plain | workers.Failure) -> tuple[ScanRecord, _Stat] | None:
-        """The record and stat of a file read from disk (None: it could not be read)."""
+    def _scan_outcome(
+        item: _ScanItem, outcome: Scanned | _Plain | workers.Failure, as_stat: _Stat | None
+    ) -> tuple[ScanRecord, _Stat] | None:
+        """The record and stat of a file read (None: it could not be read); `as_stat` stands for
+        the stat of a text that was not read from disk."""
         if type(outcome) is tuple:  # no needle
             plain = cast(_Plain, outcome)
-            return None if plain[3] is None else (_plain_record(item, plain, plain[2]), plain[3])
+            stat = plain[3] or as_stat
+            return None if stat is None else (_plain_record(item, plain, plain[2]), stat)
         if isinstance(outcome, workers.Failure):
             return None
         scanned = cast("Scanned", outcome)
-        return None if scanned.stat is None else (scanned.record, scanned.stat)
+        stat = scanned.stat or as_stat
+        return None if stat is None else (scanned.record, stat)
 
     def _unstable(self, index: ProjectIndex) -> bool:
         """Do the needles of a per-file rule depend on the index (none do today)? `gates` holds
@@ -1119,7 +1133,7 @@ class _Run:
     def _listing_from_snapshot(
         self, paths: Sequence[Path], roots: Sequence[Path]
     ) -> tuple[Snapshot, tuple[str, ...], list[tuple[str, str]]] | None:
-        if self.store is None or self.overrides:
+        if self.store is None:
             return None
         with self.stats.phase("snapshot"):
             snapshot = self.store.load_snapshot(self.key)
@@ -1137,8 +1151,8 @@ class _Run:
                     rels, skipped = tuple(item.rel for item in asked.files), [(s.rel, s.reason) for s in asked.skipped]
             else:
                 return None
-            if any(rel not in snapshot.files for rel in rels):
-                return None
+            if any(rel not in snapshot.files for rel in [*rels, *self.overrides]):
+                return None  # (an overridden text of no file on disk: the walk takes it in)
             self._early = self._early_answer(snapshot)
             moved = self._early.walk if self._early is not None else stat_check.changed(snapshot.walk)
             if moved and not self._relist(snapshot, moved):

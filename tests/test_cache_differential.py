@@ -24,6 +24,7 @@ CI runs a fixed-seed sample; a longer campaign:
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 import re
@@ -105,20 +106,20 @@ def retype_backend(rng: random.Random, root: Path) -> str:
     return f"{spot.group()} at offset {spot.start()} of {_rel(path, root)} retyped as {replacement}"
 
 
+ADDED_LINES = (
+    'ENCODER_BACKEND = "FLASHINFER"\n',
+    "import torch.nn.functional as F\n\n\ndef attend(q, k, v):\n    return F.scaled_dot_product_attention(q, k, v)\n",
+    "x = 1  # declint: ignore[DL101] measured: the kernel is exact here\n",
+    "x = 2  # declint: ignore[DL999]\n",
+    "from typing import Literal\n\nBackends = Literal['VANILLA', 'TRTLLM', 'FLASHINFER']\n",
+    "class Extra(object):\n    pass\n",
+    "def broken(:\n",
+)
+
+
 def add_line(rng: random.Random, root: Path) -> str:
     path = _pick(rng, root)
-    line = rng.choice(
-        [
-            'ENCODER_BACKEND = "FLASHINFER"\n',
-            "import torch.nn.functional as F\n\n\ndef attend(q, k, v):\n"
-            "    return F.scaled_dot_product_attention(q, k, v)\n",
-            "x = 1  # declint: ignore[DL101] measured: the kernel is exact here\n",
-            "x = 2  # declint: ignore[DL999]\n",
-            "from typing import Literal\n\nBackends = Literal['VANILLA', 'TRTLLM', 'FLASHINFER']\n",
-            "class Extra(object):\n    pass\n",
-            "def broken(:\n",
-        ]
-    )
+    line = rng.choice(ADDED_LINES)
     _rewrite(path, path.read_text(encoding="utf-8") + "\n" + line)
     return f"{line.splitlines()[0]!r}... appended to {_rel(path, root)}"
 
@@ -470,3 +471,110 @@ def test_the_command_line_with_the_cache_reports_what_it_reports_without(tmp_pat
 @pytest.mark.parametrize("seed", range(FIRST_SEED, FIRST_SEED + CLI_SEQUENCES))
 def test_the_command_line_holds_on_a_generated_tree(tmp_path: Path, seed: int) -> None:
     _sequence(seed, tmp_path / "generated", THROUGH_THE_CLI, generated_tree)
+
+
+# ---- texts checked in place of their files (`--stdin-filename`, the fixes `--fix` tries) --------
+
+
+def _edited_text(rng: random.Random, text: str) -> tuple[bytes, str]:
+    """A text in place of a file's `text`, and what was done to it."""
+    kind = rng.randrange(6)
+    if kind == 1:
+        return (text + f"# edited {rng.randrange(10**6)}\n").encode(), "a comment appended"
+    if kind == 2 and text:
+        lines = text.splitlines(keepends=True)
+        number = rng.randrange(len(lines))
+        return "".join(lines[:number] + lines[number + 1 :]).encode(), f"line {number + 1} deleted"
+    spots = list(re.finditer("|".join(BACKENDS), text))
+    if kind == 3 and spots:
+        spot = rng.choice(spots)
+        edited = text[: spot.start()] + spot.group().lower() + text[spot.end() :]
+        return edited.encode(), f"{spot.group()} at offset {spot.start()} lower-cased"
+    if kind == 4:
+        line = rng.choice(ADDED_LINES)
+        return (text + "\n" + line).encode(), f"{line.splitlines()[0]!r}... appended"
+    if kind == 5:
+        return b"\xff" + text.encode(), "an undecodable byte prepended"
+    return text.encode(), "the same bytes"
+
+
+def _overridden(rng: random.Random, root: Path, most: int = 3) -> tuple[dict[str, bytes], list[Path], str]:
+    """Texts in place of one to `most` files (a file that does not exist, sometimes), and the
+    paths a run over them is asked for: the tree, as `--fix` re-lints it, or the one file, as
+    `--stdin-filename` checks it."""
+    texts: dict[str, bytes] = {}
+    said = []
+    for _ in range(rng.choice((1, 1, 2, 3)[: most + 1])):
+        if rng.random() < 0.1:
+            rel, text = f"tensorrt_llm/_torch/models/modeling_new{rng.randrange(100)}.py", ""
+        else:
+            path = _pick(rng, root)
+            rel, text = _rel(path, root), path.read_text(encoding="utf-8")
+        texts[rel], what = _edited_text(rng, text)
+        said.append(f"{rel}: {what}")
+    one = len(texts) == 1 and (rng.random() < 0.5 or not (root / next(iter(texts))).exists())
+    paths = [root / next(iter(texts))] if one else [root]
+    return texts, paths, f"over {'the file' if one else 'the tree'}, " + "; ".join(said)
+
+
+def _overridden_run(root: Path, texts: dict[str, bytes], paths: list[Path], **options: object) -> object:
+    return _observed(dataclasses.replace(engine(root, **options), overrides=texts).run(paths))  # type: ignore[arg-type]
+
+
+def _stdin_cli(root: Path, texts: dict[str, bytes], paths: list[Path], *options: str) -> str:
+    """The JSON report of `declint check --stdin-filename` run as an editor runs it."""
+    ((rel, text),) = texts.items()
+    command = [sys.executable, "-m", "declint", "check", "--output-format", "json", *options, "--stdin-filename", rel]
+    done = subprocess.run(command, cwd=root, input=text, capture_output=True, check=False)
+    assert done.returncode in (0, 1), done.stderr
+    return done.stdout.decode()
+
+
+class OverrideRunner(NamedTuple):
+    most: int  # texts overridden at most in one run
+    with_cache: Callable[[random.Random, Path, dict[str, bytes], list[Path]], object]
+    without_cache: Callable[[Path, dict[str, bytes], list[Path]], object]
+
+
+OVERRIDES_IN_PROCESS = OverrideRunner(
+    3,
+    lambda rng, root, texts, paths: _overridden_run(root, texts, paths, jobs=rng.choice((None, 2))),
+    lambda root, texts, paths: _overridden_run(root, texts, paths, cache=False),
+)
+STDIN_THROUGH_THE_CLI = OverrideRunner(
+    1,
+    lambda rng, root, texts, paths: _stdin_cli(root, texts, paths),
+    lambda root, texts, paths: _stdin_cli(root, texts, paths, "--no-cache"),
+)
+
+
+def _overrides_sequence(seed: int, root: Path, tree: Tree, runner: OverrideRunner = OVERRIDES_IN_PROCESS) -> None:
+    rng = random.Random(seed)
+    tree(seed, root)
+    _age(root)
+    history: list[str] = []
+    for step in range(STEPS):
+        engine(root, jobs=rng.choice((None, 2))).run([root])  # the snapshot the runs below start from
+        for _ in range(2):
+            texts, paths, said = _overridden(rng, root, runner.most)
+            cached = runner.with_cache(rng, root, texts, paths)
+            uncached = runner.without_cache(root, texts, paths)
+            assert cached == uncached, f"seed {seed}, step {step}: {'; '.join(history)}; then {said}"
+        history.append(rng.choice(MUTATIONS)(rng, root))
+        if rng.random() < 0.8:
+            _age(root)
+
+
+@pytest.mark.parametrize("seed", range(FIRST_SEED, FIRST_SEED + SEQUENCES))
+def test_texts_in_place_of_files_are_reported_the_same_with_the_cache(tmp_path: Path, seed: int) -> None:
+    _overrides_sequence(seed, tmp_path / "demo", demo_tree)
+
+
+@pytest.mark.parametrize("seed", range(FIRST_SEED, FIRST_SEED + SEQUENCES))
+def test_texts_in_place_of_files_on_a_generated_tree(tmp_path: Path, seed: int) -> None:
+    _overrides_sequence(seed, tmp_path / "generated", generated_tree)
+
+
+@pytest.mark.parametrize("seed", range(FIRST_SEED, FIRST_SEED + CLI_SEQUENCES))
+def test_stdin_through_the_command_line_is_reported_the_same_with_the_cache(tmp_path: Path, seed: int) -> None:
+    _overrides_sequence(seed, tmp_path / "generated", generated_tree, STDIN_THROUGH_THE_CLI)
