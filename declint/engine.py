@@ -1017,8 +1017,8 @@ class _Run:
         items = []
         for rel in changed:
             path, _, module = snapshot.files[rel]
-            if path in snapshot.project_reads:
-                return None
+            if path in snapshot.project_reads or _patching.placeholder_view(snapshot, rel) is None:
+                return None  # (one whose facts the index holds: reading it would be lost work)
             checked = rel in snapshot.results
             # (the glob of syntax-paths is not asked: it imports pathspec, ~6 ms)
             items.append(_ScanItem(rel, path, module, checked, module == literal_module, rel in snapshot.scoped))
