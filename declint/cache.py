@@ -689,7 +689,8 @@ class SessionMemory:
     off (`--no-cache`, DECLINT_NO_CACHE, or a cache-dir that cannot be used): the fixes are
     verified by re-linting the whole run once per group tried, and each re-lint read, parsed and
     checked every file again. The first run's data stands in for the cache directory's for the
-    re-lints (runs over overridden texts, which write no cache): the same trust (a file's stat
+    re-lints (runs over overridden texts, which write no cache; the first run's may be one too,
+    `--stdin-filename`, whose data then holds no entry of the text): the same trust (a file's stat
     unchanged and settled), and each run its own copy of the entries, as loaded from a pickle.
     Nothing of it reaches the disk or outlives the process; a `--fix` with nothing to fix never
     pickles it."""
@@ -708,6 +709,10 @@ class SessionMemory:
         with _collector_paused():
             data = pickle.loads(self._blob)
         return data if isinstance(data, CacheData) and data.key == key else CacheData(key)
+
+    @property
+    def empty(self) -> bool:
+        return self._data is None and self._blob is None
 
     def save(self, data: CacheData) -> None:
         self._data, self._blob = data, None

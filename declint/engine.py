@@ -483,9 +483,12 @@ class _Run:
             self._collect_stats(self._prepare_pool)
             self._prepare_pool.close()
         saving = self.changed or self._pending_snapshot is not None or self._walk_file_of is not None
-        if exc[0] is None and self.store is None and self.engine.memory is not None and not self.overrides:
+        memory = self.engine.memory
+        # A run over overridden texts keeps no entry of theirs (`_keep`, `_store`): its data may
+        # serve as the first (`--stdin-filename --fix`), never replace one from the disk alone.
+        if exc[0] is None and self.store is None and memory is not None and (not self.overrides or memory.empty):
             if self._data is not None:
-                self.engine.memory.save(self._data)
+                memory.save(self._data)
         if exc[0] is None and self.store is not None and not self.overrides and saving:
             with self.stats.phase("cache save"):
                 if self.changed:

@@ -870,6 +870,46 @@ def test_relints_without_a_cache_directory_reuse_the_first_lints_results(
     assert hits == [0] * len(hits)
 
 
+def test_a_stdin_fix_without_a_cache_directory_reuses_the_first_lints_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--stdin-filename --fix` with the cache off: its first lint runs over the buffer, and its
+    data (which holds no entry of the buffer) serves the re-lints, which then read the buffer
+    alone; the same text out and the same refusal as runs that read every file again."""
+    from declint import engine
+    from declint.reporting import pipeline
+
+    root = tmp_path / "demo"
+    copy_project(DEMO, root)
+    literal = root / "tensorrt_llm/llmapi/llm_args.py"
+    literal.write_text(literal.read_text().replace('Literal["VANILLA", "TRTLLM"', 'Literal["vanilla", "TRTLLM"', 1))
+    settle(root)
+    buffer = root / MODEL / "modeling_gemma4.py"
+    reads: list[int] = []
+    run_engine = engine.Engine.run
+
+    def counting(self: Engine, paths: Any) -> Any:
+        result = run_engine(self, paths)
+        reads.append(self.stats.files_read)
+        return result
+
+    monkeypatch.setattr(engine.Engine, "run", counting)
+    options = ["check", "--fix", "--unsafe-fixes", "--stdin-filename", str(buffer)]
+    shared = CliRunner().invoke(cli, options, input=buffer.read_bytes())
+    shared_reads = reads[:]
+    reads.clear()
+    monkeypatch.setattr(pipeline, "SessionMemory", ForgetfulMemory)
+    alone = CliRunner().invoke(cli, options, input=buffer.read_bytes())
+    assert (shared.exit_code, shared.stdout, shared.stderr) == (alone.exit_code, alone.stdout, alone.stderr)
+    assert shared.stdout == buffer.read_text()  # the one fix offered is refused: the buffer as it came
+    assert shared.stderr.splitlines()[-1].startswith(
+        f"declint: not fixed: {MODEL}modeling_gemma4.py:175:20: DL104: re-linting the fixed text reports DL107"
+    )
+    assert len(shared_reads) == len(reads) == 4
+    assert shared_reads[0] == reads[0] > 30 and shared_reads[1:] == [1, 1, 1]
+    assert reads == [reads[0]] * 4
+
+
 @pytest.mark.parametrize("memo_characters", [None, 1])
 def test_the_trials_parse_each_text_once_and_a_full_memo_changes_nothing(
     make_tree: MakeTree, monkeypatch: pytest.MonkeyPatch, duplicating_fixes: None, memo_characters: int | None
