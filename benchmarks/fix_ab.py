@@ -11,6 +11,9 @@ an hour back, as a checkout's are. Each round, for each version: `--no-cache`, t
 (warmed by a plain check just before, so the timed run finds every file's entry). Prints each
 version's medians and every time, and what the last run said on stderr. `--tree DIR` times an
 existing tree instead (a generated one: `benchmarks/.work/trees/20000-30models`), as it is.
+`--stdin FILE` times `--stdin-filename FILE -` with FILE's bytes on stdin instead of `.`, as an
+editor fixes its buffer (`--stdin tensorrt_llm/_torch/models/modeling_gemma4.py`: one DL104 fix,
+refused).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import time
 from pathlib import Path
 
 from installed import PYTHON, WORK, completed, timed_check
+from stdin_ab import timed_stdin
 
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "mini_trtllm"
 TREE = WORK / "fix-tree"
@@ -44,13 +48,17 @@ def make_tree() -> None:
             os.utime(path, (past, past))
 
 
-def one_round(installed: str, tree: Path) -> dict[str, float]:
+def one_round(installed: str, tree: Path, stdin: str | None) -> dict[str, float]:
     env = {**os.environ, "PYTHONPATH": installed}
     times = {}
     for case, options in CASES.items():
         if not options:
             completed([str(PYTHON), "-m", "declint", "check", "."], cwd=tree, env=env)  # warms the cache
-        times[case] = timed_check(installed, tree, "--diff", "--unsafe-fixes", *options, ".")
+        if stdin is None:
+            times[case] = timed_check(installed, tree, "--diff", "--unsafe-fixes", *options, ".")
+        else:
+            data = (tree / stdin).read_bytes()
+            times[case] = timed_stdin(installed, tree, stdin, data, "--diff", "--unsafe-fixes", *options)
     return times
 
 
@@ -59,6 +67,7 @@ def main() -> None:
     parser.add_argument("installed", nargs="+", help="directories made by pip install --no-deps --target")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--tree", type=Path, help="an existing tree to time, instead of the edited demo")
+    parser.add_argument("--stdin", help="a file of the tree, checked with --stdin-filename (its bytes on stdin)")
     args = parser.parse_args()
     tree = args.tree.resolve() if args.tree else TREE
     if args.tree is None:
@@ -67,12 +76,13 @@ def main() -> None:
     for _ in range(args.rounds):
         for installed in args.installed:
             shutil.rmtree(tree / ".declint_cache", ignore_errors=True)
-            runs[installed].append(one_round(installed, tree))
+            runs[installed].append(one_round(installed, tree, args.stdin))
     for installed, rounds in runs.items():
         env = {**os.environ, "PYTHONPATH": installed}
-        said = completed(
-            [str(PYTHON), "-m", "declint", "check", "--diff", "--unsafe-fixes", "--no-cache", "."], cwd=tree, env=env
-        ).stderr.decode()
+        command = [str(PYTHON), "-m", "declint", "check", "--diff", "--unsafe-fixes", "--no-cache"]
+        asked = ["."] if args.stdin is None else ["--stdin-filename", args.stdin, "-"]
+        data = None if args.stdin is None else (tree / args.stdin).read_bytes()
+        said = completed([*command, *asked], cwd=tree, env=env, input=data).stderr.decode()
         refused = sum(line.startswith("declint: not fixed: ") for line in said.splitlines())
         print(f"{installed}: {said.splitlines()[0]}; {refused} refused")
         for case in CASES:

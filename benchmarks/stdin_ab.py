@@ -31,10 +31,10 @@ from run import plain_file
 TREES = WORK / "trees"
 
 
-def timed_stdin(installed: str, tree: Path, rel: str, data: bytes) -> float:
-    """Wall seconds of `declint check --stdin-filename rel -` with `data` on stdin."""
+def timed_stdin(installed: str, tree: Path, rel: str, data: bytes, *options: str) -> float:
+    """Wall seconds of `declint check OPTIONS --stdin-filename rel -` with `data` on stdin."""
     env = {**os.environ, "PYTHONPATH": installed}
-    command = [str(PYTHON), "-m", "declint", "check", "--stdin-filename", rel, "-"]
+    command = [str(PYTHON), "-m", "declint", "check", *options, "--stdin-filename", rel, "-"]
     started = time.perf_counter()
     completed(command, cwd=tree, env=env, input=data)
     return time.perf_counter() - started
