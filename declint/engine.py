@@ -893,7 +893,8 @@ class _Run:
     def from_snapshot(self, paths: Sequence[Path], roots: Sequence[Path]) -> _Answer | None:
         """The last run's findings when nothing it read changed since (else None), without a walk.
 
-        Applies to the same request as last time (CI re-runs) and to explicit files (pre-commit).
+        Applies to the same request as last time (CI re-runs) and to explicit files (pre-commit);
+        a text in place of its file (`--stdin-filename`, a fix tried) is an edit of that file.
         """
         listing = self.listing_from_snapshot(paths, roots)
         if listing is None:
@@ -945,7 +946,8 @@ class _Run:
         return findings, suppressed, len(snapshot.files), len(rels), skipped
 
     def _still_holds(self, snapshot: Snapshot, changed: set[str]) -> bool:
-        """Does the snapshot hold although these files' stats moved? Each is read: one whose
+        """Does the snapshot hold although these files' stats moved (or their texts are
+        overridden)? Each is read, an overridden one from its text: one whose
         bytes were hashed must hash the same (a `touch`, a file saved again in place unchanged);
         one known by its stat only (no needle: a placeholder no rule reads) must still hold no
         needle, with the same class bases. Files replaced (a checkout, a save by rename) move
@@ -1008,7 +1010,7 @@ class _Run:
         self.stats.files_checked_fresh += sum(change.checked for change in changes)
         if self.engine.progress is not None:
             self.engine.progress(len(rels), len(rels))
-        settled_all = all(stat is not None and stat[1] for _, _, stat in scanned)
+        settled_all = all(stat[1] for _, _, stat in scanned)  # (an overridden text's never is)
         if settled_all and not self.overrides and not any(change.final for change in changes):
             self._pending_snapshot = self._with_new_stats(_patching.patched(snapshot, changes))
         return self._answer(snapshot, rels, skipped, found)
@@ -1021,7 +1023,7 @@ class _Run:
         for rel in changed:
             path, _, module = snapshot.files[rel]
             if path in snapshot.project_reads or _patching.placeholder_view(snapshot, rel) is None:
-                return None  # (one whose facts the index holds: reading it would be lost work)
+                return None  # a project rule read it, or the index holds its facts: not read for nothing
             checked = rel in snapshot.results
             # (the glob of syntax-paths is not asked: it imports pathspec, ~6 ms)
             items.append(_ScanItem(rel, path, module, checked, module == literal_module, rel in snapshot.scoped))
