@@ -7,6 +7,7 @@ benchmark's interpreter (`benchmarks/.work/declint-venv`) and DIR first on `PYTH
 from __future__ import annotations
 
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -33,6 +34,12 @@ def read_sources(root: Path) -> None:
     109 us a file after a pause, 12 us right after; a cold run would time the disk)."""
     for path in sorted(root.rglob("*.py")):
         path.read_bytes()
+
+
+def median_of(samples: list[float]) -> str:
+    """ "median M s (every sample)", as the A/B scripts print a case."""
+    shown = ", ".join(f"{sample:.3f}" for sample in samples)
+    return f"median {statistics.median(samples):.3f} s ({shown})"
 
 
 def timed_check(installed: str, cwd: Path, *args: str) -> float:

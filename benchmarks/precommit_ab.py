@@ -33,11 +33,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import time
 from pathlib import Path
 
-from installed import WORK, timed_check
+from installed import WORK, median_of, timed_check
 from run import plain_file
 
 TREES = WORK / "trees"
@@ -85,9 +84,7 @@ def main() -> None:
     case = "1 touched, same bytes" if args.touched and not args.edited else case
     case = f"{case}, saved by rename" if args.renamed else case
     for installed, samples in seconds.items():
-        shown = ", ".join(f"{sample:.3f}" for sample in samples)
-        median = statistics.median(samples)
-        print(f"{installed}: pre-commit on {args.tree}, {FILES} files, {case}: median {median:.3f} s ({shown})")
+        print(f"{installed}: pre-commit on {args.tree}, {FILES} files, {case}: {median_of(samples)}")
 
 
 def _save(path: Path, data: bytes, by_rename: bool) -> None:

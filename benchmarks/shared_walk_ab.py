@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import statistics
 
-from installed import WORK, timed_check
+from installed import WORK, median_of, timed_check
 
 TREES = WORK / "trees"
 TIMED = 3
@@ -36,9 +35,7 @@ def main() -> None:
                 timed_check(installed, tree, *options, ".")
             seconds[installed] += [timed_check(installed, tree, ".") for _ in range(TIMED)]
     for installed, samples in seconds.items():
-        shown = ", ".join(f"{sample:.3f}" for sample in samples)
-        median = statistics.median(samples)
-        print(f"{installed}: warm on {args.tree} after another configuration's run: median {median:.3f} s ({shown})")
+        print(f"{installed}: warm on {args.tree} after another configuration's run: {median_of(samples)}")
 
 
 if __name__ == "__main__":

@@ -21,11 +21,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import time
 from pathlib import Path
 
-from installed import PYTHON, WORK, completed, timed_check
+from installed import PYTHON, WORK, completed, median_of, timed_check
 from run import plain_file
 
 TREES = WORK / "trees"
@@ -64,9 +63,7 @@ def main() -> None:
                 seconds[installed][case].append(timed_stdin(installed, tree, rel, data))
     for installed, by_case in seconds.items():
         for case, samples in by_case.items():
-            shown = ", ".join(f"{sample:.3f}" for sample in samples)
-            median = statistics.median(samples)
-            print(f"{installed}: --stdin-filename on {args.tree}, {case}: median {median:.3f} s ({shown})")
+            print(f"{installed}: --stdin-filename on {args.tree}, {case}: {median_of(samples)}")
 
 
 if __name__ == "__main__":

@@ -13,9 +13,8 @@ tree pays when two versions take turns on it.
 from __future__ import annotations
 
 import argparse
-import statistics
 
-from installed import WORK, timed_check
+from installed import WORK, median_of, timed_check
 
 
 def main() -> None:
@@ -31,8 +30,7 @@ def main() -> None:
         timed_check(first, tree, ".")
         timed_check(second, tree, ".")
         samples = [timed_check(installed, tree, ".") for _ in range(args.rounds) for installed in (first, second)]
-        shown = ", ".join(f"{sample:.3f}" for sample in samples)
-        print(f"{first} / {second}: median {statistics.median(samples):.3f} s ({shown})")
+        print(f"{first} / {second}: {median_of(samples)}")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import json
 import os
 import stat
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from click.testing import CliRunner, Result
 
 from declint.cli import cli
 from declint.config import find_config_file, load_config
-from declint.engine import Engine, Selection
+from declint.engine import Engine, RunStats, Selection
 from declint.reporting.model import FixPreview
 from declint.rules import ALL_RULES, RULES_BY_CODE
 from tests.conftest import DEMO, ForgetfulMemory, MakeTree, copy_project, settle
@@ -831,6 +832,32 @@ def test_fixes_that_fail_together_are_sorted_out_in_few_relints(
     assert fixed.count('("trt\\x6clm", "TRTLLM")') == pattern.count("b")
 
 
+def _refusing_demo(root: Path) -> Path:
+    """A copy of the demo whose shared Literal spells VANILLA "vanilla": every VANILLA in a
+    declaration is then a DL104 whose fix a DL107 refuses (the docs table keeps VANILLA)."""
+    copy_project(DEMO, root)
+    literal = root / "tensorrt_llm/llmapi/llm_args.py"
+    literal.write_text(literal.read_text().replace('Literal["VANILLA", "TRTLLM"', 'Literal["vanilla", "TRTLLM"', 1))
+    settle(root)
+    return root
+
+
+def _count_runs(monkeypatch: pytest.MonkeyPatch, count: Callable[[RunStats], int]) -> list[int]:
+    """`count` of each `Engine.run`'s stats, in the order the runs end."""
+    from declint import engine
+
+    counts: list[int] = []
+    run_engine = engine.Engine.run
+
+    def counting(self: Engine, paths: Any) -> Any:
+        result = run_engine(self, paths)
+        counts.append(count(self.stats))
+        return result
+
+    monkeypatch.setattr(engine.Engine, "run", counting)
+    return counts
+
+
 def test_relints_without_a_cache_directory_reuse_the_first_lints_results(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -838,24 +865,10 @@ def test_relints_without_a_cache_directory_reuse_the_first_lints_results(
     and the run that reports after them, reuse what the first lint read and checked
     (`SessionMemory`) for the files whose stat holds: the same diff and refusals as runs that read
     and check every file again."""
-    from declint import engine
     from declint.reporting import pipeline
 
-    root = tmp_path / "demo"
-    copy_project(DEMO, root)
-    # Every VANILLA in a declaration is then a DL104 whose fix a DL107 refuses
-    literal = root / "tensorrt_llm/llmapi/llm_args.py"
-    literal.write_text(literal.read_text().replace('Literal["VANILLA", "TRTLLM"', 'Literal["vanilla", "TRTLLM"', 1))
-    settle(root)
-    hits: list[int] = []
-    run_engine = engine.Engine.run
-
-    def counting(self: Engine, paths: Any) -> Any:
-        result = run_engine(self, paths)
-        hits.append(self.stats.check_cache_hits)
-        return result
-
-    monkeypatch.setattr(engine.Engine, "run", counting)
+    root = _refusing_demo(tmp_path / "demo")
+    hits = _count_runs(monkeypatch, lambda stats: stats.check_cache_hits)
     shared = run("--diff", "--unsafe-fixes", str(root))
     shared_hits = hits[:]
     hits.clear()
@@ -876,24 +889,10 @@ def test_a_stdin_fix_without_a_cache_directory_reuses_the_first_lints_results(
     """`--stdin-filename --fix` with the cache off: its first lint runs over the buffer, and its
     data (which holds no entry of the buffer) serves the re-lints, which then read the buffer
     alone; the same text out and the same refusal as runs that read every file again."""
-    from declint import engine
     from declint.reporting import pipeline
 
-    root = tmp_path / "demo"
-    copy_project(DEMO, root)
-    literal = root / "tensorrt_llm/llmapi/llm_args.py"
-    literal.write_text(literal.read_text().replace('Literal["VANILLA", "TRTLLM"', 'Literal["vanilla", "TRTLLM"', 1))
-    settle(root)
-    buffer = root / MODEL / "modeling_gemma4.py"
-    reads: list[int] = []
-    run_engine = engine.Engine.run
-
-    def counting(self: Engine, paths: Any) -> Any:
-        result = run_engine(self, paths)
-        reads.append(self.stats.files_read)
-        return result
-
-    monkeypatch.setattr(engine.Engine, "run", counting)
+    buffer = _refusing_demo(tmp_path / "demo") / MODEL / "modeling_gemma4.py"
+    reads = _count_runs(monkeypatch, lambda stats: stats.files_read)
     options = ["check", "--fix", "--unsafe-fixes", "--stdin-filename", str(buffer)]
     shared = CliRunner().invoke(cli, options, input=buffer.read_bytes())
     shared_reads = reads[:]
