@@ -16,6 +16,10 @@ against `--no-cache`). Most steps age what they wrote past the racy window, so t
 trusts the stats (the paths that can go stale); some leave it racy. In process, the run without
 the cache is also compared with a run that indexes every file in full (`full_index`): the
 prefilter may make a run faster, never change what it reports.
+The same holds for runs over texts in place of files (an editor's buffer, `--stdin-filename`;
+the fixed texts `--fix` re-lints), which start from the snapshot the last run left, the text
+taken as an edit of its file: after each step, such runs with the cache report what they report
+without it, in process and through the command line.
 CI runs a fixed-seed sample; a longer campaign:
 
     DECLINT_CACHE_FUZZ_SEQUENCES=200 DECLINT_CACHE_FUZZ_CLI_SEQUENCES=50 DECLINT_CACHE_FUZZ_STEPS=15 \
@@ -33,7 +37,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -517,8 +521,8 @@ def _overridden(rng: random.Random, root: Path, most: int = 3) -> tuple[dict[str
     return texts, paths, f"over {'the file' if one else 'the tree'}, " + "; ".join(said)
 
 
-def _overridden_run(root: Path, texts: dict[str, bytes], paths: list[Path], **options: object) -> object:
-    return _observed(dataclasses.replace(engine(root, **options), overrides=texts).run(paths))  # type: ignore[arg-type]
+def _overridden_run(root: Path, texts: dict[str, bytes], paths: list[Path], **options: Any) -> object:
+    return _observed(dataclasses.replace(engine(root, **options), overrides=texts).run(paths))
 
 
 def _stdin_cli(root: Path, texts: dict[str, bytes], paths: list[Path], *options: str) -> str:
