@@ -71,6 +71,24 @@ def test_the_files_are_checked_while_the_project_rules_run(demo: Path, monkeypat
     assert set(events[:-2]) == {"_prepare_handler: 2 workers"}
 
 
+def test_workers_spawned_where_there_is_no_fork_find_the_same(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without `os.fork` (Windows) the pools spawn their workers and pickle their state to them:
+    the check's state travels as its inputs and its index is rebuilt there (the index holds a
+    closure pickle cannot carry; every check of such a run failed on it)."""
+    inline = engine(demo).run([demo])
+    spawned: list[str] = []
+    spawn = ProcessPool._spawn_worker
+
+    def counted(pool: ProcessPool[object, object]) -> object:
+        spawned.append(pool.handler.__name__)
+        return spawn(pool)
+
+    monkeypatch.setattr(ProcessPool, "_spawn_worker", counted)
+    monkeypatch.delattr(os, "fork")
+    assert engine(demo, jobs=2).run([demo]) == inline
+    assert spawned == ["_prepare_handler", "_prepare_handler", "_check_handler", "_check_handler"]
+
+
 def test_cli_output_is_byte_identical_across_jobs(demo: Path) -> None:
     outputs = {
         jobs: CliRunner().invoke(cli, ["check", "--no-cache", "--format", "json", "--jobs", jobs, str(demo)]).output
