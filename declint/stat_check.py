@@ -27,7 +27,7 @@ def changed(pairs: Sequence[Recorded]) -> list[int]:
     """Indices (ascending) of the paths whose stat key is no longer the recorded one (None: the
     path did not exist, and a path that cannot be stat'ed now has the key None). Each item is
     (path, key) or (path, key, anything else)."""
-    if len(pairs) < SPLIT_AT or not _split_pays():
+    if len(pairs) < SPLIT_AT or not fork_pays():
         return _changed(pairs, 0, len(pairs))
     middle = len(pairs) // 2
     child = _start(pairs, middle, len(pairs))
@@ -40,7 +40,7 @@ def _changed(pairs: Sequence[Recorded], start: int, stop: int) -> list[int]:
     return [i for i in range(start, stop) if path_key(pairs[i][0]) != pairs[i][1]]
 
 
-def _split_pays() -> bool:
+def fork_pays() -> bool:
     """A second core to run the child on, and a fork that shares this process's memory (Linux;
     elsewhere a fork without exec is not safe with every system library)."""
     if not sys.platform.startswith("linux") or not hasattr(os, "fork"):

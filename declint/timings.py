@@ -42,4 +42,9 @@ def render(stats: RunStats, wall: float, start: CpuTimes | None, end: CpuTimes |
     )
     if stats.stats_at_start:
         lines.append("declint: the snapshot's files were stat'ed while declint started (a child process)")
+    if stats.workers_warmed:
+        lines.append(
+            f"declint: check workers forked ahead to import libcst: {stats.workers_warmed}, "
+            f"used by the check: {stats.workers_adopted}"
+        )
     return "\n".join(lines) + "\n"

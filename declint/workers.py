@@ -86,6 +86,7 @@ class Stats:
     """What supervision had to do in one run (for tests and `--verbose` style reporting)."""
 
     workers_started: int = 0
+    adopted: int = 0  # of them, warmed ones (`Warmed`)
     crashes: int = 0
     timeouts: int = 0
 
@@ -170,8 +171,12 @@ class _Channel:
             view = view[os.write(self._write, view) :]
 
     def recv(self) -> Any:
+        return pickle.loads(self.recv_bytes())
+
+    def recv_bytes(self) -> bytearray:
+        """One message, not unpickled."""
         (size,) = struct.unpack("!Q", self._read_exactly(8))
-        return pickle.loads(self._read_exactly(size))
+        return self._read_exactly(size)
 
     def _read_exactly(self, size: int) -> bytearray:
         data = bytearray()
@@ -229,6 +234,61 @@ class _Forked:
             os.kill(self.pid, signal.SIGKILL)
 
 
+class Warmed:
+    """A worker forked before its pool exists, which does the slow part of a worker's start
+    (`warm_up`: importing libcst, ~0.2 s on a 2-core machine) while this process goes on; the
+    first pool that starts a worker adopts it. A worker forked then inherits the pool's handler
+    and state but starts cold; this one gets them pickled (`adopt`), read by a thread of its own
+    while it imports, so the send does not wait for the imports. Fork only (Linux, macOS).
+
+    A run forks one when it knows a file must be checked again and the checks come later (an
+    edit of a checked file, before the cache load, the scan and the index). One that no pool
+    adopts is killed with the run (`close`)."""
+
+    def __init__(self, warm_up: Callable[[], None]) -> None:
+        to_child, from_parent = os.pipe()[::-1]  # (write end, read end)
+        from_child, to_parent = os.pipe()
+        _widen(to_child)
+        self.slot = _Slot()
+        self.slot[0] = -1.0
+        args = (_Channel(from_parent, to_parent), warm_up, self.slot, os.getpid())
+        self.process: _Forked | None = _Forked(_warmed_main, args, [to_child, from_child])
+        os.close(from_parent)
+        os.close(to_parent)
+        self.conn = _Channel(from_child, to_child)
+
+    def adopt(self, handler: Handler, state: object, limits: Limits) -> _Worker | None:
+        """This worker, given `handler`, `state` and `limits`: None once it is gone (then the
+        pool forks one as usual)."""
+        process, self.process = self.process, None
+        if process is None:
+            return None
+        try:
+            self.conn.send((handler, state, limits))
+        except (OSError, ValueError):  # it died (EPIPE): a worker forked now takes its place
+            self.process = process
+            self.close()
+            return None
+        return _Worker(process, self.conn, self.slot)
+
+    def close(self) -> None:
+        """Kill it, unless a pool adopted it (the pool closes it then)."""
+        process, self.process = self.process, None
+        if process is not None:
+            process.kill()
+            process.join()
+            self.conn.close()
+
+
+def _widen(write_end: int) -> None:
+    """Make the pipe hold a large state whole (Linux: up to /proc/sys/fs/pipe-max-size, 1 MiB by
+    default), so the parent's send rarely waits on the child's reader thread."""
+    with contextlib.suppress(ImportError, AttributeError, OSError):
+        import fcntl
+
+        fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, _MIB)
+
+
 @dataclass
 class _Worker:
     process: Any  # _Forked, or a spawned multiprocessing Process where there is no fork
@@ -257,8 +317,13 @@ class ProcessPool(Generic[Item, Result]):
         # no fork (Windows) multiprocessing spawns workers and pickles the state to each once.
         self._fork = hasattr(os, "fork")
         self._workers: list[_Worker] = []
+        self._warmed: Warmed | None = None  # the first worker, when it is still there (see `adopting`)
 
     # ---- public ---------------------------------------------------------------------------
+    def adopting(self, warmed: Warmed | None) -> None:
+        """Start with `warmed` as the first worker (this pool closes it, adopted or not)."""
+        self._warmed = warmed
+
     def map(self, items: Sequence[Item], batch: int = 1, each: Each | None = None) -> list[Result | Failure]:
         """Results in the order of `items`. `each(index, result)` is called in that order too, as
         soon as every result up to `index` is in, while the workers go on with later batches."""
@@ -272,6 +337,9 @@ class ProcessPool(Generic[Item, Result]):
         return mapping
 
     def close(self) -> None:
+        if self._warmed is not None:  # never needed: it goes as an unused one does
+            self._warmed.close()
+            self._warmed = None
         for worker in self._workers:
             with contextlib.suppress(OSError, ValueError):
                 worker.conn.send(None)
@@ -299,7 +367,10 @@ class ProcessPool(Generic[Item, Result]):
         return None
 
     def _start(self) -> _Worker:
-        worker = self._fork_worker() if self._fork else self._spawn_worker()
+        warmed, self._warmed = self._warmed, None
+        adopted = warmed.adopt(self.handler, self.state, self.limits) if warmed is not None else None
+        worker = adopted or (self._fork_worker() if self._fork else self._spawn_worker())
+        self.stats.adopted += adopted is not None
         self.stats.workers_started += 1
         self._workers.append(worker)
         return worker
@@ -567,6 +638,30 @@ def _worker_main(
             os._exit(1)
     sys.stdout.flush()
     os._exit(0)  # no atexit handlers or finalizers of the parent's copied state
+
+
+def _warmed_main(conn: _Channel, warm_up: Callable[[], None], slot: Any, parent: int) -> None:
+    """A `Warmed` worker: warm up while a thread takes in the pool's handler, state and limits,
+    then serve as any worker does. Ends, as a worker does, when its parent is gone or closes it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    received: list[bytearray] = []
+
+    def receive() -> None:
+        with contextlib.suppress(EOFError, OSError):
+            received.append(conn.recv_bytes())
+
+    reader = threading.Thread(target=receive, name="declint-adopt")
+    reader.start()
+    with contextlib.suppress(Exception):  # a warm-up that fails leaves the work to the first item
+        warm_up()
+    while reader.is_alive():
+        reader.join(_ORPHAN_CHECK_S)
+        if os.getppid() != parent:
+            os._exit(1)
+    if not received:  # closed unadopted
+        os._exit(0)
+    handler, state, limits = pickle.loads(received.pop())
+    _worker_main(conn, handler, state, slot, limits, parent)
 
 
 def _mapped_bytes() -> int:

@@ -159,6 +159,37 @@ def test_an_edited_file_alone_is_checked_again(demo: Path) -> None:
     assert any(line.startswith(f"{MODELS}modeling_radio.py:21:15: DL101 ") for line in lines(warm))
 
 
+def test_an_edited_checked_file_is_checked_by_a_worker_warmed_while_the_run_loads(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After an edit of a checked file, the run forks its check worker before the cache load, the
+    scan and the index, to import libcst meanwhile (~0.2 s), and the check's pool adopts it; a
+    run the snapshot answers (a touch, the same bytes) forks none, nor does a cold run."""
+    from declint import stat_check
+
+    monkeypatch.setattr(stat_check, "fork_pays", lambda: True)  # (else only with a second core)
+    cold = engine(demo, jobs=2)
+    cold.run([demo])
+    target = demo / MODELS / "modeling_radio.py"
+    os.utime(target, (time.time() - 40, time.time() - 40))
+    touched = engine(demo, jobs=2)
+    touched.run([demo])
+    assert (cold.stats.workers_warmed, touched.stats.workers_warmed) == (0, 0)
+    edit(target, "out = torch.nn.functional", "out  = torch.nn.functional")
+    settle(demo)
+    warm_engine = engine(demo, jobs=2)
+    warm = warm_engine.run([demo])
+    assert (warm_engine.stats.workers_warmed, warm_engine.stats.workers_adopted) == (1, 1)
+    assert warm_engine.stats.files_checked_fresh == 1
+    assert lines(warm) == lines(engine(demo, cache=False).run([demo]))
+    monkeypatch.setattr(stat_check, "fork_pays", lambda: False)  # one core: the check's worker imports it
+    edit(target, "out  = torch.nn.functional", "out   = torch.nn.functional")
+    settle(demo)
+    one_core = engine(demo, jobs=2)
+    assert lines(one_core.run([demo])) == lines(engine(demo, cache=False).run([demo]))
+    assert (one_core.stats.workers_warmed, one_core.stats.files_checked_fresh) == (0, 1)
+
+
 def _stored(root: Path, suffix: str) -> list[Path]:
     return sorted((root / ".declint_cache" / f"v{FORMAT}").glob(f"*{suffix}"))
 

@@ -108,6 +108,7 @@ def _check(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 STARTED = "declint: the snapshot's files were stat'ed while declint started (a child process)"
+WARMED = "declint: check workers forked ahead to import libcst: 1, used by the check: 1"
 SECOND_CORE = len(os.sched_getaffinity(0)) > 1 if hasattr(os, "sched_getaffinity") else False
 
 
@@ -130,6 +131,8 @@ def test_a_warm_pre_commit_run_reports_what_a_run_without_cache_reports(demo: Pa
     assert edited.stdout == _check(demo, "--no-cache", RADIO).stdout
     assert RADIO_DL101 not in edited.stdout and edited.stdout != warm.stdout
     assert ", 1 checked, 0 results from the cache," in edited.stderr  # the edit was seen: checked again
+    # ... by a worker forked as the run began, to import libcst meanwhile (given a second core)
+    assert (WARMED in edited.stderr.splitlines()) is SECOND_CORE
 
 
 def test_a_run_finding_the_walk_file_of_another_configuration_writes_its_own(demo: Path) -> None:

@@ -22,7 +22,7 @@ from declint.engine import Engine, Selection
 from declint.rule import Invalid, Valid
 from declint.rules import ALL_RULES, RULES_BY_CODE
 from declint.testing import PRELUDE, write_tree
-from declint.workers import Failure, InlinePool, Limits, ProcessPool
+from declint.workers import Failure, InlinePool, Limits, ProcessPool, Warmed
 from tests.conftest import DEMO, REPO, copy_project
 
 
@@ -294,6 +294,69 @@ def test_each_result_is_handed_over_in_order_while_later_batches_run() -> None:
     inline: list[tuple[int, object]] = []
     InlinePool(_square_slowly, None, guarded=True).map(items, each=lambda i, r: inline.append((i, r)))
     assert inline == handed
+
+
+_WARMED_IN: list[int] = []  # the process a warm-up ran in (a warmed worker's own copy of this list)
+
+
+def _note_warm_up() -> None:
+    _WARMED_IN.append(os.getpid())
+
+
+def _warm_and_state(state: object, item: int) -> tuple[int, list[int], object]:
+    return item, list(_WARMED_IN), state
+
+
+def test_a_warmed_worker_is_adopted_with_the_pools_handler_and_state() -> None:
+    """A worker forked ahead (`Warmed`) does its warm-up, then serves the first pool that starts
+    a worker, with that pool's handler and state (pickled to it, not inherited)."""
+    warmed = Warmed(_note_warm_up)
+    state = {"sent": [1, 2]}
+    with ProcessPool(_warm_and_state, state, 2, Limits(timeout=30)) as pool:
+        pool.adopting(warmed)
+        results = pool.map([7])
+        (adopted,) = pool._workers
+        assert results == [(7, [adopted.process.pid], state)]
+        assert (pool.stats.workers_started, pool.stats.adopted) == (1, 1)
+        # More work than one worker: the pool forks the second as usual, without the warm-up.
+        more = pool.map(list(range(6)), batch=1)
+        assert [r[0] for r in more] == list(range(6))  # type: ignore[index]
+        assert {tuple(r[1]) for r in more} <= {(adopted.process.pid,), ()}  # type: ignore[index]
+        assert pool.stats.workers_started == 2
+    assert _WARMED_IN == []  # the warm-up ran in the worker only
+
+
+def test_a_warmed_worker_that_died_before_its_adoption_is_replaced_by_a_forked_one() -> None:
+    import select
+    import signal
+
+    warmed = Warmed(_note_warm_up)
+    assert warmed.process is not None
+    os.kill(warmed.process.pid, signal.SIGKILL)
+    # Gone once its end of the pipe is (the kernel closes a dead process's files one by one: its
+    # exit can show before a send to it fails; then the pool takes that as the worker's death).
+    poller = select.poll()
+    poller.register(warmed.conn.fds()[1], select.POLLOUT)
+    deadline = time.monotonic() + 10
+    while not any(events & select.POLLERR for _, events in poller.poll(100)) and time.monotonic() < deadline:
+        pass
+    with ProcessPool(_warm_and_state, None, 1, Limits(timeout=30)) as pool:
+        pool.adopting(warmed)
+        assert pool.map([1, 2]) == [(1, [], None), (2, [], None)]  # a worker forked now: no warm-up
+        assert (pool.stats.workers_started, pool.stats.adopted) == (1, 0)
+        assert pool.stats.crashes == 0
+    assert warmed.process is None  # killed and reaped
+
+
+def test_a_warmed_worker_no_pool_adopts_is_ended_with_the_pool() -> None:
+    warmed = Warmed(_note_warm_up)
+    assert warmed.process is not None
+    pid = warmed.process.pid
+    with ProcessPool(_warm_and_state, None, 1, Limits(timeout=30)) as pool:
+        pool.adopting(warmed)  # and no map: no worker is started
+    assert warmed.process is None
+    with pytest.raises(ChildProcessError):  # reaped: no zombie left behind
+        os.waitpid(pid, os.WNOHANG)
 
 
 def _explode_on_seven(state: object, item: int) -> int:

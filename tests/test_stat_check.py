@@ -36,7 +36,7 @@ def _change(pairs: list[tuple[str, StatKey | None]]) -> list[int]:
 @linux_only
 def test_a_long_list_is_split_and_gives_every_change_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(stat_check, "SPLIT_AT", 8)
-    monkeypatch.setattr(stat_check, "_split_pays", lambda: True)
+    monkeypatch.setattr(stat_check, "fork_pays", lambda: True)
     forks: list[int] = []
     real_fork = os.fork
 
@@ -71,7 +71,7 @@ def test_a_short_list_is_compared_here(tmp_path: Path, monkeypatch: pytest.Monke
 @linux_only
 def test_a_fork_that_fails_costs_only_the_split(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(stat_check, "SPLIT_AT", 8)
-    monkeypatch.setattr(stat_check, "_split_pays", lambda: True)
+    monkeypatch.setattr(stat_check, "fork_pays", lambda: True)
 
     def failing_fork() -> int:
         raise OSError(11, "Resource temporarily unavailable")
@@ -86,7 +86,7 @@ def test_a_fork_that_fails_costs_only_the_split(tmp_path: Path, monkeypatch: pyt
 def test_a_child_that_dies_leaves_its_half_to_this_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The child exits with status 1 after writing part of an answer: the answer is discarded."""
     monkeypatch.setattr(stat_check, "SPLIT_AT", 8)
-    monkeypatch.setattr(stat_check, "_split_pays", lambda: True)
+    monkeypatch.setattr(stat_check, "fork_pays", lambda: True)
 
     def dying_start(pairs: object, start: int, stop: int) -> forked.Child:
         read_end, write_end = os.pipe()
