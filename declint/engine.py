@@ -29,7 +29,7 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, TypeVar, cast
 
-from declint import early_stats, stat_check
+from declint import early_stats, lazy, stat_check
 from declint.bases import class_bases
 from declint.cache import (
     Cache,
@@ -538,8 +538,11 @@ class _Run:
         machine), after the cache load, the scan and the index (~0.2 s on the 20k-file tree):
         a run after an edit of a checked file waited for both, one after the other. A checked
         file the rules read whose stat moved is almost always checked again (a `touch` keeps
-        the snapshot and never gets here). Only with a second core to do it on."""
+        the snapshot and never gets here). Only with a second core to do it on, and not once
+        this process has loaded libcst (the re-lints of `--fix`): a worker forked then has it."""
         if self._warmed is not None or self.engine.jobs is None or not stat_check.fork_pays():
+            return
+        if lazy.loaded("libcst"):
             return
         if not any(rel in snapshot.digests for rel in changed.intersection(rels)):
             return

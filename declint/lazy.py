@@ -32,3 +32,9 @@ def lazy_module(name: str) -> ModuleType:
         sys.modules[name] = module
         loader.exec_module(module)
         return module
+
+
+def loaded(name: str) -> bool:
+    """Is `name` imported for real (not bound by `lazy_module` and still unused)?"""
+    module = sys.modules.get(name)
+    return module is not None and type(module) is ModuleType

@@ -91,6 +91,18 @@ def _loaded_by_a_check(root: Path, *paths: str) -> tuple[str, list[str]]:
     return code, ast.literal_eval(modules)
 
 
+def test_a_module_bound_lazily_counts_as_loaded_once_used() -> None:
+    """`lazy.loaded` tells an imported module from one `lazy_module` bound and nothing used yet
+    (a run warms a check worker only while libcst is not loaded in its own process)."""
+    code = (
+        "from declint.lazy import lazy_module, loaded\n"
+        "bound = lazy_module('difflib')\nbefore = loaded('difflib')\nbound.SequenceMatcher\n"
+        "print(before, loaded('difflib'), loaded('no_such_module'))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "False True False\n"
+
+
 def test_a_run_the_snapshot_answers_loads_no_rule_facts_or_index(demo: Path) -> None:
     """A warm pre-commit run replays the snapshot: its start-up imports no rule module, and none
     of the facts, the index, the prefilter or libcst (they were a third of it), nor the workers'
@@ -164,10 +176,12 @@ def test_an_edited_checked_file_is_checked_by_a_worker_warmed_while_the_run_load
 ) -> None:
     """After an edit of a checked file, the run forks its check worker before the cache load, the
     scan and the index, to import libcst meanwhile (~0.2 s), and the check's pool adopts it; a
-    run the snapshot answers (a touch, the same bytes) forks none, nor does a cold run."""
-    from declint import stat_check
+    run the snapshot answers (a touch, the same bytes) forks none, nor does a cold run, one with
+    a single core, or one in a process that loaded libcst (a fix's re-lint: a fork inherits it)."""
+    from declint import lazy, stat_check
 
     monkeypatch.setattr(stat_check, "fork_pays", lambda: True)  # (else only with a second core)
+    monkeypatch.setattr(lazy, "loaded", lambda name: False)  # (this test process may have loaded it)
     cold = engine(demo, jobs=2)
     cold.run([demo])
     target = demo / MODELS / "modeling_radio.py"
@@ -188,6 +202,13 @@ def test_an_edited_checked_file_is_checked_by_a_worker_warmed_while_the_run_load
     one_core = engine(demo, jobs=2)
     assert lines(one_core.run([demo])) == lines(engine(demo, cache=False).run([demo]))
     assert (one_core.stats.workers_warmed, one_core.stats.files_checked_fresh) == (0, 1)
+    monkeypatch.setattr(stat_check, "fork_pays", lambda: True)
+    monkeypatch.setattr(lazy, "loaded", lambda name: name == "libcst")
+    edit(target, "out   = torch.nn.functional", "out    = torch.nn.functional")
+    settle(demo)
+    loaded = engine(demo, jobs=2)
+    assert lines(loaded.run([demo])) == lines(engine(demo, cache=False).run([demo]))
+    assert (loaded.stats.workers_warmed, loaded.stats.files_checked_fresh) == (0, 1)
 
 
 def _stored(root: Path, suffix: str) -> list[Path]:
