@@ -165,7 +165,10 @@ class _Channel:
         return self._read, self._write
 
     def send(self, obj: object) -> None:
-        data = pickle.dumps(obj, pickle.HIGHEST_PROTOCOL)
+        self.send_bytes(pickle.dumps(obj, pickle.HIGHEST_PROTOCOL))
+
+    def send_bytes(self, data: bytes) -> None:
+        """One message, pickled already."""
         view = memoryview(struct.pack("!Q", len(data)) + data)
         while view:
             view = view[os.write(self._write, view) :]
@@ -260,15 +263,14 @@ class Warmed:
     def adopt(self, handler: Handler, state: object, limits: Limits) -> _Worker | None:
         """This worker, given `handler`, `state` and `limits`: None once it is gone (then the
         pool forks one as usual)."""
-        process, self.process = self.process, None
-        if process is None:
+        if self.process is None:
             return None
         try:
-            self.conn.send((handler, state, limits))
-        except (OSError, ValueError):  # it died (EPIPE): a worker forked now takes its place
-            self.process = process
+            self.conn.send_bytes(pickle.dumps((handler, state, limits), pickle.HIGHEST_PROTOCOL))
+        except Exception:  # it died (EPIPE), or the state does not pickle: a worker forked now instead
             self.close()
             return None
+        process, self.process = self.process, None
         return _Worker(process, self.conn, self.slot)
 
     def close(self) -> None:

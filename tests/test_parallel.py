@@ -307,6 +307,10 @@ def _warm_and_state(state: object, item: int) -> tuple[int, list[int], object]:
     return item, list(_WARMED_IN), state
 
 
+def _warm_and_keys(state: dict[str, object], item: int) -> tuple[int, list[int], list[str]]:
+    return item, list(_WARMED_IN), sorted(state)
+
+
 def test_a_warmed_worker_is_adopted_with_the_pools_handler_and_state() -> None:
     """A worker forked ahead (`Warmed`) does its warm-up, then serves the first pool that starts
     a worker, with that pool's handler and state (pickled to it, not inherited)."""
@@ -346,6 +350,16 @@ def test_a_warmed_worker_that_died_before_its_adoption_is_replaced_by_a_forked_o
         assert (pool.stats.workers_started, pool.stats.adopted) == (1, 0)
         assert pool.stats.crashes == 0
     assert warmed.process is None  # killed and reaped
+
+
+def test_a_state_that_does_not_pickle_goes_to_a_forked_worker_instead() -> None:
+    warmed = Warmed(_note_warm_up)
+    state = {"unpicklable": lambda: None}
+    with ProcessPool(_warm_and_keys, state, 1, Limits(timeout=30)) as pool:
+        pool.adopting(warmed)
+        assert pool.map([5]) == [(5, [], ["unpicklable"])]  # the forked worker's: no warm-up
+        assert (pool.stats.workers_started, pool.stats.adopted, pool.stats.crashes) == (1, 0, 0)
+    assert warmed.process is None
 
 
 def test_a_warmed_worker_no_pool_adopts_is_ended_with_the_pool() -> None:
