@@ -322,7 +322,11 @@ def test_a_warmed_worker_is_adopted_with_the_pools_handler_and_state() -> None:
         (adopted,) = pool._workers
         assert results == [(7, [adopted.process.pid], state)]
         assert (pool.stats.workers_started, pool.stats.adopted) == (1, 1)
-        # More work than one worker: the pool forks the second as usual, without the warm-up.
+        # Up to three batches wait for it rather than for a worker forked cold (libcst's import).
+        few = pool.map([1, 2, 3], batch=1)
+        assert few == [(item, [adopted.process.pid], state) for item in (1, 2, 3)]
+        assert pool.stats.workers_started == 1
+        # More: the pool forks the second as usual, without the warm-up.
         more = pool.map(list(range(6)), batch=1)
         assert [r[0] for r in more] == list(range(6))  # type: ignore[index]
         assert {tuple(r[1]) for r in more} <= {(adopted.process.pid,), ()}  # type: ignore[index]
