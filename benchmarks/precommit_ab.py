@@ -18,7 +18,8 @@ the first file gets a new mtime a minute back instead, its bytes unchanged (a `t
 file saved again in place). With `--plain-edited`, the first file passed is a filler file no
 needle matches (`run.plain_file`), with a comment appended as with `--edited`, and the first
 two model files follow it. With `--renamed`, the first file's edit is saved as editors' safe
-write and git do: a new file renamed over it (its directory's mtime moves).
+write and git do: a new file renamed over it (its directory's mtime moves). With `--all-edited`,
+each of the three files passed gets a comment appended, as `--edited` does to the first.
 
 The versions share the cache directory's `last.walk` (the list the start-up child stats, which
 names the snapshot that wrote it), and a run the snapshot answers writes none: only the version
@@ -53,14 +54,16 @@ def main() -> None:
     parser.add_argument("--touched", action="store_true", help="give the first file a new mtime, the same bytes")
     parser.add_argument("--plain-edited", action="store_true", help="pass a file no needle matches, edited, first")
     parser.add_argument("--renamed", action="store_true", help="--edited, saved by renaming a new file over it")
+    parser.add_argument("--all-edited", action="store_true", help="append a comment to each of the files passed")
     args = parser.parse_args()
     tree = TREES / args.tree
     manifest = json.loads((tree / "manifest.json").read_text(encoding="utf-8"))
     models = sorted(manifest["expected"])
     staged = [plain_file(tree, models), *models[: FILES - 1]] if args.plain_edited else models[:FILES]
-    edited = tree / (models[FILES] if args.other_edited else staged[0])
-    args.edited = args.edited or args.other_edited or args.plain_edited or args.renamed
-    original = edited.read_bytes()
+    first = models[FILES] if args.other_edited else staged[0]
+    edited = [tree / name for name in (staged if args.all_edited else [first])]
+    args.edited = args.edited or args.other_edited or args.plain_edited or args.renamed or args.all_edited
+    originals = [path.read_bytes() for path in edited]
     seconds: dict[str, list[float]] = {installed: [] for installed in args.installed}
     try:
         for number in range(args.rounds):
@@ -68,18 +71,22 @@ def main() -> None:
                 for snapshot in (tree / ".declint_cache").glob("v*/*.snapshot"):
                     snapshot.unlink()  # this version's run writes its own, and the walk file (see above)
                 timed_check(installed, tree, ".")
-                if args.edited:
-                    _save(edited, original + f"\n# edited {number} {installed}\n".encode(), args.renamed)
-                elif args.touched:
-                    moment = time.time() - 60
-                    os.utime(edited, (moment, moment))
+                for path, original in zip(edited, originals, strict=True):
+                    if args.edited:
+                        _save(path, original + f"\n# edited {number} {installed}\n".encode(), args.renamed)
+                    elif args.touched:
+                        moment = time.time() - 60
+                        os.utime(path, (moment, moment))
                 seconds[installed].append(timed_check(installed, tree, *staged))
                 if args.edited:
-                    _restore(edited, original)
+                    for path, original in zip(edited, originals, strict=True):
+                        _restore(path, original)
     finally:
         if args.edited:
-            _restore(edited, original)
+            for path, original in zip(edited, originals, strict=True):
+                _restore(path, original)
     case = "another model file edited" if args.other_edited else "1 edited" if args.edited else "warm"
+    case = f"all {FILES} edited" if args.all_edited else case
     case = f"{staged[0]} (no needle) edited" if args.plain_edited else case
     case = "1 touched, same bytes" if args.touched and not args.edited else case
     case = f"{case}, saved by rename" if args.renamed else case
