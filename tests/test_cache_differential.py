@@ -42,6 +42,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from benchmarks.gen_tree import generate
+from declint import lazy
 from declint.cache import NO_CACHE_ENV
 from declint.discovery import glob_match
 from declint.types import RunResult
@@ -61,6 +62,14 @@ Mutation = Callable[[random.Random, Path], str]
 @pytest.fixture(autouse=True)
 def cache_on(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(NO_CACHE_ENV, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def warmed_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs with workers warm their check worker as a fresh `declint` process would, though this
+    test process loaded libcst (which turns the warming off: a fork inherits it)."""
+    loaded = lazy.loaded
+    monkeypatch.setattr(lazy, "loaded", lambda name: name != "libcst" and loaded(name))
 
 
 def _sources(root: Path) -> list[Path]:
