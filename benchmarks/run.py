@@ -564,6 +564,37 @@ def machine() -> dict[str, Any]:
     }
 
 
+# The installed packages and the checkout's sources they come from (pyproject.toml's package-dir).
+_SOURCES = {"declint": "declint", "declint.rules": "rules", "declint.runtime_shim": "runtime_shim"}
+
+
+def installed_declint() -> dict[str, Any]:
+    """The commit of the declint this interpreter runs, after checking that it is the checkout's.
+
+    `python -m declint` runs the copy `pip install .` put into the interpreter's environment; a
+    run made after the sources changed, without installing them again, timed an older declint
+    and said nothing (the run labelled 157752d in docs/benchmarks.md timed the install of
+    e7f020e). Every `.py` file of the sources must be in the installed package, byte for byte."""
+    where = "os.path.dirname(importlib.import_module(name).__file__)"
+    code = f"import importlib, os\nfor name in {list(_SOURCES)!r}:\n    print({where})"
+    found = subprocess.run([sys.executable, "-c", code], cwd=WORK, capture_output=True, text=True, check=True)
+    stale = []
+    for package, source in zip(found.stdout.splitlines(), _SOURCES.values(), strict=True):
+        for path in sorted((REPO / source).glob("**/*.py")):
+            copy = Path(package) / path.relative_to(REPO / source)
+            if not copy.is_file() or copy.read_bytes() != path.read_bytes():
+                stale.append(str(path.relative_to(REPO)))
+    if stale:
+        raise SystemExit(
+            f"the declint installed for {sys.executable} is not this checkout's ({', '.join(stale[:5])}"
+            f"{', ...' if len(stale) > 5 else ''} differ): run `{sys.executable} -m pip install .` first"
+        )
+    git = ["git", "-C", str(REPO)]
+    commit = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True)
+    changed = subprocess.run([*git, "status", "--porcelain", *_SOURCES.values()], capture_output=True, text=True)
+    return {"commit": commit.stdout.strip(), "sources_changed_since": bool(changed.stdout.strip())}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--part", choices=("all", "transformers", "trees"), default="all")
@@ -572,6 +603,7 @@ def main() -> None:
     args = parser.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    results["declint"] = installed_declint()
     results["machine"] = machine()
     results["command"] = "python benchmarks/run.py " + " ".join(sys.argv[1:])
     if args.part in ("all", "transformers"):
