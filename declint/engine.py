@@ -532,14 +532,17 @@ class _Run:
         return pool
 
     def _warm_check(self, snapshot: Snapshot, rels: Sequence[str], changed: set[str]) -> None:
-        """Fork a check worker that imports libcst now, when an edited file will be checked again.
+        """Fork a check worker that imports libcst now, when an edited file will be checked again
+        on the full path (the patch could not take the edit).
 
         A check worker imports libcst and the rules on its first file (~0.2 s on a 2-core
         machine), after the cache load, the scan and the index (~0.2 s on the 20k-file tree):
         a run after an edit of a checked file waited for both, one after the other. A checked
         file the rules read whose stat moved is almost always checked again (a `touch` keeps
-        the snapshot and never gets here). Only with a second core to do it on, and not once
-        this process has loaded libcst (the re-lints of `--fix`): a worker forked then has it."""
+        the snapshot and never gets here). Not for the patch: it checks the file at once, and
+        its rules may need no libcst (DL101 and DL103 read `ast`), which a worker forked then
+        does not import at all. Only with a second core to do it on, and not once this process
+        has loaded libcst (the re-lints of `--fix`): a worker forked then has it."""
         if self._warmed is not None or self.engine.jobs is None or not stat_check.fork_pays():
             return
         if lazy.loaded("libcst"):
@@ -950,13 +953,15 @@ class _Run:
             holds = not changed or self._still_holds(snapshot, changed)
             if not holds:
                 self._stats_seen = (snapshot.files, changed)  # the scan need not stat the others again
-                self._warm_check(snapshot, rels, changed)
             elif self._relisted and self._pending_snapshot is None:
                 # Written once (~50 ms on the 20k-file tree) rather than loading the listings and
                 # listing those directories again in every run until the next edit (~20 ms there).
                 self._pending_snapshot = self._with_new_stats(snapshot)
         if not holds:
-            return self._patch(snapshot, rels, skipped, changed)
+            answer = self._patch(snapshot, rels, skipped, changed)
+            if answer is None:  # the full path: its cache load, scan and index give a worker time to warm
+                self._warm_check(snapshot, rels, changed)
+            return answer
         return self._answer(snapshot, rels, skipped, {})
 
     def _moved_files(self, snapshot: Snapshot) -> set[str]:
