@@ -189,13 +189,22 @@ def ruff_lines(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _declint(results: dict[str, Any]) -> str:
+    """Which declint the run timed (runs before run.py checked the install recorded nothing)."""
+    declint = results.get("declint")
+    if declint is None:
+        return "declint: not recorded. "
+    changed = ", its sources changed since (uncommitted)" if declint["sources_changed_since"] else ""
+    return f"declint: the install of commit {declint['commit']}{changed}. "
+
+
 def render(results: dict[str, Any]) -> str:
     machine = results["machine"]
+    tools = ", ".join(f"{name} {version}" for name, version in results.get("tools", {}).items())
     parts = [
-        f"Measured on {machine['platform']}, {machine['cpus']} CPUs, Python {machine['python']}; "
-        f"declint's default `--jobs` there: {machine['declint_jobs_default']}. Tools: "
-        + ", ".join(f"{name} {version}" for name, version in results.get("tools", {}).items())
-        + f". Command: `{results['command']}`.",
+        f"{_declint(results)}Measured on {machine['platform']}, {machine['cpus']} CPUs, "
+        f"Python {machine['python']}; declint's default `--jobs` there: {machine['declint_jobs_default']}. "
+        f"Tools: {tools}. Command: `{results['command']}`.",
         "",
         "### Targets",
         "",
