@@ -549,7 +549,10 @@ class _Run:
             return
         if not any(rel in snapshot.digests for rel in changed.intersection(rels)):
             return
-        self._warmed = workers.Warmed(self._warm_up)
+        try:
+            self._warmed = workers.Warmed(self._warm_up)
+        except OSError:  # no process to spare (EAGAIN, ENOMEM): the check forks its worker later
+            return
         self.stats.workers_warmed += 1
 
     def _warm_up(self) -> None:

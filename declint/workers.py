@@ -211,7 +211,11 @@ class _Forked:
         for stream in (sys.stdout, sys.stderr):  # else the child would write the parent's buffer again
             with contextlib.suppress(Exception):
                 stream.flush()
-        self.pid = os.fork()
+        try:
+            self.pid = os.fork()
+        except OSError:
+            _close_all(sentinel, held_by_child)
+            raise
         if self.pid == 0:  # the child
             try:
                 for fd in (sentinel, *close_in_child):
@@ -245,22 +249,30 @@ class Warmed:
     (`warm_up`: importing libcst, ~0.2 s on a 2-core machine) while this process goes on; the
     first pool that starts a worker adopts it. A worker forked then inherits the pool's handler
     and state but starts cold; this one gets them pickled (`adopt`), read by a thread of its own
-    while it imports, so the send does not wait for the imports. Fork only (Linux, macOS).
+    while it imports, so the send does not wait for the imports. Needs `os.fork`.
 
-    A run forks one when it knows a file must be checked again and the checks come later (an
-    edit of a checked file, before the cache load, the scan and the index). One that no pool
-    adopts is killed with the run (`close`)."""
+    A run forks one when it knows a file must be checked again and the check comes later (an
+    edit of a checked file that the patch declined: the cache load, the scan and the index come
+    first). One that no pool adopts is killed with the run (`close`). Raises OSError when no
+    pipe or process can be made (nothing is left open then)."""
 
     def __init__(self, warm_up: Callable[[], None]) -> None:
         to_child, from_parent = os.pipe()[::-1]  # (write end, read end)
-        from_child, to_parent = os.pipe()
+        try:
+            from_child, to_parent = os.pipe()
+        except OSError:
+            _close_all(to_child, from_parent)
+            raise
         _widen(to_child)
         self.slot = _Slot()
         self.slot[0] = -1.0
         args = (_Channel(from_parent, to_parent), warm_up, self.slot, os.getpid())
-        self.process: _Forked | None = _Forked(_warmed_main, args, [to_child, from_child])
-        os.close(from_parent)
-        os.close(to_parent)
+        try:
+            self.process: _Forked | None = _Forked(_warmed_main, args, [to_child, from_child])
+        except OSError:
+            _close_all(to_child, from_parent, from_child, to_parent)
+            raise
+        _close_all(from_parent, to_parent)
         self.conn = _Channel(from_child, to_child)
 
     def adopt(self, handler: Handler, state: object, limits: Limits) -> _Worker | None:
@@ -283,6 +295,12 @@ class Warmed:
             process.kill()
             process.join()
             self.conn.close()
+
+
+def _close_all(*fds: int) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
 
 def _widen(write_end: int) -> None:

@@ -209,6 +209,19 @@ def test_an_edited_checked_file_is_checked_by_a_worker_warmed_while_the_run_load
     loaded = engine(demo, jobs=2)
     assert lines(loaded.run([demo])) == lines(engine(demo, cache=False).run([demo]))
     assert (loaded.stats.workers_warmed, loaded.stats.files_checked_fresh) == (0, 1)
+    # No process to spare for it: the run goes on, its check forks its worker later.
+    from declint import workers
+
+    def refused(warm_up: object) -> None:
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(lazy, "loaded", lambda name: False)
+    monkeypatch.setattr(workers, "Warmed", refused)
+    edit(target, "out    = torch.nn.functional", "out     = torch.nn.functional")
+    settle(demo)
+    unforked = engine(demo, jobs=2)
+    assert lines(unforked.run([demo])) == lines(engine(demo, cache=False).run([demo]))
+    assert (unforked.stats.workers_warmed, unforked.stats.files_checked_fresh) == (0, 1)
 
 
 def _stored(root: Path, suffix: str) -> list[Path]:

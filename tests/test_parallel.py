@@ -366,6 +366,22 @@ def test_a_state_that_does_not_pickle_goes_to_a_forked_worker_instead() -> None:
     assert warmed.process is None
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts this process's descriptors in /proc")
+def test_a_warmed_worker_that_cannot_be_forked_leaves_nothing_open(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No process to spare (EAGAIN): `Warmed` raises OSError with every pipe it made closed, and
+    a run then goes on without one (its check forks its worker later)."""
+    import errno
+
+    def refused() -> int:
+        raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+
+    before = sorted(os.listdir("/proc/self/fd"))
+    monkeypatch.setattr(os, "fork", refused)
+    with pytest.raises(OSError, match="temporarily unavailable"):
+        Warmed(_note_warm_up)
+    assert sorted(os.listdir("/proc/self/fd")) == before
+
+
 def test_a_warmed_worker_no_pool_adopts_is_ended_with_the_pool() -> None:
     warmed = Warmed(_note_warm_up)
     assert warmed.process is not None
