@@ -194,9 +194,7 @@ class _Channel:
         return data
 
     def close(self) -> None:
-        for fd in (self._read, self._write):
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        _close_all(self._read, self._write)
         self._read = self._write = -1
 
 
@@ -218,9 +216,7 @@ class _Forked:
             raise
         if self.pid == 0:  # the child
             try:
-                for fd in (sentinel, *close_in_child):
-                    with contextlib.suppress(OSError):
-                        os.close(fd)
+                _close_all(sentinel, *close_in_child)
                 target(*args)
             finally:
                 os._exit(1)
@@ -257,23 +253,12 @@ class Warmed:
     pipe or process can be made (nothing is left open then)."""
 
     def __init__(self, warm_up: Callable[[], None]) -> None:
-        to_child, from_parent = os.pipe()[::-1]  # (write end, read end)
-        try:
-            from_child, to_parent = os.pipe()
-        except OSError:
-            _close_all(to_child, from_parent)
-            raise
-        _widen(to_child)
-        self.slot = _Slot()
-        self.slot[0] = -1.0
-        args = (_Channel(from_parent, to_parent), warm_up, self.slot, os.getpid())
-        try:
-            self.process: _Forked | None = _Forked(_warmed_main, args, [to_child, from_child])
-        except OSError:
-            _close_all(to_child, from_parent, from_child, to_parent)
-            raise
-        _close_all(from_parent, to_parent)
-        self.conn = _Channel(from_child, to_child)
+        parent = os.getpid()
+        worker = _fork_worker_process(_warmed_main, lambda conn, slot: (conn, warm_up, slot, parent))
+        _widen(worker.conn.fds()[1])
+        self.process: _Forked | None = worker.process
+        self.conn: _Channel = worker.conn
+        self.slot = worker.slot
 
     def adopt(self, handler: Handler, state: object, limits: Limits) -> _Worker | None:
         """This worker, given `handler`, `state` and `limits`: None once it is gone (then the
@@ -295,6 +280,30 @@ class Warmed:
             process.kill()
             process.join()
             self.conn.close()
+
+
+def _fork_worker_process(
+    target: Callable[..., None], args: Callable[[_Channel, _Slot], tuple[Any, ...]], theirs: Sequence[int] = ()
+) -> _Worker:
+    """A child running `target(*args(its channel, the slot))` over two new pipes, as the parent
+    holds it. The child closes the parent's ends and `theirs` (another worker's parent ends,
+    inherited, would keep that worker's pipe open after the parent closed it). Raises OSError
+    when no pipe or process can be made, with nothing left open."""
+    to_child, from_parent = os.pipe()[::-1]  # (write end, read end)
+    try:
+        from_child, to_parent = os.pipe()
+    except OSError:
+        _close_all(to_child, from_parent)
+        raise
+    slot = _Slot()
+    slot[0] = -1.0
+    try:
+        process = _Forked(target, args(_Channel(from_parent, to_parent), slot), [to_child, from_child, *theirs])
+    except OSError:
+        _close_all(to_child, from_parent, from_child, to_parent)
+        raise
+    _close_all(from_parent, to_parent)
+    return _Worker(process, _Channel(from_child, to_child), slot)
 
 
 def _close_all(*fds: int) -> None:
@@ -401,18 +410,11 @@ class ProcessPool(Generic[Item, Result]):
         return worker
 
     def _fork_worker(self) -> _Worker:
-        to_child, from_parent = os.pipe()[::-1]  # (write end, read end)
-        from_child, to_parent = os.pipe()
-        slot = _Slot()
-        slot[0] = -1.0
-        # The child keeps only its own ends: another worker's parent ends, inherited, would keep
-        # that worker's pipe open after the parent closed it.
         theirs = [fd for w in self._workers for fd in (*w.conn.fds(), w.process.sentinel)]
-        args = (_Channel(from_parent, to_parent), self.handler, self.state, slot, self.limits, os.getpid())
-        process = _Forked(_worker_main, args, [to_child, from_child, *theirs])
-        os.close(from_parent)
-        os.close(to_parent)
-        return _Worker(process, _Channel(from_child, to_child), slot)
+        parent = os.getpid()
+        return _fork_worker_process(
+            _worker_main, lambda conn, slot: (conn, self.handler, self.state, slot, self.limits, parent), theirs
+        )
 
     def _spawn_worker(self) -> _Worker:
         import multiprocessing
@@ -657,10 +659,7 @@ def _worker_main(
     # finish its item for no one, and a spawned idle one may never see EOF (workers started after
     # it may hold a copy of its pipe's parent end; forked ones close theirs). Re-parented, the
     # worker exits.
-    while thread.is_alive():
-        thread.join(_ORPHAN_CHECK_S)
-        if os.getppid() != parent:
-            os._exit(1)
+    _join_unless_orphaned(thread, parent)
     sys.stdout.flush()
     os._exit(0)  # no atexit handlers or finalizers of the parent's copied state
 
@@ -679,14 +678,19 @@ def _warmed_main(conn: _Channel, warm_up: Callable[[], None], slot: Any, parent:
     reader.start()
     with contextlib.suppress(Exception):  # a warm-up that fails leaves the work to the first item
         warm_up()
-    while reader.is_alive():
-        reader.join(_ORPHAN_CHECK_S)
-        if os.getppid() != parent:
-            os._exit(1)
+    _join_unless_orphaned(reader, parent)
     if not received:  # closed unadopted
         os._exit(0)
     handler, state, limits = pickle.loads(received.pop())
     _worker_main(conn, handler, state, slot, limits, parent)
+
+
+def _join_unless_orphaned(thread: threading.Thread, parent: int) -> None:
+    """Wait for `thread`; exit at once if the parent is gone meanwhile (re-parented)."""
+    while thread.is_alive():
+        thread.join(_ORPHAN_CHECK_S)
+        if os.getppid() != parent:
+            os._exit(1)
 
 
 def _mapped_bytes() -> int:
