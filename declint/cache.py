@@ -917,7 +917,9 @@ class Cache:
         self._write_bytes(path, buffer.getvalue())
 
     def _write_bytes(self, path: Path, data: bytes) -> None:
-        with contextlib.suppress(OSError):
+        """Write `path` whole or not at all (a temporary file renamed over it); a write that fails
+        (a full disk, a read-only file system) costs the cache, never the run, and is said once."""
+        try:
             self._prepare()
             handle, temporary = _temporary_file(path)
             try:
@@ -928,6 +930,12 @@ class Cache:
                 with contextlib.suppress(OSError):
                     os.unlink(temporary)
                 raise
+        except OSError as error:
+            # Silent, every later run would start cold with no sign why (ruff warns likewise).
+            warn(
+                f"cannot write the cache in {self.directory} ({error.strerror or error}): later runs will not "
+                "be faster; --no-cache turns the cache off"
+            )
 
     def ensure(self) -> None:
         with contextlib.suppress(OSError):

@@ -8,6 +8,7 @@ indexed file changed). The tests edit one input at a time and compare with a col
 from __future__ import annotations
 
 import ast
+import errno
 import os
 import pickle
 import subprocess
@@ -752,6 +753,89 @@ def test_a_damaged_cache_file_is_a_cold_cache(demo: Path) -> None:
     again = engine(demo)
     assert lines(again.run([demo])) == cold
     assert again.stats.files_read == 37
+
+
+class _FullDisk:
+    """`os.fdopen` as the cache's writes meet a full disk: the writes numbered in `failing` (all
+    of them when None) write half their bytes, then fail with ENOSPC."""
+
+    def __init__(self, failing: set[int] | None = None) -> None:
+        self.failing = failing
+        self.writes = 0
+        self._fdopen = os.fdopen
+
+    def __call__(self, fd: int, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        handle = self._fdopen(fd, mode, *args, **kwargs)
+        if "w" not in mode:
+            return handle
+        self.writes += 1
+        return _HalfWritten(handle) if self.failing is None or self.writes in self.failing else handle
+
+
+class _HalfWritten:
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+
+    def __enter__(self) -> _HalfWritten:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.handle.close()
+
+    def write(self, data: bytes) -> int:
+        self.handle.write(data[: len(data) // 2])
+        self.handle.flush()
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def _left_behind(root: Path) -> list[str]:
+    return sorted(path.name for path in (root / ".declint_cache").rglob(".tmp-*"))
+
+
+def _full_disk_warning(root: Path) -> str:
+    return (
+        f"declint: warning: cannot write the cache in {root / '.declint_cache'} (No space left on device): "
+        "later runs will not be faster; --no-cache turns the cache off\n"
+    )
+
+
+def test_a_full_disk_costs_the_cache_never_the_run(
+    demo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    uncached = lines(engine(demo, cache=False).run([demo]))
+    full = _FullDisk()
+    monkeypatch.setattr(os, "fdopen", full)
+    capsys.readouterr()
+    assert lines(engine(demo).run([demo])) == uncached
+    assert capsys.readouterr().err == _full_disk_warning(demo)  # said once, for the 5 writes
+    assert full.writes == 5  # the cache, its listings, held facts, snapshot and walk file: each failed
+    assert _left_behind(demo) == []  # each half-written temporary file removed
+    assert sorted(path.name for path in (demo / ".declint_cache" / f"v{FORMAT}").iterdir()) == []
+    again = engine(demo)
+    assert lines(again.run([demo])) == uncached
+    assert again.stats.files_read == 37  # nothing was kept: a cold run again
+
+
+@pytest.mark.parametrize("failing", range(1, 6))
+def test_one_write_lost_to_a_full_disk_leaves_a_cache_that_still_tells_the_truth(
+    demo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], failing: int
+) -> None:
+    """The cache's files name one another by token: whichever one is lost (the cache, its
+    listings, held facts, snapshot or walk file), the runs after it, with an edit between them,
+    report what runs without the cache report."""
+    with monkeypatch.context() as patched:
+        patched.setattr(os, "fdopen", _FullDisk({failing}))
+        capsys.readouterr()
+        engine(demo).run([demo])
+        assert capsys.readouterr().err == _full_disk_warning(demo)
+    assert _left_behind(demo) == []
+    assert lines(engine(demo).run([demo])) == lines(engine(demo, cache=False).run([demo]))
+    model = demo / "tensorrt_llm" / "_torch" / "models" / "modeling_qwen3vl.py"
+    edit(model, '"VANILLA"', '"vanilla"')
+    settle(demo)
+    edited = lines(engine(demo).run([demo]))
+    assert edited == lines(engine(demo, cache=False).run([demo]))
+    assert any('"vanilla"' in line for line in edited)
 
 
 class _Planted:
