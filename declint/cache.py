@@ -64,7 +64,7 @@ if TYPE_CHECKING:  # a run the snapshot answers reads no facts, index or scan re
 StatKey = early_stats.StatKey  # size, mtime_ns, ctime_ns, inode
 
 FORMAT = 2  # 2: entries pickled as tuples (`_pack`)
-NO_CACHE_ENV = "DECLINT_NO_CACHE"
+NO_CACHE_ENV = early_stats.NO_CACHE_ENV
 _KEEP_FILES = 8  # cache files of other run keys (other selections, configs) kept around
 _RACY_SECONDS = 2.0
 _JOURNAL_SHARE = 4  # a journal holding more than 1/4 of the files is folded into a full write
@@ -90,8 +90,7 @@ def new_token() -> str:
     return os.urandom(8).hex()
 
 
-def disabled_by_env() -> bool:
-    return os.environ.get(NO_CACHE_ENV, "").strip().lower() not in ("", "0", "false", "no")
+disabled_by_env = early_stats.cache_off_by_env  # one definition: the start-up child asks it too
 
 
 def content_digest(data: bytes) -> str:

@@ -67,11 +67,17 @@ def path_key(path: str) -> StatKey | None:
         return None
 
 
+def cache_off_by_env() -> bool:
+    """Does DECLINT_NO_CACHE turn the cache off? Any value but "", "0", "false" and "no" does (the
+    cache asks this too: the child must not be skipped for a value that leaves the cache on)."""
+    return os.environ.get(NO_CACHE_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
 def start(argv: list[str] | None = None) -> None:
     """Fork the child for a `check` that may use the cache, when a walk file is found."""
     global _pending
     argv = sys.argv[1:] if argv is None else argv
-    if _pending is not None or "check" not in argv or "--no-cache" in argv or os.environ.get(NO_CACHE_ENV):
+    if _pending is not None or "check" not in argv or "--no-cache" in argv or cache_off_by_env():
         return
     if not sys.platform.startswith("linux") or not hasattr(os, "fork") or len(os.sched_getaffinity(0)) < 2:
         return

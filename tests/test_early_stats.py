@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from declint import early_stats, stat_check
-from declint.cache import FORMAT, NO_CACHE_ENV, Cache
+from declint.cache import FORMAT, NO_CACHE_ENV, Cache, disabled_by_env
 from declint.config import OPTIONS
 from tests.test_cache import MODELS, edit, engine
 
@@ -98,6 +98,23 @@ def test_no_child_without_a_check_that_uses_the_cache(
         monkeypatch.setenv(name, value)
     early_stats.start(argv)
     assert early_stats._pending is None
+
+
+@pytest.mark.parametrize("value", ["0", "false", "No", ""])
+def test_a_value_of_declint_no_cache_that_leaves_the_cache_on_still_starts_the_child(
+    demo: Path, two_cores: None, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    """The cache reads DECLINT_NO_CACHE=0 as "on"; until 2026-12-06 the start-up child read any
+    value as "off", and such a run stat'ed every file of the snapshot after its imports."""
+    engine(demo).run([demo])
+    monkeypatch.chdir(demo)
+    monkeypatch.setenv(NO_CACHE_ENV, value)
+    assert not disabled_by_env()
+    early_stats.start(["check"])
+    try:
+        assert early_stats._pending is not None
+    finally:
+        early_stats.take("", "")  # reaps the child
 
 
 def _check(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
