@@ -930,7 +930,7 @@ class Cache:
                     os.unlink(temporary)
                 raise
         except OSError as error:
-            # Silent, every later run would start cold with no sign why (ruff warns likewise).
+            # Unsaid, every later run would start cold with no sign why (ruff warns likewise).
             warn(
                 f"cannot write the cache in {self.directory} ({error.strerror or error}): later runs will not "
                 "be faster; --no-cache turns the cache off"
