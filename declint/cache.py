@@ -67,6 +67,8 @@ FORMAT = 2  # 2: entries pickled as tuples (`_pack`)
 NO_CACHE_ENV = early_stats.NO_CACHE_ENV
 _KEEP_FILES = 8  # cache files of other run keys (other selections, configs) kept around
 _RACY_SECONDS = 2.0
+_TEMPORARY = ".tmp-"  # the name a cache file is written under before it is renamed into place
+_STALE_TEMPORARY_S = 3600.0  # a temporary file older than this belongs to a write that was killed
 _JOURNAL_SHARE = 4  # a journal holding more than 1/4 of the files is folded into a full write
 _PREVIEWS = "fix-previews"  # fix previews' files: `fix-previews-<code fingerprint>.previews`
 _KEEP_PREVIEWS = 4  # of as many versions of declint (the newest written)
@@ -653,7 +655,7 @@ def _temporary_file(path: Path) -> tuple[int, str]:
     because importing tempfile (with shutil, random, bz2, lzma) was ~4 ms of every run that
     writes the cache, an eighth of what a one-file edit adds to a warm run."""
     while True:
-        temporary = str(path.parent / f".tmp-{new_token()}{path.suffix}")
+        temporary = str(path.parent / f"{_TEMPORARY}{new_token()}{path.suffix}")
         try:
             return os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), temporary
         except FileExistsError:  # 2^-64 a try
@@ -961,6 +963,7 @@ class Cache:
                 for suffix in (".snapshot", ".journal", ".listings", ".held"):
                     with contextlib.suppress(OSError):
                         old.with_suffix(suffix).unlink()
+        _drop_stale_temporaries(keep.parent, time.time())
 
     def _drop_other_formats(self) -> None:
         """Remove the cache files of other formats (`v1/` after an upgrade to format 2): no
@@ -979,7 +982,20 @@ class Cache:
 
 
 def _newest_first(directory: Path, pattern: str) -> list[Path]:
-    return sorted(directory.glob(pattern), key=lambda p: p.stat().st_mtime, reverse=True)
+    """The files matching `pattern`, newest first; another run's temporary files are none of them."""
+    found = (path for path in directory.glob(pattern) if not path.name.startswith(_TEMPORARY))
+    return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
+
+
+def _drop_stale_temporaries(directory: Path, now: float) -> None:
+    """Remove the temporary files of writes that never finished (a run killed by SIGKILL, the OOM
+    killer, a CI timeout, a power cut: no handler ran to remove them), each up to a cache file's
+    size, which would otherwise stay for good. Only those older than `_STALE_TEMPORARY_S`: a
+    temporary file of another run writing right now is milliseconds old."""
+    for path in directory.glob(f"{_TEMPORARY}*"):
+        with contextlib.suppress(OSError):
+            if now - path.lstat().st_mtime > _STALE_TEMPORARY_S:
+                path.unlink()
 
 
 def run_key(parts: Iterable[str]) -> str:

@@ -838,6 +838,28 @@ def test_one_write_lost_to_a_full_disk_leaves_a_cache_that_still_tells_the_truth
     assert any('"vanilla"' in line for line in edited)
 
 
+def test_temporary_files_of_killed_writes_are_removed_by_a_full_write(demo: Path) -> None:
+    """A write killed before its rename (SIGKILL, the OOM killer) leaves its temporary file; the
+    next full write removes those over an hour old, never one another run may be writing now."""
+    cold = lines(engine(demo).run([demo]))
+    stored = demo / ".declint_cache" / f"v{FORMAT}"
+    an_hour_ago = time.time() - 3700
+    stale = [stored / f".tmp-0123456789abcdef{suffix}" for suffix in (".pickle", ".snapshot", ".walk")]
+    for path in stale:
+        path.write_bytes(b"half a write")
+        os.utime(path, (an_hour_ago, an_hour_ago))
+    fresh = stored / ".tmp-fedcba9876543210.pickle"
+    fresh.write_bytes(b"being written")
+    for path in stored.iterdir():
+        if not path.name.startswith(".tmp-"):
+            path.unlink()  # a cold cache: the next run makes a full write
+    assert lines(engine(demo).run([demo])) == cold
+    assert sorted(path.name for path in stored.glob(".tmp-*")) == [fresh.name]
+    assert [path.suffix for path in sorted(stored.iterdir()) if not path.name.startswith(".tmp-")] == [
+        ".held", ".listings", ".pickle", ".snapshot", ".walk"
+    ]
+
+
 class _Planted:
     def __reduce__(self) -> tuple[object, tuple[str]]:
         return (os.system, ("touch planted-by-cache",))
