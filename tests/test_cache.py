@@ -856,7 +856,11 @@ def test_temporary_files_of_killed_writes_are_removed_by_a_full_write(demo: Path
     assert lines(engine(demo).run([demo])) == cold
     assert sorted(path.name for path in stored.glob(".tmp-*")) == [fresh.name]
     assert [path.suffix for path in sorted(stored.iterdir()) if not path.name.startswith(".tmp-")] == [
-        ".held", ".listings", ".pickle", ".snapshot", ".walk"
+        ".held",
+        ".listings",
+        ".pickle",
+        ".snapshot",
+        ".walk",
     ]
 
 
