@@ -71,7 +71,9 @@ _TEMPORARY = ".tmp-"  # the name a cache file is written under before it is rena
 _STALE_TEMPORARY_S = 3600.0  # a temporary file older than this belongs to a write that was killed
 _JOURNAL_SHARE = 4  # a journal holding more than 1/4 of the files is folded into a full write
 _PREVIEWS = "fix-previews"  # fix previews' files: `fix-previews-<code fingerprint>.previews`
-_KEEP_PREVIEWS = 4  # of as many versions of declint (the newest written)
+_FIX_MEMO = "fix-memo"  # what fix sessions found: `fix-memo-<code fingerprint>.memo`
+_SUFFIXES = {_PREVIEWS: "previews", _FIX_MEMO: "memo"}
+_KEEP_VERSIONED = 4  # of as many versions of declint (the newest written)
 _ALLOWED_MODULES = frozenset(
     {
         "declint.types",
@@ -791,12 +793,14 @@ class Cache:
         snapshot = self._read(self.path_for(key, ".snapshot"))
         return snapshot if isinstance(snapshot, Snapshot) and snapshot.key == key else None
 
-    def save_snapshot(self, snapshot: Snapshot) -> None:
+    def save_snapshot(self, snapshot: Snapshot) -> str:
         """The snapshot, then the lists it stats as a walk file for `early_stats` (after it: a
-        walk file never names a snapshot not yet written)."""
+        walk file never names a snapshot not yet written). Returns the new token it was written
+        with: a token names one snapshot, so one state of the files it describes."""
         snapshot = dataclasses.replace(snapshot, token=new_token())
         self._write(self.path_for(snapshot.key, ".snapshot"), snapshot)
         self.save_walk_file(snapshot)
+        return snapshot.token
 
     def save_walk_file(self, snapshot: Snapshot) -> None:
         """The walk file of `snapshot`: written with it, and again by a run that found the walk
@@ -845,24 +849,37 @@ class Cache:
 
     def load_previews(self) -> dict[str, Any]:
         """Fix previews of earlier runs (`declint.previews.PreviewMemo`), for this version of declint."""
-        stored = self._read(self._previews_path())
+        return self._load_versioned(_PREVIEWS)
+
+    def save_previews(self, previews: dict[str, Any]) -> None:
+        self._save_versioned(_PREVIEWS, previews)
+
+    def load_fix_memo(self) -> dict[str, Any]:
+        """What earlier fix sessions found (`declint.fix_memo.FixMemo`), for this version of declint."""
+        return self._load_versioned(_FIX_MEMO)
+
+    def save_fix_memo(self, memo: dict[str, Any]) -> None:
+        self._save_versioned(_FIX_MEMO, memo)
+
+    def _load_versioned(self, kind: str) -> dict[str, Any]:
+        stored = self._read(self._versioned_path(kind))
         ok = isinstance(stored, tuple) and len(stored) == 2 and stored[0] == code_fingerprint()
         return stored[1] if ok and isinstance(stored[1], dict) else {}
 
-    def save_previews(self, previews: dict[str, Any]) -> None:
-        path = self._previews_path()
-        self._write(path, (code_fingerprint(), previews))
+    def _save_versioned(self, kind: str, value: dict[str, Any]) -> None:
+        path = self._versioned_path(kind)
+        self._write(path, (code_fingerprint(), value))
         with contextlib.suppress(OSError):
-            self._prune_previews(path)
+            self._prune_versioned(kind, path)
 
-    def _previews_path(self) -> Path:
+    def _versioned_path(self, kind: str) -> Path:
         """One file per version of declint: a pre-commit hook's declint and a virtual
         environment's of another version, run on one tree, each recomputed every preview when
         they shared one (1.5 s of a warm run on the 20k-file tree)."""
-        return self.path_for(f"{_PREVIEWS}-{code_fingerprint()}", ".previews")
+        return self.path_for(f"{kind}-{code_fingerprint()}", f".{_SUFFIXES[kind]}")
 
-    def _prune_previews(self, keep: Path) -> None:
-        for old in _newest_first(keep.parent, f"{_PREVIEWS}*.previews")[_KEEP_PREVIEWS:]:
+    def _prune_versioned(self, kind: str, keep: Path) -> None:
+        for old in _newest_first(keep.parent, f"{kind}*{keep.suffix}")[_KEEP_VERSIONED:]:
             if old != keep:
                 with contextlib.suppress(OSError):
                     old.unlink()

@@ -216,6 +216,10 @@ class Engine:
     _suppressed: list[SuppressedFinding] = field(default_factory=list, init=False, repr=False)
     # Fix previews the check workers computed from the trees they parsed (`PreviewMemo` entries).
     previews: dict[str, Memoized] = field(default_factory=dict, init=False, repr=False)
+    # The token of the snapshot that describes the files on disk exactly as the last run read
+    # them (it found one and no file's stat had moved, or it wrote one); None when there is
+    # none. Two runs with one token read the same files (`declint.fix_memo` relies on it).
+    state_token: str | None = field(default=None, init=False, repr=False)
 
     @property
     def uses_cache(self) -> bool:
@@ -233,6 +237,7 @@ class Engine:
         self._suppressed = []
         self.previews = {}
         self.stats = RunStats()
+        self.state_token = None
         paths = list(paths)
         existing = self._existing_roots()
         with _Run(self) as run:
@@ -258,6 +263,7 @@ class Engine:
                 checked_count = len(checked_files)
             if RETAINED is not None:
                 RETAINED[:] = [run]
+        self.state_token = run.state_token
         if checked_count == 0 and not skipped:
             findings, suppressed = self._about_given(paths, findings, suppressed)
         findings += [parse_error(printable(rel), reason) for rel, reason in skipped]
@@ -431,6 +437,7 @@ class _Run:
         self._answers: tuple[ProjectIndex, dict[Hashable, str | None]] | None = None  # see `_still_valid`
         self._pending_held: tuple[str, dict[str, ModuleFacts]] | None = None  # (token, facts) to save
         self._warmed: workers.Warmed | None = None  # a check worker importing libcst ahead (`_warm_check`)
+        self.state_token: str | None = None  # see `Engine.state_token`
 
     def __enter__(self) -> _Run:
         return self
@@ -505,7 +512,7 @@ class _Run:
                         self.store.save_listings(self.key, *self._pending_listings)
                     if self._pending_held is not None:
                         self.store.save_held(self.key, *self._pending_held)
-                    self.store.save_snapshot(self._pending_snapshot)
+                    self.state_token = self.store.save_snapshot(self._pending_snapshot)
                 elif self._walk_file_of is not None:
                     self.store.save_walk_file(self._walk_file_of)
 
@@ -951,8 +958,11 @@ class _Run:
             early = self._early
             if early.inputs if early is not None else stat_check.changed(snapshot.inputs):
                 return None
+            moved = self._moved_files(snapshot)
+            if not moved and snapshot.token:  # the files on disk are those it describes (its walk holds)
+                self.state_token = snapshot.token
             # An overridden text (`--stdin-filename`, a fix tried) counts as an edit of its file.
-            changed = self._moved_files(snapshot) | self.overrides.keys()
+            changed = moved | self.overrides.keys()
             holds = not changed or self._still_holds(snapshot, changed)
             if not holds:
                 self._stats_seen = (snapshot.files, changed)  # the scan need not stat the others again

@@ -44,11 +44,12 @@ from itertools import groupby
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from declint.cache import SessionMemory, content_digest
+from declint.cache import SessionMemory
 from declint.discovery import module_name
 from declint.engine import Engine
 from declint.errors import OutputError, SourceError
 from declint.fingerprint import identity
+from declint.fix_memo import AppliedEntry, FixMemo
 from declint.lazy import lazy_module
 from declint.previews import encode, unified_diff, unrewritable
 from declint.reporting.sources import SourceCache
@@ -130,6 +131,7 @@ def fix_run(
     session = _Session(engine, list(paths), memory if memory is not None else SessionMemory())
     first = session.lint({})
     state, result = session.rounds(first, unsafe)
+    session.memo.save()
     changes = tuple(
         FileChange(rel, session.path(rel), session.original[rel], data, tuple(session.fixed[rel]))
         for rel, data in sorted(state.items())
@@ -179,9 +181,10 @@ class _Session:
         # out failed fixes applies and checks the same texts again and again (re-parsing
         # and re-resolving positions each time cost more than the re-lints, with a warm cache).
         self._prepared: OrderedDict[tuple[str, str], transforms.Prepared] = OrderedDict()
-        # (by the text's digest: every trial makes new texts, and keeping each would hold them all)
-        self._parse_errors: dict[tuple[str, str], str | None] = {}
-        self._verdicts: dict[tuple[str, str], str | None] = {}  # `unrewritable` of each text
+        # The re-lints, applications and verdicts of this session, and of the last one over the
+        # same files (`declint.fix_memo`): in memory until the first lint names their state.
+        self.memo = FixMemo(None, None, ())
+        self._first_lint = True
 
     def path(self, rel: str) -> Path:
         return Path(rel) if os.path.isabs(rel) else self.engine.config.root / rel
@@ -190,7 +193,14 @@ class _Session:
         # The engine's own overrides (`--stdin-filename`'s text) stand under every proposal.
         texts = {**self.engine.overrides, **self.mirrored(overrides)}
         engine = replace(self.engine, overrides=texts, progress=None, keep_suppressed=False, memory=self.memory)
-        return engine.run(self.paths)
+        if not self._first_lint:
+            return self.memo.lint(texts, lambda: engine.run(self.paths))
+        result = engine.run(self.paths)
+        # The state of the files the first lint read is the one every re-lint builds on.
+        request = map(os.path.abspath, self.paths)
+        self.memo = FixMemo.open(engine.config, engine.uses_cache, engine.state_token, request)
+        self._first_lint = False
+        return result
 
     def sources_of(self, state: Mapping[str, bytes]) -> SourceCache:
         return SourceCache(self.engine.config.root, {**self.engine.overrides, **self.mirrored(state)})
@@ -290,23 +300,20 @@ class _Session:
                 continue
             source = decode_source(data, rel)
             fixes = {finding.fix: finding for finding in findings if finding.fix is not None}
-            applied = self._apply(source, fixes)
-            if not applied.applied:
+            text, applied = self._apply(source, fixes)
+            if not applied:
                 continue
             try:
-                new = encode(source, applied.text)
+                new = encode(source, text)
             except UnicodeEncodeError:
-                for fix in applied.applied:
+                for fix in applied:
                     self.give_up(fixes[fix], f"the fixed text cannot be encoded as {source.encoding}")
                 continue
-            proposals[rel] = (new, [fixes[fix] for fix in applied.applied])
+            proposals[rel] = (new, [fixes[fix] for fix in applied])
         return proposals
 
     def _unrewritable(self, rel: str, data: bytes) -> str | None:
-        key = (rel, content_digest(data))
-        if key not in self._verdicts:
-            self._verdicts[key] = unrewritable(data, rel, self._tree(rel, data))
-        return self._verdicts[key]
+        return self.memo.verdict(rel, data, lambda: unrewritable(data, rel, self._tree(rel, data)))
 
     def _tree(self, rel: str, data: bytes) -> cst.Module | None:
         """The text parsed, the tree `_apply` then fixes (one parse for both); None when it does not
@@ -323,29 +330,46 @@ class _Session:
         refusal = replace_refusal(self.path(rel))
         return None if refusal is None else f"{refusal}; not rewritten"
 
-    def _apply(self, source: SourceFile, fixes: Mapping[Fix, Finding]) -> transforms.Applied:
-        """The fixes applied in one pass, less those that would drop a comment of the user's."""
+    def _apply(self, source: SourceFile, fixes: Mapping[Fix, Finding]) -> tuple[str, list[Fix]]:
+        """The text with the fixes applied in one pass, less those that would drop a comment of
+        the user's, and the fixes that went in (the others are given up)."""
         module = module_name(self.path(source.rel), self.engine.config.root)
+        order = list(fixes)
+        text, applied, given_up = self.memo.applied(
+            source.rel, module, source.data, order, lambda: self._applied(source, module, order)
+        )
+        for position, reason in given_up:
+            self.give_up(fixes[order[position]], reason)
+        return text, [order[position] for position in applied]
+
+    def _applied(self, source: SourceFile, module: str, order: list[Fix]) -> AppliedEntry:
+        """`_apply` computed with libcst: the fixed text, and the fixes (by position in `order`)
+        that went in and those given up, with why, in the order they were."""
+        position = {fix: index for index, fix in enumerate(order)}
+        given_up: list[tuple[int, str]] = []
+
+        def outcome(applied: transforms.Applied) -> AppliedEntry:
+            return applied.text, tuple(position[fix] for fix in applied.applied), tuple(given_up)
+
         prepared = self._prepare(source)
-        applied = transforms.apply_fixes(source, list(fixes), module, prepared)
-        for fix in applied.not_applied:
-            self.give_up(fixes[fix], "the fix does not apply to the code as it is")
+        applied = transforms.apply_fixes(source, order, module, prepared)
+        given_up += [(position[fix], "the fix does not apply to the code as it is") for fix in applied.not_applied]
         if not applied.applied or dropped_comment(source.text, applied) is None:
-            return applied
+            return outcome(applied)
         kept = []
         for fix in applied.applied:  # rare: find the fixes that drop one, keep the others
             reason = dropped_comment(source.text, transforms.apply_fixes(source, [fix], module, prepared))
             if reason is None:
                 kept.append(fix)
             else:
-                self.give_up(fixes[fix], reason)
+                given_up.append((position[fix], reason))
         applied = transforms.apply_fixes(source, kept, module, prepared)
         reason = dropped_comment(source.text, applied) if applied.applied else None
         if reason is None and not applied.not_applied:
-            return applied
-        for fix in kept:  # only together do they drop one (or no longer apply): none goes in
-            self.give_up(fixes[fix], reason or "the fix does not apply to the code as it is")
-        return transforms.Applied(source.text)
+            return outcome(applied)
+        # only together do they drop one (or no longer apply): none goes in
+        given_up += [(position[fix], reason or "the fix does not apply to the code as it is") for fix in kept]
+        return source.text, (), tuple(given_up)
 
     def _prepare(self, source: SourceFile) -> transforms.Prepared:
         """The text parsed, positions resolved on first use (`apply_fixes` builds new nodes, never
@@ -362,14 +386,15 @@ class _Session:
 
     def _parse_error(self, rel: str, data: bytes) -> str | None:
         """Why the fixed text `data` does not parse (None: it does)."""
-        key = (rel, content_digest(data))
-        if key not in self._parse_errors:
+
+        def error() -> str | None:
             try:
                 transforms.parse(decode_source(data, rel))
-                self._parse_errors[key] = None
-            except SourceError as error:
-                self._parse_errors[key] = error.message
-        return self._parse_errors[key]
+            except SourceError as failure:
+                return failure.message
+            return None
+
+        return self.memo.parse_error(rel, data, error)
 
     def _validate(
         self,
