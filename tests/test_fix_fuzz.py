@@ -19,7 +19,9 @@ After each sequence of edits (the cache fuzzer's, `test_cache_differential.MUTAT
 
 And `--fix` run with a cache warmed on the unedited tree (with `-j 1` or the default jobs)
 writes the same files and prints the same as `--fix --no-cache` on a copy, and a check of the
-fixed tree with that cache prints what one without it prints.
+fixed tree with that cache prints what one without it prints; `--diff` run twice before it and
+twice after it (the second session of each pair takes the first's answers, `declint.fix_memo`)
+prints what `--diff --no-cache` prints.
 
 An ad-hoc campaign of the first test (60 sequences) found a DL104 fix that was always refused in a file
 where DL101 quotes the declaration it corrects, and a refusal that named a finding already there
@@ -164,7 +166,18 @@ def test_fix_with_a_warm_cache_does_what_it_does_without(tmp_path: Path, seed: i
     jobs = rng.choice([(), ("-j", "1")])
     where = f"seed {seed}, jobs {jobs}: " + "; ".join(history)
 
+    # `--diff` twice: the second session over the same files takes the first's answers (`fix_memo`)
+    diff = declint_check(uncached, "--diff", "--unsafe-fixes", "--no-cache")
+    assert declint_check(cached, "--diff", "--unsafe-fixes", *jobs) == diff, where
+    assert declint_check(cached, "--diff", "--unsafe-fixes", *jobs) == diff, where
+
     with_cache = declint_check(cached, "--fix", "--unsafe-fixes", *jobs)
     assert with_cache == declint_check(uncached, "--fix", "--unsafe-fixes", "--no-cache"), where
     assert files_of(cached) == files_of(uncached), where
     assert declint_check(cached) == declint_check(uncached, "--no-cache"), where
+
+    # And on the fixed tree, with the memo of the sessions before it.
+    _age(cached)
+    diff = declint_check(uncached, "--diff", "--unsafe-fixes", "--no-cache")
+    assert declint_check(cached, "--diff", "--unsafe-fixes", *jobs) == diff, where
+    assert declint_check(cached, "--diff", "--unsafe-fixes", *jobs) == diff, where
