@@ -1805,6 +1805,27 @@ def test_fix_previews_of_the_four_newest_versions_are_kept(demo: Path, monkeypat
     assert names == {f"fix-previews-{fingerprint}.previews"} | {f"fix-previews-old{n}.previews" for n in (2, 3, 4)}
 
 
+def test_the_code_fingerprint_follows_libcsts_version_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """libcst's parses are in the cached findings and its output in the fix memo's texts: an
+    upgrade of libcst alone gives another fingerprint (another cache key, another memo file)."""
+    from importlib.util import find_spec
+
+    from declint import cache
+
+    spec = find_spec("libcst")
+    assert spec is not None and spec.origin is not None
+    version_file = os.stat(os.path.join(os.path.dirname(spec.origin), "_version.py"))
+    assert cache._libcst_version_stat() == f"libcst:{version_file.st_size}:{version_file.st_mtime_ns}"
+    cache.code_fingerprint.cache_clear()
+    installed = cache.code_fingerprint()
+    monkeypatch.setattr(cache, "_libcst_version_stat", lambda: "libcst:another version")
+    cache.code_fingerprint.cache_clear()
+    try:
+        assert cache.code_fingerprint() != installed
+    finally:
+        cache.code_fingerprint.cache_clear()
+
+
 # ---- a directory whose mtime moved while its entries did not -----------------------------------
 
 
