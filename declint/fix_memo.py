@@ -47,8 +47,11 @@ def _key(*parts: str) -> str:
     return hashlib.blake2b("\0".join(parts).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
+KEPT_CHARACTERS = 4_000_000  # of fixed texts kept (each trial of a group makes its own): ~8 MB
+
+
 class FixMemo:
-    """The answers of the last session (`stored`, by kind then key) and those of this one."""
+    """The answers of the last session (`entries`, by kind then key) and this one's (`used`)."""
 
     def __init__(self, store: Cache | None, state: str | None, request: Iterable[str]) -> None:
         self.store = store
@@ -60,6 +63,7 @@ class FixMemo:
             self.entries[_LINTS] = {}
         self.used: dict[str, dict[str, Any]] = {kind: {} for kind in _KINDS}
         self.found = self.computed = 0  # answers taken from the memo, and computed
+        self.characters = 0  # of the fixed texts in `used`: past KEPT_CHARACTERS, new ones are not kept
 
     @classmethod
     def open(cls, config: Config, uses_cache: bool, state: str | None, request: Iterable[str]) -> FixMemo:
@@ -79,9 +83,18 @@ class FixMemo:
     def applied(
         self, rel: str, module: str, data: bytes, fixes: Sequence[object], compute: Callable[[], AppliedEntry]
     ) -> AppliedEntry:
-        """`fixes` applied to the text `data` of `rel` (module `module`), as `_Session._apply` does."""
+        """`fixes` applied to the text `data` of `rel` (module `module`), as `_Session._apply` does.
+        A session of many fixes makes many texts: past `KEPT_CHARACTERS`, new ones are not kept."""
         key = _key(rel, module, content_digest(data), *map(repr, fixes))
-        return self._remember(_APPLIED, key, compute, functools.partial(_is_applied, count=len(fixes)))
+        used = self.used[_APPLIED]
+        if key in used:
+            return used[key]  # type: ignore[no-any-return]
+        if self.characters > KEPT_CHARACTERS:
+            self.computed += 1
+            return compute()
+        entry = self._remember(_APPLIED, key, compute, functools.partial(_is_applied, count=len(fixes)))
+        self.characters += len(entry[0])
+        return entry
 
     def verdict(self, rel: str, data: bytes, compute: Callable[[], str | None]) -> str | None:
         """`previews.unrewritable` of the text."""

@@ -217,6 +217,27 @@ def test_no_re_lint_is_kept_without_a_state_of_the_files(tmp_path: Path) -> None
     assert (again.found, again.computed) == (1, 1)
 
 
+def test_fixed_texts_past_the_limit_are_computed_and_not_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from declint import fix_memo
+
+    monkeypatch.setattr(fix_memo, "KEPT_CHARACTERS", 10)
+    (tmp_path / ".declint_cache" / "v2").mkdir(parents=True)
+    memo = FixMemo(store(tmp_path), "a-token", ())
+    computed: list[str] = []
+
+    def compute(text: str) -> Any:
+        computed.append(text)
+        return (text, (0,), ())
+
+    assert memo.applied("a.py", "a", b"1", ["fix"], lambda: compute("x" * 11)) == ("x" * 11, (0,), ())
+    assert memo.applied("a.py", "a", b"1", ["fix"], lambda: compute("again")) == ("x" * 11, (0,), ())
+    assert memo.applied("b.py", "b", b"2", ["fix"], lambda: compute("y")) == ("y", (0,), ())
+    assert memo.applied("b.py", "b", b"2", ["fix"], lambda: compute("y")) == ("y", (0,), ())
+    assert computed == ["x" * 11, "y", "y"]
+    memo.save()
+    assert [entry[0] for entry in store(tmp_path).load_fix_memo()["applied"].values()] == ["x" * 11]
+
+
 def test_the_state_token_names_the_files_as_the_run_read_them(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Equal tokens, equal files: a run that wrote the snapshot and one it answers share its
     token; after an edit, none until a run writes a snapshot again (a new one); a run without
