@@ -210,6 +210,13 @@ def run_check(
     if show_timings and outcome.stats is not None:
         wall = time.perf_counter() - started
         click.echo(timings.render(outcome.stats, wall, cpu_at_start, timings.cpu_times()), nl=False, err=True)
+        if outcome.fixes is not None:
+            found, computed = outcome.fixes.memo
+            click.echo(
+                f"declint: fix session: {found} answers from the last session's, {computed} computed "
+                "(re-lints, fixes applied, verdicts)",
+                err=True,
+            )
     if show_diff:
         changed = outcome.fixes is not None and bool(outcome.fixes.changes)
         return Exit.CLEAN if exit_zero or not changed else Exit.FINDINGS

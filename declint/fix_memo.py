@@ -75,7 +75,8 @@ class FixMemo:
 
     def lint(self, texts: Mapping[str, bytes], compute: Callable[[], RunResult]) -> RunResult:
         """The result of a run over `texts` in place of their files, from the state the memo is for."""
-        if self.state is None:
+        if self.state is None:  # no state to key it by: computed, never kept
+            self.computed += 1
             return compute()
         parts = [f"{rel}\0{content_digest(data)}" for rel, data in sorted(texts.items())]
         return self._remember(_LINTS, _key(self.state, *self.request, "", *parts), compute, _is(RunResult))

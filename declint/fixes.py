@@ -113,6 +113,7 @@ class FixOutcome:
     after: RunResult
     written: bool
     stopped_after: int | None = None  # rounds, when the limit stopped fixing with fixes left (each in `not_fixed`)
+    memo: tuple[int, int] = (0, 0)  # answers the fix memo held, and answers computed (`declint.fix_memo`)
 
     @property
     def fixed(self) -> int:
@@ -139,7 +140,8 @@ def fix_run(
     )
     if write:
         _write_all(changes)
-    return FixOutcome(changes, session.not_fixed(state, result), first, result, write, session.stopped_after)
+    memo = (session.memo.found, session.memo.computed)
+    return FixOutcome(changes, session.not_fixed(state, result), first, result, write, session.stopped_after, memo)
 
 
 def _write_all(changes: Sequence[FileChange]) -> None:

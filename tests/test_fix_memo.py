@@ -121,6 +121,21 @@ def test_a_session_over_the_files_of_the_last_takes_all_its_answers(root: Path, 
     assert check("--diff", "--unsafe-fixes", "--no-cache", str(root)) == first
 
 
+def test_timings_count_the_answers_of_the_fix_memo(root: Path) -> None:
+    def said(*options: str) -> str:
+        return check("--diff", "--unsafe-fixes", "--timings", *options, str(root))[2].splitlines()[-1]
+
+    first = said()
+    kept = store(root).load_fix_memo()
+    answers = sum(len(kept[kind]) for kind in ("lints", "applied", "verdicts", "parsed"))
+    assert len(kept["lints"]) == 16  # the re-lints
+    tail = "(re-lints, fixes applied, verdicts)"
+    assert first == f"declint: fix session: 0 answers from the last session's, {answers} computed {tail}"
+    assert said() == f"declint: fix session: {answers} answers from the last session's, 0 computed {tail}"
+    # without the cache, nothing from the last session (and the same work)
+    assert said("--no-cache") == f"declint: fix session: 0 answers from the last session's, {answers} computed {tail}"
+
+
 def test_an_edit_between_sessions_takes_no_answer_of_the_last(root: Path, work: Work) -> None:
     """With the docs table spelling VANILLA "vanilla" too, all 12 fixes go in; the table put
     back, 7 of them would make it drift, and are refused again. A memo keyed without the state
