@@ -73,13 +73,28 @@ class FixMemo:
             store = None  # the lint could not create it: nothing to read, nowhere to write
         return cls(store, state, request)
 
-    def lint(self, texts: Mapping[str, bytes], compute: Callable[[], RunResult]) -> RunResult:
-        """The result of a run over `texts` in place of their files, from the state the memo is for."""
+    def lint(self, texts: Mapping[str, bytes], compute: Callable[[], tuple[RunResult, bool]]) -> RunResult:
+        """The result of a run over `texts` in place of their files, from the state the memo is for.
+        `compute` says whether its result may be kept: not when a worker crashed or timed out,
+        which the next run tries again (as the cache never replays one)."""
         if self.state is None:  # no state to key it by: computed, never kept
             self.computed += 1
-            return compute()
+            return compute()[0]
         parts = [f"{rel}\0{content_digest(data)}" for rel, data in sorted(texts.items())]
-        return self._remember(_LINTS, _key(self.state, *self.request, "", *parts), compute, _is(RunResult))
+        key = _key(self.state, *self.request, "", *parts)
+        used = self.used[_LINTS]
+        if key not in used:
+            stored = self.entries[_LINTS].get(key)
+            if not isinstance(stored, RunResult):  # (none, or a damaged or foreign entry)
+                self.computed += 1
+                result, keep = compute()
+                if not keep:
+                    return result
+                stored = result
+            else:
+                self.found += 1
+            used[key] = stored
+        return used[key]  # type: ignore[no-any-return]
 
     def applied(
         self, rel: str, module: str, data: bytes, fixes: Sequence[object], compute: Callable[[], AppliedEntry]

@@ -196,7 +196,12 @@ class _Session:
         texts = {**self.engine.overrides, **self.mirrored(overrides)}
         engine = replace(self.engine, overrides=texts, progress=None, keep_suppressed=False, memory=self.memory)
         if not self._first_lint:
-            return self.memo.lint(texts, lambda: engine.run(self.paths))
+
+            def relint() -> tuple[RunResult, bool]:
+                result = engine.run(self.paths)
+                return result, not (engine.stats.worker_crashes or engine.stats.worker_timeouts)
+
+            return self.memo.lint(texts, relint)
         result = engine.run(self.paths)
         # The state of the files the first lint read is the one every re-lint builds on.
         request = map(os.path.abspath, self.paths)

@@ -21,7 +21,7 @@ from declint import fix_transforms
 from declint.cache import NO_CACHE_ENV, Cache
 from declint.cli import cli
 from declint.config import find_config_file, load_config
-from declint.engine import Engine, Selection
+from declint.engine import CRASH_HOOK_ENV, Engine, Selection
 from declint.fix_memo import FixMemo
 from declint.rules import ALL_RULES
 from declint.types import RunResult
@@ -206,6 +206,31 @@ def test_a_damaged_memo_is_computed_again(root: Path, work: Work) -> None:
     assert store(root).load_fix_memo() == kept
 
 
+def test_a_re_lint_in_which_a_worker_crashed_is_not_kept(make_tree: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker killed while re-linting a fixed text refuses the fix (its DL000 is new); the next
+    session over the same files tries it again (a crash is never replayed) and it goes in."""
+    source = (
+        "from torch import nn\n"
+        "from tensorrt_llm._torch.models.modeling_multimodal_mixin import MultimodalModelMixin\n\n\n"
+        "class Tidy(MultimodalModelMixin, nn.Module):\n"
+        '    encoder_attention_backends = {"vision": ("trtllm",)}\n'
+    )
+    root = make_tree({MODEL + "modeling_tidy.py": source})
+    settle(root)
+    monkeypatch.setenv(CRASH_HOOK_ENV, '("TRTLLM",)')  # in the fixed text only
+    crashed = check("--diff", "-j", "1", str(root / "tensorrt_llm"))
+    assert crashed[2].splitlines() == [
+        "declint: would fix 0 findings in 0 files",
+        f"declint: not fixed: {MODEL}modeling_tidy.py:6:46: DL104: re-linting the fixed text reports DL000 in "
+        f"{MODEL}modeling_tidy.py: worker process killed by SIGSEGV while checking this file "
+        "(nesting too deep for the parser?)",
+    ]
+    monkeypatch.delenv(CRASH_HOOK_ENV)
+    fixed = check("--diff", "-j", "1", str(root / "tensorrt_llm"))
+    assert fixed[2].splitlines() == ["declint: would fix 1 finding in 1 file"]
+    assert '+    encoder_attention_backends = {"vision": ("TRTLLM",)}' in fixed[1]
+
+
 def test_no_re_lint_is_kept_without_a_state_of_the_files(tmp_path: Path) -> None:
     """With no snapshot naming the files' state (a file too fresh for its stat to be trusted,
     say), every re-lint is computed and none is written; the other answers are kept."""
@@ -214,9 +239,9 @@ def test_no_re_lint_is_kept_without_a_state_of_the_files(tmp_path: Path) -> None
     memo = FixMemo(cache, None, ())
     results: list[RunResult] = []
 
-    def compute() -> RunResult:
+    def compute() -> tuple[RunResult, bool]:
         results.append(RunResult((), len(results), 0))
-        return results[-1]
+        return results[-1], True
 
     texts = {"a.py": b"x = 1\n"}
     assert memo.lint(texts, compute) is results[0] and memo.lint(texts, compute) is results[1]
