@@ -15,9 +15,13 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import time
 from pathlib import Path
 
 NEW_FILE_MODE = 0o644
+_SUFFIX = ".declint"  # of the temporary files: `.NAME.XXXXXXXX.declint` (tempfile's 8 random characters)
+_STALE_S = 3600.0  # a temporary file older than this belongs to a write that was killed
+_RANDOM_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
 
 
 def replace_refusal(path: Path) -> str | None:
@@ -44,7 +48,7 @@ def replace_atomically(target: Path, data: bytes) -> None:
         old = None
     import tempfile  # here: writing is rare, and tempfile pulls in shutil and random
 
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".declint")
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=_SUFFIX)
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
@@ -56,6 +60,26 @@ def replace_atomically(target: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+    _drop_stale_temporaries(target)
+
+
+def _drop_stale_temporaries(target: Path) -> None:
+    """Remove the temporary files of writes of `target` killed before their rename (SIGKILL, the
+    OOM killer: no handler runs), which stayed next to it in the user's tree: those named as this
+    module names them, over an hour old (never one another run may be writing)."""
+    prefix = f".{target.name}."
+    limit = time.time() - _STALE_S
+    with contextlib.suppress(OSError), os.scandir(target.parent) as entries:
+        for entry in entries:
+            name = entry.name
+            if not (name.startswith(prefix) and name.endswith(_SUFFIX)):
+                continue
+            token = name[len(prefix) : -len(_SUFFIX)]
+            if len(token) != 8 or not _RANDOM_CHARACTERS.issuperset(token):
+                continue
+            with contextlib.suppress(OSError):
+                if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < limit:
+                    os.unlink(entry.path)
 
 
 def _take_over(temporary: str, old: os.stat_result | None) -> None:

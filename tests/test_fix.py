@@ -8,6 +8,7 @@ import json
 import os
 import stat
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -1081,3 +1082,29 @@ def test_a_fix_on_the_line_a_project_finding_is_anchored_to_goes_in(tmp_path: Pa
     result = run("--no-cache", "--fix", str(tmp_path / "a.py"))
     assert result.stderr == "declint: fixed 1 finding in 1 file\n"
     assert (tmp_path / "a.py").read_text() == "x = 1\n"
+
+
+def test_a_fix_removes_the_temporary_files_of_killed_writes_of_that_file(make_tree: MakeTree) -> None:
+    """A write killed before its rename leaves `.NAME.XXXXXXXX.declint` next to the file (no
+    handler runs on SIGKILL); the next write of that file removes those over an hour old, and
+    nothing else: not a fresh one (another run may be writing it), not another file's, not a
+    name declint would not have made."""
+    root = make_tree({MODEL + "modeling_x.py": CASE})
+    models = root / MODEL
+    old = time.time() - 7200
+    names = {
+        "stale": ".modeling_x.py.k2_9abcd.declint",
+        "fresh": ".modeling_x.py.q8zz01ab.declint",
+        "another file's": ".modeling_y.py.k2_9abcd.declint",
+        "not declint's": ".modeling_x.py.NOT-OURS.declint",
+        "longer": ".modeling_x.py.k2_9abcdef.declint",
+    }
+    for kind, name in names.items():
+        (models / name).write_text("half a file")
+        if kind != "fresh":
+            os.utime(models / name, (old, old))
+    result = run("--fix", str(root / "tensorrt_llm"))
+    assert (result.exit_code, result.stderr) == (0, "declint: fixed 1 finding in 1 file\n")
+    assert (models / "modeling_x.py").read_text() == CASE.replace("trtllm", "TRTLLM")
+    left = {path.name for path in models.iterdir() if path.name.endswith(".declint")}
+    assert left == set(names.values()) - {names["stale"]}
