@@ -26,7 +26,8 @@ cannot reproduce byte for byte, that hold a lone carriage return or a form feed,
 read-only or have other hard links, are never rewritten. Two checked paths that are one file (a
 symlink) are fixed under one name. Writes go to a temporary file in the same directory, then
 `os.replace` (`declint.writing`). With no cache directory, the re-lints reuse what the first
-lint read (`SessionMemory`).
+lint read (`SessionMemory`); with one, a session over the files the last one read takes that
+session's re-lints, applications and verdicts (`declint.fix_memo`).
 """
 
 from __future__ import annotations
