@@ -64,7 +64,8 @@ class Request(NamedTuple):
         return (stdout + stderr).decode() if self.fixes else stdout.decode()
 
 
-# A fix session: it reads the cache and writes the fix memo (`declint.fix_memo`), not the cache.
+# A fix session: its first lint and its report are runs like the others (they may write the
+# cache); it also writes the fix memo (`declint.fix_memo`).
 FIXES = Request(("--diff", "--unsafe-fixes", "."))
 
 
