@@ -81,20 +81,7 @@ class FixMemo:
             self.computed += 1
             return compute()[0]
         parts = [f"{rel}\0{content_digest(data)}" for rel, data in sorted(texts.items())]
-        key = _key(self.state, *self.request, "", *parts)
-        used = self.used[_LINTS]
-        if key not in used:
-            stored = self.entries[_LINTS].get(key)
-            if not isinstance(stored, RunResult):  # (none, or a damaged or foreign entry)
-                self.computed += 1
-                result, keep = compute()
-                if not keep:
-                    return result
-                stored = result
-            else:
-                self.found += 1
-            used[key] = stored
-        return used[key]  # type: ignore[no-any-return]
+        return self._remember(_LINTS, _key(self.state, *self.request, "", *parts), compute, _is(RunResult))
 
     def applied(
         self, rel: str, module: str, data: bytes, fixes: Sequence[object], compute: Callable[[], AppliedEntry]
@@ -108,28 +95,35 @@ class FixMemo:
         if self.characters > KEPT_CHARACTERS:
             self.computed += 1
             return compute()
-        entry = self._remember(_APPLIED, key, compute, functools.partial(_is_applied, count=len(fixes)))
+        entry = self._remember(_APPLIED, key, _kept(compute), functools.partial(_is_applied, count=len(fixes)))
         self.characters += len(entry[0])
         return entry
 
     def verdict(self, rel: str, data: bytes, compute: Callable[[], str | None]) -> str | None:
         """`previews.unrewritable` of the text."""
-        return self._remember(_VERDICTS, _key(rel, content_digest(data)), compute, _is(str, type(None)))
+        return self._remember(_VERDICTS, _key(rel, content_digest(data)), _kept(compute), _is(str, type(None)))
 
     def parse_error(self, rel: str, data: bytes, compute: Callable[[], str | None]) -> str | None:
         """Why the text does not parse (None: it does)."""
-        return self._remember(_PARSED, _key(rel, content_digest(data)), compute, _is(str, type(None)))
+        return self._remember(_PARSED, _key(rel, content_digest(data)), _kept(compute), _is(str, type(None)))
 
-    def _remember(self, kind: str, key: str, compute: Callable[[], _T], valid: Callable[[object], bool]) -> _T:
+    def _remember(
+        self, kind: str, key: str, compute: Callable[[], tuple[_T, bool]], valid: Callable[[object], bool]
+    ) -> _T:
+        """This session's answer, else the last one's (a damaged or foreign entry is computed
+        again), else `compute`'s, kept when it says so."""
         used = self.used[kind]
         if key not in used:
             table = self.entries[kind]
-            if key in table and valid(table[key]):  # (a damaged or foreign entry is computed again)
+            if key in table and valid(table[key]):
                 self.found += 1
                 used[key] = table[key]
             else:
                 self.computed += 1
-                used[key] = compute()
+                value, keep = compute()
+                if not keep:
+                    return value
+                used[key] = value
         return used[key]  # type: ignore[no-any-return]
 
     def save(self) -> None:
@@ -137,6 +131,11 @@ class FixMemo:
         if self.store is None or not self.computed:
             return
         self.store.save_fix_memo({"state": self.state, **self.used})
+
+
+def _kept(compute: Callable[[], _T]) -> Callable[[], tuple[_T, bool]]:
+    """`compute` for `_remember`, its answer always kept."""
+    return lambda: (compute(), True)
 
 
 def _is(*types: type) -> Callable[[object], bool]:
