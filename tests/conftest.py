@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from declint.cache import CacheData, SessionMemory
+from declint.cache import NO_CACHE_ENV, CacheData, SessionMemory
 from declint.testing import PRELUDE, write_tree
 
 # The CLI caches under the project root; tests that check examples/ must leave nothing behind
-# (subprocesses inherit this too). Cache tests opt back in with monkeypatch.delenv.
-os.environ["DECLINT_NO_CACHE"] = "1"
+# (subprocesses inherit this too). Cache tests opt back in with the `cache_on` fixture.
+os.environ[NO_CACHE_ENV] = "1"
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "examples" / "mini_trtllm"
@@ -49,6 +49,12 @@ def settle(root: Path) -> None:
     for path in root.rglob("*"):
         if path.is_file() and ".declint_cache" not in path.parts and path.stat().st_mtime > now - 30:
             os.utime(path, (now - 60, now - 60))
+
+
+@pytest.fixture
+def cache_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache read and written, as a user's run does (`pytestmark = pytest.mark.usefixtures("cache_on")`)."""
+    monkeypatch.delenv(NO_CACHE_ENV, raising=False)
 
 
 @pytest.fixture

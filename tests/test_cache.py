@@ -31,9 +31,7 @@ MODELS = "tensorrt_llm/_torch/models/"
 LITERAL = "tensorrt_llm/llmapi/llm_args.py"
 
 
-@pytest.fixture(autouse=True)
-def cache_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(NO_CACHE_ENV, raising=False)
+pytestmark = pytest.mark.usefixtures("cache_on")
 
 
 def engine(

@@ -32,7 +32,6 @@ from typing import NamedTuple
 
 import pytest
 
-from declint.cache import NO_CACHE_ENV
 from tests.test_cache_differential import MUTATIONS, Tree, _age, _pick, _rel, demo_tree, generated_tree
 
 SEQUENCES = int(os.environ.get("DECLINT_CONCURRENCY_FUZZ_SEQUENCES", "1"))
@@ -40,9 +39,7 @@ STEPS = int(os.environ.get("DECLINT_CONCURRENCY_FUZZ_STEPS", "4"))
 FIRST_SEED = int(os.environ.get("DECLINT_CONCURRENCY_FUZZ_SEED", "0"))
 
 
-@pytest.fixture(autouse=True)
-def cache_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(NO_CACHE_ENV, raising=False)
+pytestmark = pytest.mark.usefixtures("cache_on")
 
 
 class Request(NamedTuple):

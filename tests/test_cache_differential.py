@@ -43,7 +43,6 @@ import pytest
 
 from benchmarks.gen_tree import generate
 from declint import lazy
-from declint.cache import NO_CACHE_ENV
 from declint.discovery import glob_match
 from declint.types import RunResult
 from tests.conftest import DEMO, copy_project, settle
@@ -59,9 +58,7 @@ BACKENDS = ("VANILLA", "TRTLLM", "FLASHINFER")
 Mutation = Callable[[random.Random, Path], str]
 
 
-@pytest.fixture(autouse=True)
-def cache_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(NO_CACHE_ENV, raising=False)
+pytestmark = pytest.mark.usefixtures("cache_on")
 
 
 @pytest.fixture(autouse=True)

@@ -19,9 +19,7 @@ RADIO = MODELS + "modeling_radio.py"
 RADIO_DL101 = f"{RADIO}:21:15: DL101 "
 
 
-@pytest.fixture(autouse=True)
-def cache_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(NO_CACHE_ENV, raising=False)
+pytestmark = pytest.mark.usefixtures("cache_on")
 
 
 @pytest.fixture

@@ -31,9 +31,7 @@ MODEL = "tensorrt_llm/_torch/models/"
 DOCS = "docs/encoder_attention_backends.md"
 
 
-@pytest.fixture(autouse=True)
-def cache_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(NO_CACHE_ENV, raising=False)
+pytestmark = pytest.mark.usefixtures("cache_on")
 
 
 @pytest.fixture

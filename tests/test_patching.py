@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 from declint import engine as engine_module
-from declint.cache import NO_CACHE_ENV
 from declint.engine import CRASH_HOOK_ENV, Engine, _Run
 from declint.testing import PRELUDE, write_tree
 from tests.conftest import settle
@@ -25,9 +24,7 @@ HELPER = "tensorrt_llm/_torch/helper.py"
 HELPER_TEXT = 'def mode(config):\n    return config.attn_backend == "TRTLLM"\n'
 
 
-@pytest.fixture(autouse=True)
-def cache_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(NO_CACHE_ENV, raising=False)
+pytestmark = pytest.mark.usefixtures("cache_on")
 
 
 @pytest.fixture
