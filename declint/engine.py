@@ -76,6 +76,7 @@ from declint.lazy import lazy_module
 from declint.previews import Memoized, file_previews
 from declint.rule_set import rule_codes, rules_of_kind
 from declint.source import SourceFile, decode_source, is_plain, read_bytes
+from declint.syntax import syntax_problem
 from declint.types import Finding, Position, RunResult, Span, SuppressedFinding
 
 if TYPE_CHECKING:
@@ -1779,7 +1780,7 @@ def _parse_tree(source: SourceFile) -> tuple[ast.Module | None, tuple[str, int, 
             warnings.simplefilter("ignore")  # SyntaxWarnings of the analysed code are not the user's
             return ast.parse(source.text, filename=source.rel), None
     except SyntaxError as error:
-        return None, (f"syntax error: {error.msg}", error.lineno or 1, max((error.offset or 1) - 1, 0))
+        return None, syntax_problem(error, source.text)
     except (RecursionError, MemoryError, ValueError) as error:
         return None, (f"cannot parse: {type(error).__name__}", 1, 0)
 

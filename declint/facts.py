@@ -21,6 +21,7 @@ from declint.members import MetadataRead, metadata_reads, method_names, provided
 from declint.model_defaults import UNSET, map_pairs, model_default_backend
 from declint.names import absolute_module, import_bindings, module_statements, rebinds
 from declint.source import split_lines
+from declint.syntax import syntax_problem
 
 TYPING_LITERALS = frozenset({"typing.Literal", "typing_extensions.Literal"})
 _TYPING_OPTIONALS = frozenset({"Optional", "typing.Optional", "typing_extensions.Optional"})
@@ -181,13 +182,8 @@ def extract_facts(
             warnings.simplefilter("ignore")
             tree = ast.parse(text, filename=path)
     except SyntaxError as error:
-        return ModuleFacts(
-            module,
-            path,
-            error=f"syntax error: {error.msg}",
-            error_line=error.lineno or 1,
-            error_column=max((error.offset or 1) - 1, 0),
-        )
+        message, line, column = syntax_problem(error, text)
+        return ModuleFacts(module, path, error=message, error_line=line, error_column=column)
     except (RecursionError, MemoryError, ValueError) as error:
         return ModuleFacts(module, path, error=f"cannot parse: {type(error).__name__}")
     extractor = _Extractor(module, path, options, is_package, split_lines(text))

@@ -38,6 +38,7 @@ from declint.config import Config
 from declint.facts import ClassFacts, FunctionFacts, ModuleFacts, ValueFacts, name_matches
 from declint.index import ProjectIndex
 from declint.lazy import lazy_module
+from declint.syntax import syntax_problem
 
 if TYPE_CHECKING:
     import difflib
@@ -89,7 +90,7 @@ def syntax_error(text: str, path: str) -> tuple[str, int, int] | None:
     try:
         ast.parse(text, filename=path)
     except SyntaxError as error:
-        return f"syntax error: {error.msg}", error.lineno or 1, max((error.offset or 1) - 1, 0)
+        return syntax_problem(error, text)
     except (RecursionError, MemoryError, ValueError) as error:
         return f"cannot parse: {type(error).__name__}", 1, 0
     return None

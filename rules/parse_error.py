@@ -20,6 +20,12 @@ class ParseError(EngineCode):
     default), or always with `check-syntax = true`. Any other file is only read and searched:
     a syntax error in it is not reported (that is the job of ruff or `python -m compileall`),
     which keeps files no rule can match nearly free.
+
+    Files are parsed by the Python that runs declint. A file written for a later Python (a
+    `type` statement or a generic class under Python 3.11) cannot be analysed there; when
+    libcst, which reads later grammars too, parses it, the message says so: "syntax error:
+    invalid syntax (under Python 3.11, which runs declint; the file is valid for a later
+    Python: ...)". Run declint with the Python the code is written for.
     """
 
     CODE = "DL000"

@@ -6,6 +6,7 @@ never hide the others.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -21,6 +22,7 @@ from declint.cli import cli
 from declint.config import find_config_file, load_config
 from declint.engine import Engine, Selection
 from declint.rules import ALL_RULES, RULES_BY_CODE
+from declint.syntax import syntax_problem
 from tests.conftest import DEMO, MakeTree, copy_project
 
 MODELS = "tensorrt_llm/_torch/models/"
@@ -72,6 +74,53 @@ def test_bad_bytes_give_one_dl000(make_tree: MakeTree, data: bytes, expected: li
     code, lines = bad_file(make_tree, "modeling_bad.py", data)
     assert code == 1
     assert lines == ["tensorrt_llm/_torch/models/" + line for line in expected]
+
+
+LATER = "(under Python 3.11, which runs declint; the file is valid for a later Python: run declint with that one)"
+
+
+@pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="the syntax of Python 3.12, rejected by 3.11 only")
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (b"type Alias = list[int]\n", "modeling_bad.py:1:6: DL000 syntax error: invalid syntax " + LATER),
+        (  # a needle: parsed for the index's facts, not by the syntax check
+            b"attn_backend = 'x'\n\nclass Box[T]:\n    pass\n",
+            "modeling_bad.py:3:10: DL000 syntax error: invalid syntax " + LATER,
+        ),
+        (b'x = f"{"nested"}"\n', "modeling_bad.py:1:9: DL000 syntax error: f-string: expecting '}' " + LATER),
+    ],
+    ids=["type-statement", "generic-class-indexed", "nested-quotes-f-string"],
+)
+def test_a_later_pythons_syntax_is_named_as_such(make_tree: MakeTree, data: bytes, expected: str) -> None:
+    code, lines = bad_file(make_tree, "modeling_bad.py", data)
+    assert code == 1
+    assert lines == ["tensorrt_llm/_torch/models/" + expected]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "def broken(:\n",
+        "f() = 1\n",
+        "del f()\n",
+        'print "x"\n',
+        "f(**k, *a)\n",
+        "x := 1\n",
+        "def f(x=1, y): pass\n",
+        "f'{x!z}'\n",
+        "def f(*): pass\n",
+        "try:\n    pass\nexcept* E:\n    pass\nexcept F:\n    pass\n",
+        "x = 1 if y else\n",
+        "".join(" " * depth + "if x:\n" for depth in range(120)) + " " * 120 + "pass\n",  # CPython's limit
+    ],
+)
+def test_an_invalid_file_is_never_called_a_later_pythons(text: str) -> None:
+    """libcst rejects what CPython rejects, so the hint is never given to a file that is wrong."""
+    with pytest.raises(SyntaxError) as caught:
+        compile(text, "x.py", "exec", flags=ast.PyCF_ONLY_AST)
+    message, _, _ = syntax_problem(caught.value, text)
+    assert message == f"syntax error: {caught.value.msg}"
 
 
 @pytest.mark.parametrize(
