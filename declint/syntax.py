@@ -11,7 +11,6 @@ from __future__ import annotations
 import sys
 
 Problem = tuple[str, int, int]  # (message, line, 0-based column)
-_WAY_OUT = "run declint with that one"
 # CPython's own limits, which no later Python lifts and libcst does not share (2,000 nested
 # parentheses parse there): "too many nested parentheses", "too many levels of indentation".
 _LIMITS = ("too many ",)
@@ -22,7 +21,10 @@ def syntax_problem(error: SyntaxError, text: str) -> Problem:
     message = f"syntax error: {error.msg}"
     if not error.msg.startswith(_LIMITS) and _later_grammar(text):
         running = f"{sys.version_info.major}.{sys.version_info.minor}"
-        message += f" (under Python {running}, which runs declint; the file is valid for a later Python: {_WAY_OUT})"
+        message += (
+            f" (under Python {running}, which runs declint; the file is valid for a later Python:"
+            " run declint with that one)"
+        )
     return message, error.lineno or 1, max((error.offset or 1) - 1, 0)
 
 
