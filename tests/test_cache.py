@@ -1824,6 +1824,22 @@ def test_the_code_fingerprint_follows_libcsts_version_file(monkeypatch: pytest.M
         cache.code_fingerprint.cache_clear()
 
 
+def test_libcsts_version_file_is_found_without_importing_a_lazily_bound_libcst() -> None:
+    """A process that bound libcst with `lazy_module` (any module of the check's) and has not used
+    it yet: the fingerprint reads libcst's version file as a process without it does, and libcst
+    stays unimported (`find_spec` read the lazy module's `__spec__`: all of libcst, ~0.17 s)."""
+    program = (
+        "import sys\n"
+        "from declint import cache, lazy\n"
+        "plain = cache._libcst_version_stat()\n"
+        "lazy.lazy_module('libcst')\n"
+        "bound = cache._libcst_version_stat()\n"
+        "print(plain == bound, plain.count(':'), lazy.loaded('libcst'), 'libcst._nodes' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True)
+    assert done.stdout == "True 2 False False\n"
+
+
 # ---- a directory whose mtime moved while its entries did not -----------------------------------
 
 
