@@ -74,7 +74,7 @@ from declint.discovery import (
 from declint.errors import SourceError, warn
 from declint.lazy import lazy_module
 from declint.previews import Memoized, file_previews
-from declint.rule_set import rule_codes, rules_of_kind
+from declint.rule_set import GatedRule, LazyRules, rule_codes, rules_of_kind
 from declint.source import SourceFile, decode_source, is_plain, read_bytes
 from declint.syntax import syntax_problem
 from declint.types import Finding, Position, RunResult, Span, SuppressedFinding
@@ -455,6 +455,22 @@ class _Run:
         return tuple(r for r in rules_of_kind(self.engine.rules, kind) if self.engine.selection.enabled(r.CODE))
 
     @functools.cached_property
+    def file_plan(self) -> tuple[type[FileGate] | GatedRule, ...]:
+        """The enabled per-file rules as checks take them: a rule whose registry entry names its
+        needles stays a `GatedRule`, imported by the first file holding one (a run after an edit
+        checks a file or two, and seldom needs DL103's, DL104's or DL106's modules)."""
+        rules = self.engine.rules
+        if not isinstance(rules, LazyRules):
+            return self.file_rules
+        plan = rules.gated("file", self.engine.selection.enabled, self.config)
+        return cast("tuple[type[FileGate] | GatedRule, ...]", plan)
+
+    @functools.cached_property
+    def _planned_classes(self) -> tuple[type[FileGate], ...]:
+        """The rules of `file_plan` imported already: those whose needles may depend on the index."""
+        return tuple(r for r in self.file_plan if not isinstance(r, GatedRule))
+
+    @functools.cached_property
     def options(self) -> FactOptions:
         return _facts.FactOptions(
             declaration_attribute=str(self.config.get("declaration-attribute")),
@@ -466,7 +482,10 @@ class _Run:
     def gates(self) -> tuple[tuple[str, tuple[bytes, ...]], ...]:
         """(code, needles) of each enabled per-file rule."""
         empty = _index.ProjectIndex.build([], self.config)
-        return tuple((r.CODE, tuple(r.needles(self.config, empty))) for r in self.file_rules)
+        return tuple(
+            (r.entry.code, r.needles) if isinstance(r, GatedRule) else (r.CODE, tuple(r.needles(self.config, empty)))
+            for r in self.file_plan
+        )
 
     @functools.cached_property
     def seeds(self) -> tuple[bytes, ...]:
@@ -476,7 +495,9 @@ class _Run:
     @functools.cached_property
     def rule_seeds(self) -> tuple[tuple[tuple[bytes, ...], type[FileGate]], ...]:
         """(needles, the rule that decides) of each rule that asks for files to index (`FileGate.indexes`)."""
-        return tuple((needles, r) for r in self.file_rules if (needles := tuple(sorted(r.index_needles(self.config)))))
+        return tuple(
+            (needles, r) for r in self._planned_classes if (needles := tuple(sorted(r.index_needles(self.config))))
+        )  # (a gated rule asks for none: tests/test_docs.py)
 
     @property
     def data(self) -> CacheData:
@@ -1115,8 +1136,10 @@ class _Run:
     def _unstable(self, index: ProjectIndex) -> bool:
         """Do the needles of a per-file rule depend on the index (none do today)? `gates` holds
         them computed on an empty index, and the scan looked for those."""
-        return any(tuple(r.needles(self.config, index)) != needles for r, (_, needles) in zip(
-            self.file_rules, self.gates, strict=True))  # fmt: skip
+        return any(
+            not isinstance(r, GatedRule) and tuple(r.needles(self.config, index)) != needles
+            for r, (_, needles) in zip(self.file_plan, self.gates, strict=True)
+        )  # (a gated rule's needles follow from the configuration alone)
 
     def _check_changed(
         self,
@@ -1168,7 +1191,7 @@ class _Run:
         if not todo:
             return {}
         state = _state.CheckState(
-            self.config, self.file_rules, self.fact_rules, self.engine.known_codes, self.engine.enabled_codes,
+            self.config, self.file_plan, self.fact_rules, self.engine.known_codes, self.engine.enabled_codes,
             index, entries, self.overrides, self.max_size, not self.overrides,
         )  # fmt: skip
         pool = self._check_pool(state)
@@ -1410,7 +1433,7 @@ class _Run:
         if todo:
             self.stats.files_checked_fresh += len(todo)
             state = _state.CheckState(
-                self.config, self.file_rules, self.fact_rules, self.engine.known_codes, self.engine.enabled_codes,
+                self.config, self.file_plan, self.fact_rules, self.engine.known_codes, self.engine.enabled_codes,
                 index, self.index_facts, self.overrides, self.max_size, not self.overrides,
             )  # fmt: skip
             if self._prepare_pool is not None:  # free its processes before forking a new pool
@@ -1724,7 +1747,13 @@ def _check_source(
     context = _rule.FileContext(source, facts, state.config, recorder.proxy)
     findings: list[Finding] = []
     wanted: list[type[FileGate]] = []
-    for rule in state.file_rules:
+    for planned in state.file_rules:
+        if type(planned) is GatedRule:
+            if not any(needle in source.data for needle in planned.needles):
+                continue  # its prefilter would say no: the rule's module stays unimported
+            rule = cast("type[FileGate]", planned.load())
+        else:
+            rule = cast("type[FileGate]", planned)
         try:
             if rule.prefilter(source.data, state.config, context.index) and rule.applies_to(context):
                 wanted.append(rule)

@@ -6,16 +6,20 @@ start-up of a warm pre-commit run. `LazyRules` holds each rule's code, module, c
 kind, and imports a rule module the first time its class is asked for; the codes need no import.
 A run that patches the snapshot after an edit runs the per-file rules only (`rules_of_kind`), so
 the project rules' and the engine codes' modules (and `json`, which DL108 imports) stay unimported:
-a few milliseconds of the ~40 such an edit adds (docs/benchmarks.md, 2026-12-05).
+a few milliseconds of the ~40 such an edit adds (docs/benchmarks.md, 2026-12-05). Of those, the
+rules whose entries name their needles (`RuleEntry.needles`) are imported only by a check of a
+file holding one (`GatedRule`): an edited file seldom holds DL103's, DL104's or DL106's.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple, TypeVar, cast, overload
 
 if TYPE_CHECKING:
+    from declint.config import Config
     from declint.rule import RuleMeta
 
 _R = TypeVar("_R", bound="RuleMeta")
@@ -31,6 +35,20 @@ class RuleEntry(NamedTuple):
     module: str  # absolute module name
     name: str  # the class in it
     kind: str  # a key of KINDS: the class's base, checked when it is imported
+    # A per-file rule that can fire only on a file holding one of these needles, whatever the
+    # index holds: the rule's own `needles`, without importing it (see `declint.needles`)
+    needles: Callable[[Config], tuple[bytes, ...]] | None = None
+
+
+class GatedRule(NamedTuple):
+    """A per-file rule not imported yet, that can fire only on a file holding one of `needles`:
+    a check imports it for the first such file (`load`), and skips it for the others."""
+
+    entry: RuleEntry
+    needles: tuple[bytes, ...]
+
+    def load(self) -> type[RuleMeta]:
+        return _load(self.entry)
 
 
 class LazyRules(Sequence["type[RuleMeta]"]):
@@ -53,6 +71,17 @@ class LazyRules(Sequence["type[RuleMeta]"]):
     def of_kind(self, kind: str) -> tuple[type[RuleMeta], ...]:
         """The classes of the entries of `kind`, in registry order; no other rule module is imported."""
         return tuple(self._class(position) for position, entry in enumerate(self.entries) if entry.kind == kind)
+
+    def gated(
+        self, kind: str, enabled: Callable[[str], bool], config: Config
+    ) -> tuple[type[RuleMeta] | GatedRule, ...]:
+        """The enabled entries of `kind`, in registry order: each that names its needles as a
+        `GatedRule` (not imported), every other as its class."""
+        return tuple(
+            self._class(position) if entry.needles is None else GatedRule(entry, entry.needles(config))
+            for position, entry in enumerate(self.entries)
+            if entry.kind == kind and enabled(entry.code)
+        )
 
     @overload
     def __getitem__(self, index: int) -> type[RuleMeta]: ...
@@ -114,6 +143,7 @@ def _kind_of(rule: type[RuleMeta]) -> str | None:
     return kinds[0] if len(kinds) == 1 else None
 
 
+@functools.cache  # a GatedRule's class, loaded once per process (its entry is the key)
 def _load(entry: RuleEntry) -> type[RuleMeta]:
     rule: type[RuleMeta] = getattr(importlib.import_module(entry.module), entry.name)
     where = f"{entry.module}.{entry.name}"

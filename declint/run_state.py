@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from declint.prefilter import NeedleSet, ScanRecord
     from declint.previews import Memoized
     from declint.rule import FactRule, FileGate
+    from declint.rule_set import GatedRule
     from declint.types import Finding, SuppressedFinding
 
 
@@ -85,7 +86,7 @@ class Scanned(NamedTuple):
 @dataclass(frozen=True)
 class CheckState:
     config: Config
-    file_rules: tuple[type[FileGate], ...]
+    file_rules: tuple[type[FileGate] | GatedRule, ...]  # `_Run.file_plan`
     fact_rules: tuple[type[FactRule], ...]
     known_codes: frozenset[str]
     enabled_codes: frozenset[str]
@@ -110,7 +111,9 @@ class CheckState:
 
 
 def _rebuilt_check_state(
-    fields: tuple[Config, tuple[type[FileGate], ...], tuple[type[FactRule], ...], frozenset[str], frozenset[str]],
+    fields: tuple[
+        Config, tuple[type[FileGate] | GatedRule, ...], tuple[type[FactRule], ...], frozenset[str], frozenset[str]
+    ],
     entries: tuple[tuple[str, str | ModuleFacts], ...],
     overrides: Mapping[str, bytes],
     max_size: int,

@@ -14,6 +14,7 @@ from declint.facts import bound_once
 from declint.index import ProjectIndex
 from declint.lazy import lazy_module
 from declint.names import NameResolver, absolute_module, last_name
+from declint.needles import backend_words
 from declint.prefilter import strings_close_to
 from declint.rule import FileContext, Invalid, TreeRule, Valid, name_matches_any
 from declint.types import Finding
@@ -254,9 +255,7 @@ class BackendLiteral(TreeRule):
 
     @classmethod
     def needles(cls, config: Config, index: ProjectIndex) -> tuple[bytes, ...]:
-        parts = [p.strip("*") for p in config.str_list("backend-context-names")]
-        words = [w for p in (*parts, *config.str_list("backend-functions")) if p for w in (p, p.upper())]
-        return tuple(sorted({w.encode() for w in words}))
+        return backend_words(config)  # the registry's too: see declint/needles.py
 
     @classmethod
     def prefilter(cls, data: bytes, config: Config, index: ProjectIndex) -> bool:

@@ -11,7 +11,9 @@ from declint.config import Config, closest, did_you_mean
 from declint.facts import DeclEntry, ModuleFacts, name_matches, static_value
 from declint.index import ProjectIndex
 from declint.lazy import lazy_module
+from declint.needles import declaration_attribute
 from declint.rule import FileContext, Invalid, Rule, Valid
+from declint.rules.missing_declaration import declaration_assignments
 from declint.types import Applicability, Fix
 
 if TYPE_CHECKING:
@@ -150,7 +152,7 @@ class InvalidDeclaration(Rule):
 
     @classmethod
     def needles(cls, config: Config, index: ProjectIndex) -> tuple[bytes, ...]:
-        return (str(config.get("declaration-attribute")).encode(),)
+        return declaration_attribute(config)  # the registry's too: see declint/needles.py
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         super().visit_ClassDef(node)
@@ -334,29 +336,6 @@ class InvalidDeclaration(Rule):
                 self.report(
                     call.args[0], f'encoder "{encoder}": the reason of {self._marker} must be a string, not {reason}'
                 )
-
-
-def declaration_assignments(node: cst.ClassDef, attribute: str) -> list[tuple[cst.Name, cst.BaseExpression]]:
-    """(the target, the value) of each assignment of `attribute` in the class body, in order: the
-    last is the one the class keeps (DL102 reports and fixes at it, DL104 checks it)."""
-    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-    return [
-        pair
-        for statement in body
-        for small in (statement.body if isinstance(statement, cst.SimpleStatementLine) else ())
-        for pair in _declared(small, attribute)
-    ]
-
-
-def _declared(statement: cst.BaseSmallStatement, attribute: str) -> list[tuple[cst.Name, cst.BaseExpression]]:
-    """(the target, the value) of an assignment of `attribute`; none for another statement."""
-    if isinstance(statement, cst.Assign):
-        names = [t.target for t in statement.targets if isinstance(t.target, cst.Name)]
-        return [(name, statement.value) for name in names if name.value == attribute][:1]
-    if isinstance(statement, cst.AnnAssign) and isinstance(statement.target, cst.Name):
-        if statement.target.value == attribute and statement.value is not None:
-            return [(statement.target, statement.value)]
-    return []
 
 
 def _bindings(facts: ModuleFacts) -> dict[str, str]:

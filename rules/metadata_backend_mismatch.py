@@ -11,6 +11,7 @@ from declint.config import Config
 from declint.facts import FactOptions, extract_facts
 from declint.index import ProjectIndex
 from declint.lazy import lazy_module
+from declint.needles import metadata_cls
 from declint.prefilter import PlaceholderFacts
 from declint.rule import FileContext, Invalid, Rule, Valid, name_matches_any
 
@@ -427,7 +428,7 @@ class MetadataBackendMismatch(Rule):
 
     @classmethod
     def needles(cls, config: Config, index: ProjectIndex) -> tuple[bytes, ...]:
-        return (b"metadata_cls",)
+        return metadata_cls(config)  # the registry's too: see declint/needles.py
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         """`from ... import get_attention_backend as gab`: `gab(...)` is that function (read

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, ClassVar
 from declint.facts import DYNAMIC_REASON, ClassFacts, Declaration
 from declint.lazy import lazy_module
 from declint.rule import FileContext, Invalid, Rule, Valid
-from declint.rules.invalid_declaration import declaration_assignments
 from declint.types import Applicability, Fix, Position
 
 if TYPE_CHECKING:
@@ -246,3 +245,27 @@ def _declaration_target(node: cst.ClassDef, attribute: str) -> cst.CSTNode | Non
     """The name assigned by the last declaration in the body: the one Python keeps."""
     declared = declaration_assignments(node, attribute)
     return declared[-1][0] if declared else None
+
+
+def declaration_assignments(node: cst.ClassDef, attribute: str) -> list[tuple[cst.Name, cst.BaseExpression]]:
+    """(the target, the value) of each assignment of `attribute` in the class body, in order: the
+    last is the one the class keeps (DL102 reports and fixes at it, DL104 checks it). Here, not in
+    DL104's module: a check imports DL104's only for a file holding the attribute (GatedRule)."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    return [
+        pair
+        for statement in body
+        for small in (statement.body if isinstance(statement, cst.SimpleStatementLine) else ())
+        for pair in _declared(small, attribute)
+    ]
+
+
+def _declared(statement: cst.BaseSmallStatement, attribute: str) -> list[tuple[cst.Name, cst.BaseExpression]]:
+    """(the target, the value) of an assignment of `attribute`; none for another statement."""
+    if isinstance(statement, cst.Assign):
+        names = [t.target for t in statement.targets if isinstance(t.target, cst.Name)]
+        return [(name, statement.value) for name in names if name.value == attribute][:1]
+    if isinstance(statement, cst.AnnAssign) and isinstance(statement.target, cst.Name):
+        if statement.target.value == attribute and statement.value is not None:
+            return [(statement.target, statement.value)]
+    return []

@@ -5,14 +5,16 @@ from __future__ import annotations
 import json
 import pkgutil
 import re
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 import declint.rules as rules_package
 from declint.cli import cli
-from declint.config import OPTIONS
+from declint.config import OPTIONS, load_config
 from declint.docs import rules_document, rules_table, with_generated_tables
+from declint.index import ProjectIndex
 from declint.rule import FileGate, ProjectRule
 from declint.rule_set import LazyRules, RuleEntry, rules_of_kind
 from declint.rules import ALL_RULES, RULES_BY_CODE
@@ -92,6 +94,37 @@ def test_the_registry_names_each_rules_kind_and_a_kind_imports_only_its_modules(
         match=re.escape("declint.rules.direct_sdpa.DirectSdpa is of the kind file, but the registry says project"),
     ):
         rules_of_kind(wrong, ProjectRule)
+
+
+def test_a_gated_rule_names_its_own_needles_and_says_no_without_them(tmp_path: Path) -> None:
+    """The registry's needles of DL103, DL104 and DL106 (a check imports such a rule only for a
+    file holding one) are the rules' own, on the default configuration and on one that changes
+    them; none asks for files to be indexed; and each rule's prefilter says no to every file of
+    the demo without them (yes to some with them)."""
+    (tmp_path / "declint.toml").write_text(
+        'backend-context-names = ["*chosen_path*"]\nbackend-functions = ["pick"]\n'
+        'declaration-attribute = "_encoder_backends"\n',
+        encoding="utf-8",
+    )
+    known = frozenset(ALL_RULES.codes)
+    configs = [load_config(None, default_root=REPO, known_codes=known)]
+    configs.append(load_config(tmp_path / "declint.toml", default_root=tmp_path, known_codes=known))
+    gated = [entry for entry in ALL_RULES.entries if entry.needles is not None]
+    assert [entry.code for entry in gated] == ["DL103", "DL104", "DL106"]
+    assert gated[0].needles(configs[1]) == (b"CHOSEN_PATH", b"PICK", b"chosen_path", b"pick")
+    assert gated[1].needles(configs[1]) == (b"_encoder_backends",)
+    sources = [path.read_bytes() for path in sorted((REPO / "examples" / "mini_trtllm").rglob("*.py"))]
+    for entry in gated:
+        rule = RULES_BY_CODE[entry.code]
+        assert issubclass(rule, FileGate)
+        for config in configs:
+            index = ProjectIndex.build([], config)
+            needles = entry.needles(config)
+            assert needles == rule.needles(config, index) and rule.index_needles(config) == ()
+            holding = [any(needle in data for needle in needles) for data in sources]
+            said = [rule.prefilter(data, config, index) for data in sources]
+            assert not any(yes and not held for yes, held in zip(said, holding, strict=True)), entry.code
+        assert any(rule.prefilter(data, configs[0], ProjectIndex.build([], configs[0])) for data in sources)
 
 
 def test_every_option_is_read_by_someone() -> None:

@@ -7,7 +7,10 @@ from one that tried and took the full path ("patch" and "cache load").
 
 from __future__ import annotations
 
+import ast
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -15,6 +18,7 @@ from typing import Any
 import pytest
 
 from declint import engine as engine_module
+from declint.cache import NO_CACHE_ENV
 from declint.engine import CRASH_HOOK_ENV, Engine, _Run
 from declint.testing import PRELUDE, write_tree
 from tests.conftest import settle
@@ -287,3 +291,51 @@ def test_an_edit_saved_by_rename_is_patched_and_its_directory_listed_again(root:
     again = engine(root)  # the patched snapshot holds the directory's new stat
     assert lines(again.run([root])) == found
     assert list(again.stats.seconds) == ["snapshot"] and again.stats.files_read == 0
+
+
+_GATED_LOADS = (
+    "import sys\nfrom pathlib import Path\n"
+    "from declint.config import find_config_file, load_config\n"
+    "from declint.engine import Engine, Selection\nfrom declint.rules import ALL_RULES\n"
+    "root = Path.cwd()\n"
+    "config = load_config(find_config_file(root), default_root=root, known_codes=frozenset(ALL_RULES.codes))\n"
+    "engine = Engine(config, ALL_RULES, Selection(('DL',), ()), cache=True, jobs=None)\n"
+    "result = engine.run([root])\n"
+    "print(engine.stats.files_checked_fresh, 'patch' in engine.stats.seconds, 'cache load' in engine.stats.seconds)\n"
+    "print([f'{f.path}:{f.line}:{f.column}: {f.code} {f.message}' for f in result.findings])\n"
+    "print(sorted(m.rpartition('.')[2] for m in sys.modules if m.startswith('declint.rules.')))\n"
+)
+
+
+def _checked_in_process(root: Path) -> tuple[str, list[str], set[str]]:
+    """(files checked afresh and the phases patch and cache load, the findings, the rule modules
+    loaded) of a run in a new process that checks in its own process (`jobs=None`), as a worker
+    would."""
+    env = {k: v for k, v in os.environ.items() if k != NO_CACHE_ENV}
+    done = subprocess.run([sys.executable, "-c", _GATED_LOADS], cwd=root, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    checked, findings, modules = done.stdout.splitlines()
+    return checked, ast.literal_eval(findings), set(ast.literal_eval(modules))
+
+
+def test_a_check_imports_a_gated_rule_only_for_a_file_holding_its_needles(root: Path) -> None:
+    """DL103, DL104 and DL106 can fire only on a file holding their needles (the registry names
+    them): a patched run after an edit of a file with none of them checks it without importing
+    their modules; after an edit of the helper, which holds DL103's only, DL103's is imported.
+    Findings as without the cache, each time."""
+    sdpa = "tensorrt_llm/_torch/sdpa_user.py"
+    (root / sdpa).write_text(
+        "import torch.nn.functional as F\n\ndef attend(q, k, v):\n    return F.scaled_dot_product_attention(q, k, v)\n",
+        encoding="utf-8",
+    )
+    _settle_all(root)
+    checked, findings, modules = _checked_in_process(root)
+    assert checked == "1 False True" and findings == lines(engine(root, cache=False).run([root]))  # a new file
+    per_file = {"direct_sdpa", "missing_declaration", "metadata_contract"}
+    for path, loaded in ((sdpa, set()), (HELPER, {"backend_literal"})):
+        with (root / path).open("a", encoding="utf-8") as handle:
+            handle.write("# an edit the index cannot see\n")
+        settle(root)
+        checked, findings, modules = _checked_in_process(root)
+        assert (checked, modules) == ("1 True False", per_file | loaded), path  # the snapshot patched
+        assert findings == lines(engine(root, cache=False).run([root]))
