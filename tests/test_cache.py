@@ -8,6 +8,7 @@ indexed file changed). The tests edit one input at a time and compare with a col
 from __future__ import annotations
 
 import ast
+import dataclasses
 import errno
 import os
 import pickle
@@ -2013,3 +2014,30 @@ def test_one_directory_listed_alike_and_another_with_a_new_file_is_a_walk(demo: 
     assert any(line.startswith("tensorrt_llm/_torch/modules/modeling_new.py:2:") for line in lines(result)), lines(
         result
     )
+
+
+_SUBCLASS = "tensorrt_llm/_torch/pyexecutor/vision_variant.py"  # outside syntax-paths
+
+
+@pytest.mark.parametrize("on_disk", [True, False], ids=["saved", "an editor's buffer"])
+def test_a_file_that_left_the_closure_without_parsing_is_reported_as_without_the_cache(
+    demo: Path, on_disk: bool
+) -> None:
+    """A subclass declared (a needle: the last run's closure holds it) loses the line of its
+    declaration, and with it its body: nothing demands it now, so a run without the cache never
+    parses it and reports no DL000. A run starting from the last closure once parsed it for the
+    index and reported the DL000 (campaign seed 9105)."""
+    head = "from tensorrt_llm._torch.models.modeling_kimi_k3 import MoonViTModel as Base\n\n\nclass Variant(Base):\n"
+    declared = head + '    encoder_attention_backends = {"vision": ("VANILLA",)}\n'
+    (demo / _SUBCLASS).parent.mkdir(parents=True, exist_ok=True)
+    (demo / _SUBCLASS).write_text(declared, encoding="utf-8")
+    settle(demo)
+    engine(demo).run([demo])
+    overrides = {} if on_disk else {_SUBCLASS: head.encode()}
+    if on_disk:
+        (demo / _SUBCLASS).write_text(head, encoding="utf-8")
+        _touch(demo / _SUBCLASS, 120)
+    cached = dataclasses.replace(engine(demo), overrides=overrides).run([demo])
+    uncached = dataclasses.replace(engine(demo, cache=False), overrides=overrides).run([demo])
+    assert not [line for line in lines(uncached) if line.startswith(_SUBCLASS)]
+    assert lines(cached) == lines(uncached)
