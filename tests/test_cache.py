@@ -2041,3 +2041,20 @@ def test_a_file_that_left_the_closure_without_parsing_is_reported_as_without_the
     uncached = dataclasses.replace(engine(demo, cache=False), overrides=overrides).run([demo])
     assert not [line for line in lines(uncached) if line.startswith(_SUBCLASS)]
     assert lines(cached) == lines(uncached)
+
+
+def test_a_file_that_does_not_parse_leaves_the_closure_when_its_base_is_renamed(demo: Path) -> None:
+    """The subclass of a model that does not parse is in the closure (its base names a model),
+    and its DL000 is reported; the model is renamed, nothing demands the subclass any more, and
+    the run with the cache must drop its DL000 as the run without it does."""
+    (demo / _SUBCLASS).parent.mkdir(parents=True, exist_ok=True)
+    text = "from tensorrt_llm._torch.models.modeling_kimi_k3 import KimiK3Model\n\n\nclass Variant(KimiK3Model):\n"
+    (demo / _SUBCLASS).write_text(text, encoding="utf-8")
+    settle(demo)
+    broken = f"{_SUBCLASS}:4:27: DL000 syntax error: expected an indented block after class definition on line 4"
+    assert broken in lines(engine(demo).run([demo]))
+    edit(demo / MODELS / "modeling_kimi_k3.py", "class KimiK3Model(", "class KimiK3Renamed(")
+    _touch(demo / MODELS / "modeling_kimi_k3.py", 120)
+    cached, uncached = engine(demo).run([demo]), engine(demo, cache=False).run([demo])
+    assert broken not in lines(uncached)
+    assert lines(cached) == lines(uncached)
