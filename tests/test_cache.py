@@ -2029,8 +2029,7 @@ def test_a_file_that_left_the_closure_without_parsing_is_reported_as_without_the
     index and reported the DL000 (campaign seed 9105)."""
     head = "from tensorrt_llm._torch.models.modeling_kimi_k3 import MoonViTModel as Base\n\n\nclass Variant(Base):\n"
     declared = head + '    encoder_attention_backends = {"vision": ("VANILLA",)}\n'
-    (demo / _SUBCLASS).parent.mkdir(parents=True, exist_ok=True)
-    (demo / _SUBCLASS).write_text(declared, encoding="utf-8")
+    write_tree(demo, {_SUBCLASS: declared})
     settle(demo)
     engine(demo).run([demo])
     overrides = {} if on_disk else {_SUBCLASS: head.encode()}
@@ -2047,9 +2046,8 @@ def test_a_file_that_does_not_parse_leaves_the_closure_when_its_base_is_renamed(
     """The subclass of a model that does not parse is in the closure (its base names a model),
     and its DL000 is reported; the model is renamed, nothing demands the subclass any more, and
     the run with the cache must drop its DL000 as the run without it does."""
-    (demo / _SUBCLASS).parent.mkdir(parents=True, exist_ok=True)
     text = "from tensorrt_llm._torch.models.modeling_kimi_k3 import KimiK3Model\n\n\nclass Variant(KimiK3Model):\n"
-    (demo / _SUBCLASS).write_text(text, encoding="utf-8")
+    write_tree(demo, {_SUBCLASS: text})
     settle(demo)
     broken = f"{_SUBCLASS}:4:27: DL000 syntax error: expected an indented block after class definition on line 4"
     assert broken in lines(engine(demo).run([demo]))
