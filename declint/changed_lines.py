@@ -60,6 +60,8 @@ class ChangedLines:
     toplevel: Path
     files: dict[str, frozenset[int]]  # root-relative path -> changed line numbers (_WHOLE_FILE: all)
     renamed: dict[str, str] = field(default_factory=dict)  # root-relative: at the merge base -> now
+    # Every file of the diff over the project and PATHS, toplevel-relative (`declint.base_view`).
+    project: tuple[FileDiff, ...] = ()
 
     def touches(self, finding: Finding) -> bool:
         lines = self.files.get(finding.path)
@@ -71,7 +73,8 @@ class ChangedLines:
         return any(line in lines for line in range(finding.span.start.line, last + 1))
 
 
-def git(args: Sequence[str], cwd: Path, *, stdin: bytes | None = None) -> bytes:
+def git(args: Sequence[str], cwd: Path, *, stdin: bytes | None = None, none_found: int | None = None) -> bytes:
+    """git's output; `none_found`: an exit status that means "nothing found" (`git grep`'s 1)."""
     import subprocess  # here: only --diff-base runs git, and every run imports this module
 
     env = {**os.environ, "GIT_PAGER": "cat", "GIT_EXTERNAL_DIFF": "", "LC_ALL": "C"}
@@ -80,6 +83,8 @@ def git(args: Sequence[str], cwd: Path, *, stdin: bytes | None = None) -> bytes:
         done = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, env=env, check=False)
     except FileNotFoundError:
         raise UsageError("--diff-base needs git, which is not on PATH") from None
+    if done.returncode == none_found:
+        return b""
     if done.returncode != 0:
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise UsageError(f"git {args[0]} failed: {message[-1] if message else done.returncode}")
@@ -102,7 +107,8 @@ def compute(root: Path, rev: str, paths: Sequence[Path]) -> ChangedLines:
     diff = git([*_PINNED, *_DIFF, merge_base, "--", *scope], toplevel)
     files: dict[str, frozenset[int]] = {}
     renamed: dict[str, str] = {}
-    for change in parse_diff(diff.decode("utf-8", "surrogateescape")):
+    project = parse_diff(diff.decode("utf-8", "surrogateescape"))
+    for change in project:
         if change.new is None or not _within(change.new, specs):
             continue
         files[display_path(toplevel / change.new, root)] = change.lines
@@ -112,7 +118,7 @@ def compute(root: Path, rev: str, paths: Sequence[Path]) -> ChangedLines:
     for name in untracked.decode("utf-8", "surrogateescape").split("\0"):
         if name:
             files[display_path(toplevel / name, root)] = _WHOLE_FILE
-    return ChangedLines(rev, merge_base, toplevel, files, renamed)
+    return ChangedLines(rev, merge_base, toplevel, files, renamed, tuple(project))
 
 
 def _within(path: str, specs: Sequence[str]) -> bool:
@@ -207,7 +213,26 @@ def _unquote(name: str) -> str:
 def base_fingerprints(
     engine: Engine, paths: Sequence[Path], changed: ChangedLines, also: Iterable[str] = ()
 ) -> frozenset[str]:
-    """Fingerprints of the same check on the merge base (current configuration, base sources).
+    """Fingerprints of the same check on the merge base (current configuration, base sources):
+    the working tree with the change put back where it can be (`declint.base_view`), else the
+    merge base extracted from git."""
+    from declint.base_view import base_view
+
+    view = base_view(engine.config, engine.enabled_codes, paths, changed)
+    if view is None:
+        return archived_base_fingerprints(engine, paths, changed, also)
+    if not view.paths:
+        return frozenset()
+    base = replace(engine, overrides=view.texts, absent=view.absent, progress=None, keep_suppressed=True)
+    result = base.run(view.paths)
+    everything = [*result.findings, *(s.finding for s in result.suppressed)]
+    return frozenset(fingerprints(everything, SourceCache(engine.config.root, view.texts)).values())
+
+
+def archived_base_fingerprints(
+    engine: Engine, paths: Sequence[Path], changed: ChangedLines, also: Iterable[str] = ()
+) -> frozenset[str]:
+    """`base_fingerprints` from the merge base extracted into a temporary tree, checked there.
 
     Only what the check reads is taken from git: the configured roots, PATHS, `also` (the
     root-relative files current findings point at, such as a docs table or a JSON schema) and the

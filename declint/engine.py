@@ -202,6 +202,9 @@ class Engine:
     progress: Progress | None = None
     # rel -> bytes checked instead of the file on disk: `check --fix` re-lints candidate texts.
     overrides: Mapping[str, bytes] = field(default_factory=dict)
+    # rels taken as absent though on disk: `check --diff-base` checks the merge base as the
+    # working tree with what the change added left out (`declint.base_view`).
+    absent: frozenset[str] = frozenset()
     # Keep what suppressions hid, with their reasons (SARIF suppressions, stable fingerprints).
     keep_suppressed: bool = False
     # None: read, parse and check in this process (no isolation); N >= 1: N supervised workers.
@@ -242,11 +245,12 @@ class Engine:
         paths = list(paths)
         existing = self._existing_roots()
         with _Run(self) as run:
-            quick = run.from_snapshot(paths, existing)
+            # The snapshot describes the files on disk: a run leaving some out walks.
+            quick = None if self.absent else run.from_snapshot(paths, existing)
             if quick is not None:
                 findings, suppressed, total, checked_count, skipped = quick
             else:
-                listing = run.listing_from_snapshot(paths, existing)
+                listing = None if self.absent else run.listing_from_snapshot(paths, existing)
                 if listing is not None:  # no directory changed: the last walk's files, no walk
                     snapshot, rels, skipped = listing
                     checked_files, indexed_files = run.files_from_snapshot(rels)
@@ -256,8 +260,8 @@ class Engine:
                     with self.stats.phase("discover"), InputRecorder.recording(with_keys=run.keeps_keys) as listed:
                         checked = discover(paths, self.config, self._virtual_paths())
                         indexed = checked if self._same_walk(paths, existing) else self._index_walk(existing)
-                    checked_files, indexed_files = list(checked.files), list(indexed.files)
-                    skipped = [(s.rel, s.reason) for s in checked.skipped]
+                    checked_files, indexed_files = self._present(checked.files), self._present(indexed.files)
+                    skipped = [(s.rel, s.reason) for s in checked.skipped if s.rel not in self.absent]
                     run.listings = {**indexed.listings, **checked.listings}
                 run.request = (paths, existing, [item.rel for item in checked_files], skipped)
                 findings, suppressed, total = run.check(checked_files, indexed_files, listed)
@@ -282,6 +286,9 @@ class Engine:
                 sorted({s for s in self._suppressed if self._reportable(s.finding)}, key=lambda s: s.finding.sort_key())
             ),
         )
+
+    def _present(self, files: Sequence[SourcePath]) -> list[SourcePath]:
+        return [item for item in files if item.rel not in self.absent] if self.absent else list(files)
 
     def _about_given(
         self, paths: Sequence[Path], findings: list[Finding], suppressed: list[SuppressedFinding]
@@ -383,6 +390,9 @@ class _Run:
         self.config = engine.config
         self.stats = engine.stats
         self.overrides = dict(engine.overrides)
+        # A run over texts in place of files, or leaving files out, describes no state of the
+        # disk: it reads the cache and writes none.
+        self.read_only = bool(self.overrides or engine.absent)
         self.check_syntax = bool(self.config.get("check-syntax"))
         self.syntax_paths = tuple(self.config.str_list("syntax-paths"))
         self.in_syntax_paths = DirectoryMatcher(self.syntax_paths)
@@ -521,10 +531,10 @@ class _Run:
         memory = self.engine.memory
         # A run over overridden texts keeps no entry of theirs (`_keep`, `_store`): its data may
         # serve as the first (`--stdin-filename --fix`), never replace one from the disk alone.
-        if exc[0] is None and self.store is None and memory is not None and (not self.overrides or memory.empty):
+        if exc[0] is None and self.store is None and memory is not None and (not self.read_only or memory.empty):
             if self._data is not None:
                 memory.save(self._data)
-        if exc[0] is None and self.store is not None and not self.overrides and saving:
+        if exc[0] is None and self.store is not None and not self.read_only and saving:
             with self.stats.phase("cache save"):
                 if self.changed:
                     self.store.save(self.data, self.changed)
@@ -542,7 +552,7 @@ class _Run:
         if not self.engine.uses_cache:
             return None
         store = Cache.for_config(self.config)
-        if store is not None and not self.overrides:  # a run over overridden texts writes no cache
+        if store is not None and not self.read_only:  # see `read_only`
             store.ensure()  # before the walk: creating it later would move the root's mtime
         return store
 
@@ -806,7 +816,7 @@ class _Run:
     def _closure_digest(self) -> str:
         """`CacheData.closure` of this run ("" when no cache is written, or a file's bytes
         changed while the run read it: its facts and its entry may be of different bytes)."""
-        if self.store is None or self.overrides or self._moved_under_run:
+        if self.store is None or self.read_only or self._moved_under_run:
             return ""
         return self._modules_digest()
 
@@ -1350,7 +1360,7 @@ class _Run:
         inputs: Recorded,
         walked: Recorded,
     ) -> None:
-        if self.store is None or self.overrides or self.request is None:
+        if self.store is None or self.read_only or self.request is None:
             return
         if any(result.final for result in results.values()):
             return  # a crash or a timeout is retried, never replayed
@@ -1410,7 +1420,7 @@ class _Run:
     @property
     def keeps_keys(self) -> bool:
         """Are stat keys of what the run reads needed (for a snapshot)?"""
-        return self.store is not None and not self.overrides
+        return self.store is not None and not self.read_only
 
     def _project_findings(self, index: ProjectIndex) -> list[Finding]:
         findings: list[Finding] = []

@@ -1,0 +1,198 @@
+"""The merge base of `check --diff-base`, checked as the working tree with the change put back.
+
+`changed_lines.base_fingerprints` needs the findings of the same check on the merge base. Extracting
+the merge base into a temporary tree and checking that cold took ~9 s on a 5,000-file tree, two
+thirds of it writing the files (docs/benchmarks.md). Most files are the same at the merge base, so
+here the base is the working tree with what the change touched as it was: a Python file modified
+since, its text at the merge base in place of the file (as `check --fix` re-lints candidate texts);
+one the merge base does not have (added, untracked, or checked though git ignores it), left out
+(`Engine.absent`). Every other file is read as the check of the working tree read it, through
+the cache.
+
+`base_view` returns None for a change that cannot be put back so, and the base is extracted as
+before:
+
+- a file the check may read deleted or renamed (the walk would not find its old text);
+- a package marker the merge base lacks, or a module beside a directory of its name: module names
+  ask the disk for those;
+- a symlink among the files put back or left out;
+- a change to any other file the check reads: a .gitignore, the docs table, a JSON file (the
+  serving schemas), or a serving schema that git does not track;
+- an `include` beyond `*.py`, or a path given outside the project root;
+- a .gitattributes asking `git archive` to leave out or rewrite files.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from declint.changed_lines import ChangedLines, git
+from declint.config import Config
+from declint.discovery import BUILTIN_EXCLUDES, INDEX_INCLUDE, SourcePath, discover, glob_match, json_files_under
+
+_SYMLINK_MODE = "120000"
+_PATHS_PER_ARCHIVE = 500  # a command line's worth of paths
+_SCHEMA_RULE = "DL108"  # the rule that reads every serving schema under the root
+
+
+@dataclass(frozen=True)
+class BaseView:
+    """The merge base as the working tree with the change put back (root-relative paths)."""
+
+    texts: dict[str, bytes]  # modified Python files: their text at the merge base
+    absent: frozenset[str]  # Python files the merge base does not have
+    paths: tuple[Path, ...]  # the paths given that exist at the merge base
+
+
+def base_view(config: Config, enabled: frozenset[str], paths: Sequence[Path], changed: ChangedLines) -> BaseView | None:
+    """The merge base of `changed` as texts in place of files and files left out; None when the
+    change holds something they cannot express (the module's docstring)."""
+    project = _Project(config, changed)
+    given = [project.rel_of(path) for path in paths]
+    if tuple(config.str_list("include")) != INDEX_INCLUDE or any(rel is None for rel in given):
+        return None
+    if not project.changes_expressible() or not project.inputs_tracked(_SCHEMA_RULE in enabled):
+        return None
+    if project.archive_attributes():
+        return None
+    texts: dict[str, bytes] = {}
+    absent: set[str] = set()
+    for item in _python_files(config, paths):
+        where = project.top(item.rel)
+        if where not in project.tracked:
+            if not _may_leave_out(item):
+                return None
+            absent.add(item.rel)
+        elif where in project.modified:
+            if project.tracked[where] == _SYMLINK_MODE or os.path.islink(item.path):
+                return None
+            texts[item.rel] = b""  # read below, all in one git process
+    blobs = project.blobs([project.top(rel) for rel in texts])
+    if any(project.top(rel) not in blobs for rel in texts):
+        return None
+    texts = {rel: blobs[project.top(rel)] for rel in texts}
+    at_base = tuple(path for path, rel in zip(paths, given, strict=True) if rel is not None and project.exists(rel))
+    return BaseView(texts, frozenset(absent), at_base)
+
+
+def _python_files(config: Config, paths: Sequence[Path]) -> Iterator[SourcePath]:
+    """The files the check of the working tree reads: those under PATHS and the index's."""
+    roots = [config.root / name for name in config.str_list("roots") if (config.root / name).exists()]
+    yield from discover(paths, config).files
+    yield from discover(roots, config, include=INDEX_INCLUDE).files
+
+
+def _may_leave_out(item: SourcePath) -> bool:
+    """Is leaving this file out all that its absence changes? Module names look on disk for
+    package markers and for a module beside a directory of its name; a symlink is left to git."""
+    if os.path.basename(item.rel) == "__init__.py" or os.path.islink(item.path):
+        return False
+    return not os.path.isdir(item.path.removesuffix(".py"))
+
+
+class _Project:
+    """The project root inside the repository, and what git says of it at the merge base."""
+
+    def __init__(self, config: Config, changed: ChangedLines) -> None:
+        self.config = config
+        self.changed = changed
+        self.prefix = PurePosixPath(Path(os.path.relpath(config.root, changed.toplevel)).as_posix())
+        self.docs_rel = str(config.get("docs-table"))  # "" when DL107 has no table
+        self.docs = self.top(self.docs_rel) if self.docs_rel else None
+        self.tracked = self._tracked()
+        self.modified = {c.new for c in changed.project if c.new is not None and c.old == c.new}
+
+    def top(self, rel: str) -> str:
+        """A root-relative path, relative to the repository's top level (as git names it)."""
+        return (self.prefix / rel).as_posix()
+
+    def rel_of(self, path: Path) -> str | None:
+        rel = os.path.relpath(os.path.abspath(path), self.config.root)
+        return None if rel == ".." or rel.startswith(".." + os.sep) else Path(rel).as_posix()
+
+    def exists(self, rel: str) -> bool:
+        """Does a root-relative path exist at the merge base (the root always does)?"""
+        if rel == ".":
+            return True
+        where = self.top(rel)
+        return where in self.tracked or any(path.startswith(where + "/") for path in self.tracked)
+
+    def _tracked(self) -> dict[str, str]:
+        """Every file git has at the merge base under the project root -> its mode."""
+        listing = git(["ls-tree", "-r", "-z", self.changed.merge_base, "--", str(self.prefix)], self.changed.toplevel)
+        tracked: dict[str, str] = {}
+        for entry in listing.decode("utf-8", "surrogateescape").split("\0"):
+            if entry:
+                header, path = entry.split("\t", 1)
+                tracked[path] = header.split(" ", 1)[0]
+        return tracked
+
+    def _may_be_read(self, path: str) -> bool:
+        return path.endswith((".py", ".json")) or PurePosixPath(path).name == ".gitignore" or path == self.docs
+
+    def changes_expressible(self) -> bool:
+        """No file the check may read deleted or renamed, and no other file than a Python one it
+        may read changed (tracked or not)."""
+        for change in self.changed.project:
+            moved = change.new is None or (change.old is not None and change.old != change.new)
+            named = [p for p in (change.old, change.new) if p is not None]
+            if moved and any(self._may_be_read(p) for p in named):
+                return False
+            if (
+                not moved
+                and change.new is not None
+                and not change.new.endswith(".py")
+                and self._may_be_read(change.new)
+            ):
+                return False
+        untracked = git(
+            ["ls-files", "-z", "--others", "--exclude-standard", "--", str(self.prefix)], self.changed.toplevel
+        )
+        names = untracked.decode("utf-8", "surrogateescape").split("\0")
+        return not any(name and not name.endswith(".py") and self._may_be_read(name) for name in names)
+
+    def inputs_tracked(self, with_schemas: bool) -> bool:
+        """The docs table and (when DL108 reads them) the serving schemas are files git tracks,
+        or absent in both: one that git ignores is not at the merge base, yet on disk."""
+        if self.docs is not None and (self.docs in self.tracked) != (self.config.root / self.docs_rel).is_file():
+            return False
+        if not with_schemas:
+            return True
+        patterns = self.config.str_list("serving-schemas")
+        pruned = frozenset(entry.rstrip("/") for entry in BUILTIN_EXCLUDES)
+        for path in json_files_under(self.config.root, pruned):
+            rel = Path(os.path.relpath(path, self.config.root)).as_posix()
+            if glob_match(rel, patterns) and self.top(rel) not in self.tracked:
+                return False
+        return True
+
+    def archive_attributes(self) -> bool:
+        """Does a .gitattributes at the merge base ask `git archive` to leave files out or to
+        rewrite them (`export-ignore`, `export-subst`)? The extracted base follows them."""
+        found = git(
+            ["grep", "-l", "-e", "export-ignore", "-e", "export-subst", self.changed.merge_base, "--",
+             ":(glob)**/.gitattributes"],
+            self.changed.toplevel,
+            none_found=1,
+        )  # fmt: skip
+        return bool(found.strip())
+
+    def blobs(self, paths: Sequence[str]) -> dict[str, bytes]:
+        """The texts of `paths` at the merge base, as `git archive` writes them (the extracted
+        base's texts: the same attributes and line-end conversions), read from memory."""
+        import io
+        import tarfile
+
+        texts: dict[str, bytes] = {}
+        for start in range(0, len(paths), _PATHS_PER_ARCHIVE):
+            chunk = paths[start : start + _PATHS_PER_ARCHIVE]
+            archive = git(["archive", "--format=tar", self.changed.merge_base, "--", *chunk], self.changed.toplevel)
+            with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+                for member in tar:
+                    handle = tar.extractfile(member) if member.isfile() else None
+                    if handle is not None:
+                        texts[member.name] = handle.read()
+        return texts

@@ -1,0 +1,279 @@
+"""`--diff-base` checks the merge base as the working tree with the change put back
+(`declint.base_view`): the same fingerprints as the merge base extracted from git, for every
+change it takes, and the extraction for every change it cannot express."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from declint.base_view import BaseView, base_view
+from declint.cache import NO_CACHE_ENV
+from declint.changed_lines import ChangedLines, archived_base_fingerprints, base_fingerprints, compute
+from declint.config import find_config_file, load_config
+from declint.engine import Engine, Selection
+from declint.fingerprint import fingerprints
+from declint.reporting.sources import SourceCache
+from declint.rules import ALL_RULES, RULES_BY_CODE
+from declint.types import RunResult
+from tests.conftest import DEMO, copy_project, settle
+
+MODELS = "tensorrt_llm/_torch/models/"
+LITERAL = "tensorrt_llm/llmapi/llm_args.py"
+ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+UNDECLARED = (
+    "from .modeling_multimodal_mixin import MultimodalModelMixin\n"
+    "from .modeling_utils import register_auto_model\n\n\n"
+    '@register_auto_model("NewForConditionalGeneration")\n'
+    "class NewForConditionalGeneration(MultimodalModelMixin):\n"
+    '    attn_backend = "TRTLLM"\n'
+)
+
+
+def git(root: Path, *args: str) -> str:
+    env = {**os.environ, **ENV, "HOME": str(root)}
+    return subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True, check=True).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """The demo committed on `main`, a branch `feature` checked out."""
+    root = tmp_path / "repo"
+    copy_project(DEMO, root)
+    settle(root)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    git(root, "checkout", "-q", "-b", "feature")
+    return root
+
+
+def engine(root: Path, *, cache: bool = False) -> Engine:
+    config = load_config(find_config_file(root), default_root=root, known_codes=frozenset(RULES_BY_CODE))
+    return Engine(config, ALL_RULES, Selection(("DL",), ()), keep_suppressed=True, cache=cache)
+
+
+def edit(root: Path, rel: str, old: str, new: str) -> None:
+    path = root / rel
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+
+
+def write(root: Path, rel: str, text: str) -> None:
+    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (root / rel).write_text(text)
+
+
+def narrow_literal(root: Path) -> None:
+    """FLASHINFER leaves the Literal: declarations far from the change break."""
+    edit(root, LITERAL, '"TRTLLM", "FLASHINFER"]', '"TRTLLM"]')
+
+
+def add_staged_model(root: Path) -> None:
+    write(root, MODELS + "modeling_new.py", UNDECLARED)
+    git(root, "add", "-A")
+
+
+def add_untracked_model(root: Path) -> None:
+    write(root, MODELS + "modeling_new.py", UNDECLARED)
+
+
+def add_model_git_ignores(root: Path) -> None:
+    """A file git ignores by the user's `core.excludesFile`, which declint's walk does not read:
+    checked now, absent from the merge base as git has it."""
+    write(root, MODELS + "modeling_new.py", UNDECLARED)
+    write(root, ".git/user-ignores", "modeling_new.py\n")
+    git(root, "config", "core.excludesFile", str(root / ".git" / "user-ignores"))
+    assert git(root, "status", "--porcelain") == ""
+
+
+def add_literal_copy(root: Path) -> None:
+    """A second Literal of the same name in a new module, and a line of a model edited."""
+    write(
+        root,
+        "tensorrt_llm/llmapi/extra_args.py",
+        'from typing import Literal\n\nEncoderAttentionBackend = Literal["VANILLA", "TRTLLM", "FLASHINFER"]\n',
+    )
+    edit(root, MODELS + "modeling_kimi_k3.py", "image_size = 448", "image_size = 336")
+
+
+def break_a_model(root: Path) -> None:
+    """A syntax error in a model the base parses, and a module in a new namespace directory."""
+    edit(root, MODELS + "modeling_kimi_k3.py", "class KimiK3InputProcessor(", "class KimiK3InputProcessor((")
+    write(
+        root,
+        "tensorrt_llm/_torch/extra/helpers.py",
+        "import torch\n\nx = torch.nn.functional.scaled_dot_product_attention\n",
+    )
+
+
+def nothing(root: Path) -> None:
+    """No change at all."""
+
+
+CHANGES: dict[str, Callable[[Path], None]] = {
+    "the Literal narrowed": narrow_literal,
+    "a model added and staged": add_staged_model,
+    "a model added, untracked": add_untracked_model,
+    "a model git ignores": add_model_git_ignores,
+    "a copy of the Literal added": add_literal_copy,
+    "a model broken, a namespace module added": break_a_model,
+    "nothing": nothing,
+}
+
+
+def current_fingerprints(run: Engine, root: Path) -> tuple[frozenset[str], set[str]]:
+    """The fingerprints of a check of the working tree, and the files its findings point at."""
+    result = run.run([root])
+    everything = [*result.findings, *(s.finding for s in result.suppressed)]
+    return frozenset(fingerprints(everything, SourceCache(root)).values()), {f.path for f in everything}
+
+
+def views(root: Path, run: Engine) -> tuple[ChangedLines, BaseView | None]:
+    changed = compute(root, "main", [root])
+    return changed, base_view(run.config, run.enabled_codes, [root], changed)
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_the_base_put_back_finds_what_the_extracted_base_finds(repo: Path, change: str) -> None:
+    run = engine(repo)
+    before, _ = current_fingerprints(run, repo)
+    CHANGES[change](repo)
+    now, also = current_fingerprints(run, repo)
+    changed, view = views(repo, run)
+    assert view is not None
+    put_back = base_fingerprints(run, [repo], changed)
+    extracted = archived_base_fingerprints(run, [repo], changed, also)
+    assert put_back == extracted == before
+    assert (now != before) == (change != "nothing")  # the change shows in the findings
+
+
+def test_the_view_holds_the_texts_at_the_merge_base_and_leaves_out_what_is_new(repo: Path) -> None:
+    original = (repo / LITERAL).read_bytes()
+    narrow_literal(repo)
+    add_staged_model(repo)
+    write(repo, MODELS + "modeling_untracked.py", "x = 1\n")
+    write(repo, "README.md", "edited: a file the check never reads\n")
+    _, view = views(repo, engine(repo))
+    assert view == BaseView(
+        {LITERAL: original},
+        frozenset({MODELS + "modeling_new.py", MODELS + "modeling_untracked.py"}),
+        (repo,),
+    )
+
+
+def rename_a_model(root: Path) -> None:
+    git(root, "mv", MODELS + "modeling_kimi_k3.py", MODELS + "modeling_kimi_k3_moved.py")
+
+
+def delete_a_model(root: Path) -> None:
+    (root / MODELS / "modeling_kimi_k3.py").unlink()
+
+
+def add_a_package(root: Path) -> None:
+    write(root, "tensorrt_llm/_torch/extra/__init__.py", "")
+
+
+def add_a_module_beside_its_directory(root: Path) -> None:
+    write(root, "tensorrt_llm/_torch/models.py", "")
+
+
+def edit_the_docs_table(root: Path) -> None:
+    path = root / "docs/encoder_attention_backends.md"
+    path.write_text(path.read_text() + "\nA line more.\n")
+
+
+def add_a_gitignore(root: Path) -> None:
+    write(root, "tensorrt_llm/.gitignore", "modeling_kimi_k3.py\n")
+
+
+def edit_a_schema(root: Path) -> None:
+    edit(root, "schemas/trtllm-serve-config.schema.json", '"TRTLLM"', '"VANILLA"')
+
+
+def add_an_ignored_schema(root: Path) -> None:
+    write(root, "build/trtllm-serve-config.schema.json", "{}\n")
+    write(root, ".gitignore", "build/\n")
+    git(root, "add", ".gitignore")
+    git(root, "commit", "-q", "-m", "ignore build")  # a commit on the branch: the base lacks it, so
+    git(root, "rm", "-q", "--cached", ".gitignore")  # .gitignore is an untracked change as well
+
+
+def add_an_untracked_schema(root: Path) -> None:
+    write(root, "deploy/trtllm-serve-config.schema.json", "{}\n")
+
+
+def export_ignore(root: Path) -> None:
+    git(root, "checkout", "-q", "main")
+    write(root, ".gitattributes", "schemas/** export-ignore\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "attributes")
+    git(root, "checkout", "-q", "feature")
+    git(root, "rebase", "-q", "main")
+
+
+FALLBACKS: dict[str, Callable[[Path], None]] = {
+    "a model renamed": rename_a_model,
+    "a model deleted": delete_a_model,
+    "a package marker added": add_a_package,
+    "a module beside a directory of its name": add_a_module_beside_its_directory,
+    "the docs table edited": edit_the_docs_table,
+    "a .gitignore added": add_a_gitignore,
+    "a serving schema edited": edit_a_schema,
+    "a serving schema git ignores": add_an_ignored_schema,
+    "an untracked serving schema": add_an_untracked_schema,
+    "files git archive leaves out": export_ignore,
+}
+
+
+@pytest.mark.parametrize("change", list(FALLBACKS))
+def test_a_change_the_view_cannot_express_falls_back_to_the_extracted_base(repo: Path, change: str) -> None:
+    FALLBACKS[change](repo)
+    assert views(repo, engine(repo))[1] is None
+
+
+def test_a_path_outside_the_project_root_falls_back(repo: Path) -> None:
+    narrow_literal(repo)
+    run = engine(repo)
+    changed = compute(repo, "main", [repo])
+    assert base_view(run.config, run.enabled_codes, [repo.parent], changed) is None
+
+
+def described(result: RunResult) -> list[str]:
+    return [f"{f.path}:{f.span.start.line}:{f.span.start.column}: {f.code} {f.message}" for f in result.findings]
+
+
+def test_a_run_leaving_files_out_finds_what_a_tree_without_them_does_and_writes_no_cache(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`Engine.absent`: the files as if deleted, the cache and the snapshot read, never written."""
+    monkeypatch.delenv(NO_CACHE_ENV)
+    settle(repo)  # .git/info/exclude, which the walk reads, too: else no snapshot is written
+    run = engine(repo, cache=True)
+    full = run.run([repo])
+    token = run.state_token
+    assert token is not None  # a snapshot written: the next run of the same request takes it
+    left_out = MODELS + "modeling_kimi_k3.py"
+    assert any(f.path == left_out for f in full.findings)
+    cache = repo / ".declint_cache"
+    written = {path: path.read_bytes() for path in cache.rglob("*") if path.is_file()}
+    partial = dataclasses.replace(run, absent=frozenset({left_out})).run([repo])
+    assert {path: path.read_bytes() for path in cache.rglob("*") if path.is_file()} == written
+    without = tmp_path / "without"
+    copy_project(repo, without)
+    (without / left_out).unlink()
+    assert described(partial) == described(engine(without).run([without]))
+    again = run.run([repo])
+    assert (described(again), run.stats.files_checked_fresh, run.state_token) == (described(full), 0, token)
