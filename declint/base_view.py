@@ -79,10 +79,12 @@ def base_view(config: Config, enabled: frozenset[str], paths: Sequence[Path], ch
 
 
 def _python_files(config: Config, paths: Sequence[Path]) -> Iterator[SourcePath]:
-    """The files the check of the working tree reads: those under PATHS and the index's."""
+    """The files the check of the working tree reads: those under PATHS and the index's (one
+    walk when PATHS are the roots, as `Engine` walks them)."""
     roots = [config.root / name for name in config.str_list("roots") if (config.root / name).exists()]
     yield from discover(paths, config).files
-    yield from discover(roots, config, include=INDEX_INCLUDE).files
+    if sorted(map(os.path.abspath, paths)) != sorted(map(os.path.abspath, roots)):
+        yield from discover(roots, config, include=INDEX_INCLUDE).files
 
 
 def _may_leave_out(item: SourcePath) -> bool:

@@ -717,7 +717,8 @@ class SessionMemory:
     `--stdin-filename`, whose data then holds no entry of the text): the same trust (a file's stat
     unchanged and settled), and each run its own copy of the entries, as loaded from a pickle.
     Nothing of it reaches the disk or outlives the process; a `--fix` with nothing to fix never
-    pickles it."""
+    pickles it. `check --diff-base` with the cache off keeps one too: the check of the merge base
+    is a run over the working tree with texts in place of some files and others left out."""
 
     def __init__(self) -> None:
         self._data: CacheData | None = None  # as the run that made it left it

@@ -18,6 +18,7 @@ from declint.changed_lines import ChangedLines, archived_base_fingerprints, base
 from declint.config import find_config_file, load_config
 from declint.engine import Engine, Selection
 from declint.fingerprint import fingerprints
+from declint.reporting.model import DiffScope
 from declint.reporting.sources import SourceCache
 from declint.rules import ALL_RULES, RULES_BY_CODE
 from declint.types import RunResult
@@ -277,3 +278,29 @@ def test_a_run_leaving_files_out_finds_what_a_tree_without_them_does_and_writes_
     assert described(partial) == described(engine(without).run([without]))
     again = run.run([repo])
     assert (described(again), run.stats.files_checked_fresh, run.state_token) == (described(full), 0, token)
+
+
+@pytest.mark.parametrize("cache", [True, False], ids=["cache", "no cache"])
+def test_the_merge_base_reads_only_the_texts_put_back(repo: Path, monkeypatch: pytest.MonkeyPatch, cache: bool) -> None:
+    """The check of the merge base takes every other file from the check just made: from the
+    cache, or without one from what that check kept in memory."""
+    from declint.reporting import pipeline
+
+    if cache:
+        monkeypatch.delenv(NO_CACHE_ENV)
+    narrow_literal(repo)
+    settle(repo)
+    runs: list[Engine] = []
+    run = Engine.run
+
+    def recorded(self: Engine, paths: list[Path]) -> RunResult:
+        runs.append(self)
+        return run(self, paths)
+
+    monkeypatch.setattr(Engine, "run", recorded)
+    request = pipeline.CheckRequest((repo,), diff_base="main")
+    outcome = pipeline.run(engine(repo, cache=cache), request, ALL_RULES)
+    current, base = runs
+    assert (current.overrides, base.overrides.keys(), base.absent) == ({}, {LITERAL}, frozenset())
+    assert (current.stats.files_read, base.stats.files_read) == (37, 1)  # the demo has 37 Python files
+    assert outcome.report.diff == DiffScope("main", git(repo, "rev-parse", "main").strip(), 1, 22)

@@ -67,6 +67,8 @@ def run(engine: Engine, request: CheckRequest, rules: Sequence[type[RuleMeta]]) 
             engine, paths, unsafe=request.unsafe_fixes, write=not request.diff_only and not engine.overrides,
             memory=memory,
         )  # fmt: skip
+    if request.diff_base is not None and memory is None and not engine.uses_cache:
+        memory = SessionMemory()  # the check of the merge base (`declint.base_view`) reads what this one read
     checker = replace(engine, keep_suppressed=True, overrides=_after_fixes(engine, request, outcome), memory=memory)
     result = checker.run(paths)
     root = engine.config.root
@@ -86,7 +88,7 @@ def run(engine: Engine, request: CheckRequest, rules: Sequence[type[RuleMeta]]) 
     scope = None
     on_diff: dict[Finding, bool] = {}
     if request.diff_base is not None:
-        findings, on_diff, scope = _apply_diff(engine, request, findings, prints)
+        findings, on_diff, scope = _apply_diff(replace(engine, memory=memory), request, findings, prints)
 
     fixable = _previews(checker, findings, sources)  # with the previews its workers computed
     items = tuple(
