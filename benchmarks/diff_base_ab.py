@@ -5,10 +5,11 @@
 Each directory is a `pip install --no-deps --target` of declint, as for `ab.py`. The generated
 tree (`.work/trees/N`, made by `run.py`) is copied to `.work/diff-base-N`, committed on `main`,
 and changed on a branch as a pull request would be: a backend literal appended to one model and
-an untracked module added. Every round, for each version: the cache removed and the run timed
-(`cold`, a CI job on a fresh clone), then the same run again (`warm`, a developer's second run).
-The report each version prints must be the same bytes as the first version's (a faster wrong
-answer is not timed). Prints each version's medians and every sample.
+an untracked module added. Every round, for each version: the run with `--no-cache` (`no cache`,
+DECLINT_NO_CACHE in CI), the cache removed and the run timed (`cold`, a CI job on a fresh clone),
+then the same run again (`warm`, a developer's second run).
+Every run must print the same bytes as the first (a faster wrong answer is not timed). Prints
+each version's medians and every sample.
 """
 
 from __future__ import annotations
@@ -49,10 +50,13 @@ def prepared(size: str) -> Path:
     return root
 
 
-def timed(installed: str, root: Path) -> tuple[float, bytes]:
+CASES = {"no cache": ("--no-cache",), "cold": (), "warm": ()}
+
+
+def timed(installed: str, root: Path, *options: str) -> tuple[float, bytes]:
     started = time.perf_counter()
     done = completed(
-        [str(PYTHON), "-m", "declint", "check", "--diff-base", "main", "."],
+        [str(PYTHON), "-m", "declint", "check", *options, "--diff-base", "main", "."],
         cwd=root,
         env={**os.environ, "PYTHONPATH": installed},
     )
@@ -66,21 +70,21 @@ def main() -> None:
     parser.add_argument("--tree", default="5000", help="a tree of .work/trees (run.py makes 1000, 5000, 20000)")
     args = parser.parse_args()
     root = prepared(args.tree)
-    samples: dict[str, dict[str, list[float]]] = {name: {"cold": [], "warm": []} for name in args.installed}
-    reports: dict[str, bytes] = {}
+    samples: dict[str, dict[str, list[float]]] = {name: {case: [] for case in CASES} for name in args.installed}
+    reference: bytes | None = None
     for _ in range(args.rounds):
         for installed in args.installed:
             shutil.rmtree(root / ".declint_cache", ignore_errors=True)
             read_sources(root)
-            for case in ("cold", "warm"):
-                seconds, report = timed(installed, root)
-                reports.setdefault(case, report)
-                if report != reports[case]:
-                    raise SystemExit(f"{installed} printed another {case} report than {args.installed[0]}")
+            for case, options in CASES.items():
+                seconds, report = timed(installed, root, *options)
+                reference = report if reference is None else reference
+                if report != reference:
+                    raise SystemExit(f"{installed}, {case}: another report than the first run's")
                 samples[installed][case].append(seconds)
-    print(reports["warm"].decode().splitlines()[-1])
+    print((reference or b"").decode().splitlines()[-1])
     for installed in args.installed:
-        for case in ("cold", "warm"):
+        for case in CASES:
             print(f"{installed} {case}: {median_of(samples[installed][case])}")
 
 

@@ -18,6 +18,7 @@ before:
 - a symlink among the files put back or left out;
 - a change to any other file the check reads: a .gitignore, the docs table, a JSON file (the
   serving schemas), or a serving schema that git does not track;
+- a Python file over `max-file-size` at the merge base (its text would be checked, not refused);
 - an `include` beyond `*.py`, or a path given outside the project root;
 - a .gitattributes asking `git archive` to leave out or rewrite files.
 """
@@ -74,6 +75,9 @@ def base_view(config: Config, enabled: frozenset[str], paths: Sequence[Path], ch
     if any(project.top(rel) not in blobs for rel in texts):
         return None
     texts = {rel: blobs[project.top(rel)] for rel in texts}
+    max_size = int(config.get("max-file-size"))
+    if max_size and any(len(text) > max_size for text in texts.values()):
+        return None  # a text in place of a file is not refused for its size, as the file would be
     at_base = tuple(path for path, rel in zip(paths, given, strict=True) if rel is not None and project.exists(rel))
     return BaseView(texts, frozenset(absent), at_base)
 

@@ -304,3 +304,17 @@ def test_the_merge_base_reads_only_the_texts_put_back(repo: Path, monkeypatch: p
     assert (current.overrides, base.overrides.keys(), base.absent) == ({}, {LITERAL}, frozenset())
     assert (current.stats.files_read, base.stats.files_read) == (37, 1)  # the demo has 37 Python files
     assert outcome.report.diff == DiffScope("main", git(repo, "rev-parse", "main").strip(), 1, 22)
+
+
+def test_a_text_over_the_size_limit_at_the_merge_base_falls_back(repo: Path) -> None:
+    """A text in place of a file is checked whatever its size; the extracted file is refused."""
+    model = repo / MODELS / "modeling_kimi_k3.py"
+    size = model.stat().st_size
+    model.write_text("x = 1\n")
+    pyproject = repo / "pyproject.toml"
+    settings = pyproject.read_text()
+    pyproject.write_text(settings + f"max-file-size = {size - 1}\n")
+    assert views(repo, engine(repo))[1] is None
+    pyproject.write_text(settings + f"max-file-size = {size}\n")
+    view = views(repo, engine(repo))[1]
+    assert view is not None and len(view.texts[MODELS + "modeling_kimi_k3.py"]) == size
