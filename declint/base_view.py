@@ -35,6 +35,7 @@ from declint.config import Config
 from declint.discovery import BUILTIN_EXCLUDES, INDEX_INCLUDE, SourcePath, discover, glob_match, json_files_under
 
 _SYMLINK_MODE = "120000"
+_LITERAL = "--literal-pathspecs"  # a path is a path: `modeling_[a].py` is no pattern
 _PATHS_PER_ARCHIVE = 500  # a command line's worth of paths
 _SCHEMA_RULE = "DL108"  # the rule that reads every serving schema under the root
 
@@ -128,7 +129,9 @@ class _Project:
 
     def _tracked(self) -> dict[str, str]:
         """Every file git has at the merge base under the project root -> its mode."""
-        listing = git(["ls-tree", "-r", "-z", self.changed.merge_base, "--", str(self.prefix)], self.changed.toplevel)
+        listing = git(
+            [_LITERAL, "ls-tree", "-r", "-z", self.changed.merge_base, "--", str(self.prefix)], self.changed.toplevel
+        )
         tracked: dict[str, str] = {}
         for entry in listing.decode("utf-8", "surrogateescape").split("\0"):
             if entry:
@@ -155,7 +158,8 @@ class _Project:
             ):
                 return False
         untracked = git(
-            ["ls-files", "-z", "--others", "--exclude-standard", "--", str(self.prefix)], self.changed.toplevel
+            [_LITERAL, "ls-files", "-z", "--others", "--exclude-standard", "--", str(self.prefix)],
+            self.changed.toplevel,
         )
         names = untracked.decode("utf-8", "surrogateescape").split("\0")
         return not any(name and not name.endswith(".py") and self._may_be_read(name) for name in names)
@@ -195,7 +199,9 @@ class _Project:
         texts: dict[str, bytes] = {}
         for start in range(0, len(paths), _PATHS_PER_ARCHIVE):
             chunk = paths[start : start + _PATHS_PER_ARCHIVE]
-            archive = git(["archive", "--format=tar", self.changed.merge_base, "--", *chunk], self.changed.toplevel)
+            archive = git(
+                [_LITERAL, "archive", "--format=tar", self.changed.merge_base, "--", *chunk], self.changed.toplevel
+            )
             with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
                 for member in tar:
                     handle = tar.extractfile(member) if member.isfile() else None

@@ -163,13 +163,22 @@ def test_the_base_put_back_finds_what_the_extracted_base_finds(repo: Path, chang
 
 def test_the_view_holds_the_texts_at_the_merge_base_and_leaves_out_what_is_new(repo: Path) -> None:
     original = (repo / LITERAL).read_bytes()
+    odd = MODELS + "modeling_[a]*.py"  # a name that is also a pattern (modeling_ab.py matches it)
+    write(repo, odd, "x = 1\n")
+    write(repo, MODELS + "modeling_ab.py", "y = 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "odd names")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "feature")
+    git(repo, "checkout", "-q", "feature")
+    write(repo, odd, "x = 2\n")
     narrow_literal(repo)
     add_staged_model(repo)
     write(repo, MODELS + "modeling_untracked.py", "x = 1\n")
     write(repo, "README.md", "edited: a file the check never reads\n")
     _, view = views(repo, engine(repo))
     assert view == BaseView(
-        {LITERAL: original},
+        {LITERAL: original, odd: b"x = 1\n"},
         frozenset({MODELS + "modeling_new.py", MODELS + "modeling_untracked.py"}),
         (repo,),
     )
