@@ -5,18 +5,20 @@ the merge base into a temporary tree and checking that cold took ~9 s on a 5,000
 thirds of it writing the files (docs/benchmarks.md). Most files are the same at the merge base, so
 here the base is the working tree with what the change touched as it was: a Python file modified
 since, its text at the merge base in place of the file (as `check --fix` re-lints candidate texts);
-one the merge base does not have (added, untracked, or checked though git ignores it), left out
-(`Engine.absent`). Every other file is read as the check of the working tree read it, through
-the cache.
+one deleted or renamed since, its text at the merge base under its old name, named to the run
+(the walk cannot find a file that is not on disk), its findings fingerprinted under the new name
+as the extracted base's are; one the merge base does not have (added, untracked, or checked
+though git ignores it), left out (`Engine.absent`). Every other file is read as the check of the
+working tree read it, through the cache.
 
 `base_view` returns None for a change that cannot be put back so, and the base is extracted as
 before:
 
-- a file the check may read deleted or renamed (the walk would not find its old text);
-- a package marker the merge base lacks, or a module beside a directory of its name: module names
-  ask the disk for those;
+- a package marker (`__init__.py`) added, deleted or renamed, a module added or deleted beside a
+  directory of its name, or one deleted from a directory that is gone: module names ask the disk
+  for those;
 - a symlink among the files put back or left out;
-- a change to any other file the check reads: a .gitignore, the docs table, a JSON file (the
+- a change to any other file the check reads (a .gitignore, the docs table, a JSON file: the
   serving schemas), or a serving schema that git does not track;
 - a Python file over `max-file-size` at the merge base (its text would be checked, not refused);
 - an `include` beyond `*.py`, or a path given outside the project root;
@@ -44,9 +46,9 @@ _SCHEMA_RULE = "DL108"  # the rule that reads every serving schema under the roo
 class BaseView:
     """The merge base as the working tree with the change put back (root-relative paths)."""
 
-    texts: dict[str, bytes]  # modified Python files: their text at the merge base
+    texts: dict[str, bytes]  # Python files modified, deleted or renamed since: their text at the merge base
     absent: frozenset[str]  # Python files the merge base does not have
-    paths: tuple[Path, ...]  # the paths given that exist at the merge base
+    paths: tuple[Path, ...]  # the paths given that exist at the merge base, and the files gone since
 
 
 def base_view(config: Config, enabled: frozenset[str], paths: Sequence[Path], changed: ChangedLines) -> BaseView | None:
@@ -60,7 +62,10 @@ def base_view(config: Config, enabled: frozenset[str], paths: Sequence[Path], ch
         return None
     if project.archive_attributes():
         return None
-    texts: dict[str, bytes] = {}
+    gone = project.gone([rel for rel in given if rel is not None])
+    if gone is None:
+        return None
+    texts: dict[str, bytes] = dict.fromkeys(gone, b"")  # read below, all in one git process
     absent: set[str] = set()
     for item in _python_files(config, paths):
         where = project.top(item.rel)
@@ -71,7 +76,7 @@ def base_view(config: Config, enabled: frozenset[str], paths: Sequence[Path], ch
         elif where in project.modified:
             if project.tracked[where] == _SYMLINK_MODE or os.path.islink(item.path):
                 return None
-            texts[item.rel] = b""  # read below, all in one git process
+            texts[item.rel] = b""
     blobs = project.blobs([project.top(rel) for rel in texts])
     if any(project.top(rel) not in blobs for rel in texts):
         return None
@@ -79,8 +84,12 @@ def base_view(config: Config, enabled: frozenset[str], paths: Sequence[Path], ch
     max_size = int(config.get("max-file-size"))
     if max_size and any(len(text) > max_size for text in texts.values()):
         return None  # a text in place of a file is not refused for its size, as the file would be
-    at_base = tuple(path for path, rel in zip(paths, given, strict=True) if rel is not None and project.exists(rel))
-    return BaseView(texts, frozenset(absent), at_base)
+    at_base = [path for path, rel in zip(paths, given, strict=True) if rel is not None and project.exists(rel)]
+    return BaseView(texts, frozenset(absent), (*at_base, *(config.root / rel for rel in gone)))
+
+
+def _under(rel: str, scope: str) -> bool:
+    return scope == "." or rel == scope or rel.startswith(scope.rstrip("/") + "/")
 
 
 def _python_files(config: Config, paths: Sequence[Path]) -> Iterator[SourcePath]:
@@ -116,6 +125,12 @@ class _Project:
         """A root-relative path, relative to the repository's top level (as git names it)."""
         return (self.prefix / rel).as_posix()
 
+    def rel_of_top(self, where: str) -> str | None:
+        """The root-relative path of a path git names (None: outside the project root)."""
+        if str(self.prefix) == ".":
+            return where
+        return where.removeprefix(f"{self.prefix}/") if where.startswith(f"{self.prefix}/") else None
+
     def rel_of(self, path: Path) -> str | None:
         rel = os.path.relpath(os.path.abspath(path), self.config.root)
         return None if rel == ".." or rel.startswith(".." + os.sep) else Path(rel).as_posix()
@@ -143,26 +158,46 @@ class _Project:
         return path.endswith((".py", ".json")) or PurePosixPath(path).name == ".gitignore" or path == self.docs
 
     def changes_expressible(self) -> bool:
-        """No file the check may read deleted or renamed, and no other file than a Python one it
-        may read changed (tracked or not)."""
+        """No file the check may read other than a Python one changed, deleted, renamed or added
+        (tracked or not)."""
         for change in self.changed.project:
             moved = change.new is None or (change.old is not None and change.old != change.new)
             named = [p for p in (change.old, change.new) if p is not None]
-            if moved and any(self._may_be_read(p) for p in named):
+            if moved and any(self._read_beside_python(p) for p in named):
                 return False
-            if (
-                not moved
-                and change.new is not None
-                and not change.new.endswith(".py")
-                and self._may_be_read(change.new)
-            ):
+            if not moved and change.new is not None and self._read_beside_python(change.new):
                 return False
         untracked = git(
             [_LITERAL, "ls-files", "-z", "--others", "--exclude-standard", "--", str(self.prefix)],
             self.changed.toplevel,
         )
         names = untracked.decode("utf-8", "surrogateescape").split("\0")
-        return not any(name and not name.endswith(".py") and self._may_be_read(name) for name in names)
+        return not any(name and self._read_beside_python(name) for name in names)
+
+    def _read_beside_python(self, path: str) -> bool:
+        """A file other than a Python source that the check may read."""
+        return not path.endswith(".py") and self._may_be_read(path)
+
+    def gone(self, given: Sequence[str]) -> list[str] | None:
+        """The Python files deleted or renamed since the merge base that its check reads
+        (root-relative): every one renamed (the extracted base checks them by name too), and those
+        deleted under the roots or PATHS. None when one of them cannot be put back (the module's
+        docstring)."""
+        scopes = [*given, *(PurePosixPath(name).as_posix() for name in self.config.str_list("roots"))]
+        found: list[str] = []
+        for change in self.changed.project:
+            if change.old is None or change.old == change.new or not change.old.endswith(".py"):
+                continue
+            rel = self.rel_of_top(change.old)
+            if rel is None or (change.new is None and not any(_under(rel, scope) for scope in scopes)):
+                continue
+            path = self.config.root / rel
+            if path.name == "__init__.py" or self.tracked.get(change.old) == _SYMLINK_MODE:
+                return None
+            if not path.parent.is_dir() or path.with_suffix("").is_dir():
+                return None
+            found.append(rel)
+        return found
 
     def inputs_tracked(self, with_schemas: bool) -> bool:
         """The docs table and (when DL108 reads them) the serving schemas are files git tracks,

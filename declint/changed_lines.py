@@ -22,7 +22,7 @@ from __future__ import annotations
 import codecs
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -31,7 +31,7 @@ from declint.engine import Engine
 from declint.errors import UsageError
 from declint.fingerprint import fingerprints
 from declint.reporting.sources import SourceCache
-from declint.types import Finding
+from declint.types import Finding, RunResult
 
 _HUNK = re.compile(r"^@@ -(?P<old_start>\d+)(?:,(?P<old_count>\d+))? \+(?P<start>\d+)(?:,(?P<count>\d+))? @@")
 _WHOLE_FILE = frozenset({0})  # marker: every line of the file is new
@@ -225,8 +225,19 @@ def base_fingerprints(
         return frozenset()
     base = replace(engine, overrides=view.texts, absent=view.absent, progress=None, keep_suppressed=True)
     result = base.run(view.paths)
+    return _fingerprinted_as_now(result, changed, engine.config.root, view.texts)
+
+
+def _fingerprinted_as_now(
+    result: RunResult, changed: ChangedLines, root: Path, texts: Mapping[str, bytes]
+) -> frozenset[str]:
+    """The fingerprints of the merge base's findings, those of a renamed file under its new name:
+    a finding in a moved file was already there. `texts`: the files' texts at the merge base."""
+    renamed = {old: new for old, new in changed.renamed.items() if not os.path.isabs(old)}
     everything = [*result.findings, *(s.finding for s in result.suppressed)]
-    return frozenset(fingerprints(everything, SourceCache(engine.config.root, view.texts)).values())
+    named = [replace(f, path=renamed[f.path]) if f.path in renamed else f for f in everything]
+    moved = {new: texts[old] for old, new in renamed.items() if old in texts}
+    return frozenset(fingerprints(named, SourceCache(root, {**texts, **moved})).values())
 
 
 def archived_base_fingerprints(
@@ -265,10 +276,8 @@ def archived_base_fingerprints(
             return frozenset()
         config = replace(engine.config, root=base_root, source=None)
         result = replace(engine, config=config, overrides={}, progress=None, keep_suppressed=True).run(existing)
-        everything = [*result.findings, *(s.finding for s in result.suppressed)]
-        named = [replace(f, path=renamed[f.path]) if f.path in renamed else f for f in everything]
-        texts = {new: (base_root / old).read_bytes() for old, new in renamed.items() if (base_root / old).is_file()}
-        return frozenset(fingerprints(named, SourceCache(base_root, texts)).values())
+        texts = {old: (base_root / old).read_bytes() for old in renamed if (base_root / old).is_file()}
+        return _fingerprinted_as_now(result, changed, base_root, texts)
 
 
 def _existing(changed: ChangedLines, specs: Sequence[str]) -> list[str]:

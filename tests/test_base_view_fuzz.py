@@ -5,8 +5,8 @@ Each sequence copies the demo, commits it on `main` and branches. Each step make
 of the cache campaign's (tests/test_cache_differential.py): most of the kinds the view puts back
 (a line appended, deleted or retyped, a file created or copied, the Literal edited or copied, a
 class rebased, a subclass written elsewhere, a declaration dropped, a touch, a save by rename, an
-option toggled), some that make it fall back for the rest of the sequence (a file renamed or
-deleted, a package marker added or removed, the docs table edited, a .gitignore, a symlink). The
+option toggled, a file renamed or deleted), some that make it fall back for the rest of the
+sequence (a package marker added or removed, the docs table edited, a .gitignore, a symlink). The
 edit is left in the working tree, staged, or committed on the branch. Then the working tree is
 checked as the command line checks it (with the cache; without one; without one but with the
 check's data kept in memory), and the merge base's fingerprints from the view are compared with
@@ -53,10 +53,10 @@ PUT_BACK: tuple[edits.Mutation, ...] = (
     edits.rebase_class,
     edits.copy_literal,
     edits.drop_declaration,
-)
-FALL_BACK: tuple[edits.Mutation, ...] = (
     edits.rename_file,
     edits.delete_file,
+)
+FALL_BACK: tuple[edits.Mutation, ...] = (
     edits.new_package,
     edits.drop_package_marker,
     edits.edit_docs,
