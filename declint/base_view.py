@@ -63,29 +63,32 @@ def base_view(config: Config, enabled: frozenset[str], paths: Sequence[Path], ch
     if project.archive_attributes():
         return None
     gone = project.gone([rel for rel in given if rel is not None])
-    if gone is None:
+    found = _modified_and_new(project, paths)
+    if gone is None or found is None:
         return None
-    texts: dict[str, bytes] = dict.fromkeys(gone, b"")  # read below, all in one git process
-    absent: set[str] = set()
-    for item in _python_files(config, paths):
+    texts = project.texts([*gone, *found[0]], int(config.get("max-file-size")))
+    if texts is None:
+        return None
+    at_base = [path for path, rel in zip(paths, given, strict=True) if rel is not None and project.exists(rel)]
+    return BaseView(texts, found[1], (*at_base, *(config.root / rel for rel in gone)))
+
+
+def _modified_and_new(project: _Project, paths: Sequence[Path]) -> tuple[list[str], frozenset[str]] | None:
+    """(the Python files the check reads that the change modified, those the merge base does not
+    have), or None when one of them cannot be put back."""
+    modified: list[str] = []
+    new: set[str] = set()
+    for item in _python_files(project.config, paths):
         where = project.top(item.rel)
         if where not in project.tracked:
             if not _may_leave_out(item):
                 return None
-            absent.add(item.rel)
+            new.add(item.rel)
         elif where in project.modified:
             if project.tracked[where] == _SYMLINK_MODE or os.path.islink(item.path):
                 return None
-            texts[item.rel] = b""
-    blobs = project.blobs([project.top(rel) for rel in texts])
-    if any(project.top(rel) not in blobs for rel in texts):
-        return None
-    texts = {rel: blobs[project.top(rel)] for rel in texts}
-    max_size = int(config.get("max-file-size"))
-    if max_size and any(len(text) > max_size for text in texts.values()):
-        return None  # a text in place of a file is not refused for its size, as the file would be
-    at_base = [path for path, rel in zip(paths, given, strict=True) if rel is not None and project.exists(rel)]
-    return BaseView(texts, frozenset(absent), (*at_base, *(config.root / rel for rel in gone)))
+            modified.append(item.rel)
+    return modified, frozenset(new)
 
 
 def _under(rel: str, scope: str) -> bool:
@@ -180,17 +183,17 @@ class _Project:
 
     def gone(self, given: Sequence[str]) -> list[str] | None:
         """The Python files deleted or renamed since the merge base that its check reads
-        (root-relative): every one renamed (the extracted base checks them by name too), and those
-        deleted under the roots or PATHS. None when one of them cannot be put back (the module's
-        docstring)."""
+        (root-relative): those under the roots or PATHS, and those renamed into PATHS (which the
+        extracted base checks by their old names too). None when one of them cannot be put back
+        (the module's docstring)."""
         scopes = [*given, *(PurePosixPath(name).as_posix() for name in self.config.str_list("roots"))]
         found: list[str] = []
         for change in self.changed.project:
             if change.old is None or change.old == change.new or not change.old.endswith(".py"):
                 continue
             rel = self.rel_of_top(change.old)
-            if rel is None or (change.new is None and not any(_under(rel, scope) for scope in scopes)):
-                continue
+            if rel is None or not (rel in self.changed.renamed or any(_under(rel, scope) for scope in scopes)):
+                continue  # not read by the check of the merge base: not extracted there either
             path = self.config.root / rel
             if path.name == "__init__.py" or self.tracked.get(change.old) == _SYMLINK_MODE:
                 return None
@@ -225,7 +228,19 @@ class _Project:
         )  # fmt: skip
         return bool(found.strip())
 
-    def blobs(self, paths: Sequence[str]) -> dict[str, bytes]:
+    def texts(self, rels: Sequence[str], max_size: int) -> dict[str, bytes] | None:
+        """The texts of `rels` at the merge base; None when one is missing from `git archive`'s
+        output or over `max_size` (a text in place of a file is not refused for its size, as
+        the file would be)."""
+        blobs = self._blobs(sorted({self.top(rel) for rel in rels}))
+        if any(self.top(rel) not in blobs for rel in rels):
+            return None
+        texts = {rel: blobs[self.top(rel)] for rel in rels}
+        if max_size and any(len(text) > max_size for text in texts.values()):
+            return None
+        return texts
+
+    def _blobs(self, paths: Sequence[str]) -> dict[str, bytes]:
         """The texts of `paths` at the merge base, as `git archive` writes them (the extracted
         base's texts: the same attributes and line-end conversions), read from memory."""
         import io
