@@ -5,8 +5,6 @@ change it takes, and the extraction for every change it cannot express."""
 from __future__ import annotations
 
 import dataclasses
-import os
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,16 +21,10 @@ from declint.reporting.sources import SourceCache
 from declint.rules import ALL_RULES, RULES_BY_CODE
 from declint.types import RunResult
 from tests.conftest import DEMO, copy_project, settle
+from tests.test_formats_diff_base import ENV, git
 
 MODELS = "tensorrt_llm/_torch/models/"
 LITERAL = "tensorrt_llm/llmapi/llm_args.py"
-ENV = {
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@example.com",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.com",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
 UNDECLARED = (
     "from .modeling_multimodal_mixin import MultimodalModelMixin\n"
     "from .modeling_utils import register_auto_model\n\n\n"
@@ -42,15 +34,12 @@ UNDECLARED = (
 )
 
 
-def git(root: Path, *args: str) -> str:
-    env = {**os.environ, **ENV, "HOME": str(root)}
-    return subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True, check=True).stdout
-
-
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    """The demo committed on `main`, a branch `feature` checked out."""
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The demo committed on `main`, a branch `feature` checked out; git (declint's too) reads
+    no configuration of the machine's user or system."""
     root = tmp_path / "repo"
+    isolate_git(root, monkeypatch)
     copy_project(DEMO, root)
     settle(root)
     git(root, "init", "-q", "-b", "main")
@@ -58,6 +47,12 @@ def repo(tmp_path: Path) -> Path:
     git(root, "commit", "-q", "-m", "base")
     git(root, "checkout", "-q", "-b", "feature")
     return root
+
+
+def isolate_git(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(home))
+    for key, value in ENV.items():
+        monkeypatch.setenv(key, value)
 
 
 def engine(root: Path, *, cache: bool = False) -> Engine:
@@ -325,7 +320,7 @@ def test_the_merge_base_reads_only_the_texts_put_back(repo: Path, monkeypatch: p
     current, base = runs
     assert (current.overrides, base.overrides.keys(), base.absent) == ({}, {LITERAL}, frozenset())
     assert (current.stats.files_read, base.stats.files_read) == (37, 1)  # the demo has 37 Python files
-    assert outcome.report.diff == DiffScope("main", git(repo, "rev-parse", "main").strip(), 1, 22)
+    assert outcome.report.diff == DiffScope("main", git(repo, "rev-parse", "main"), 1, 22)
 
 
 def test_a_text_over_the_size_limit_at_the_merge_base_falls_back(repo: Path) -> None:

@@ -33,7 +33,8 @@ from declint.engine import Engine, Selection
 from declint.rules import ALL_RULES, RULES_BY_CODE
 from tests import test_cache_differential as edits
 from tests.conftest import DEMO, copy_project
-from tests.test_base_view import git
+from tests.test_base_view import isolate_git
+from tests.test_formats_diff_base import git
 
 SEQUENCES = int(os.environ.get("DECLINT_BASE_FUZZ_SEQUENCES", "2"))
 STEPS = int(os.environ.get("DECLINT_BASE_FUZZ_STEPS", "4"))
@@ -100,9 +101,12 @@ def _compare(rng: random.Random, root: Path, history: list[str], first: bool) ->
 
 
 @pytest.mark.parametrize("seed", range(FIRST_SEED, FIRST_SEED + SEQUENCES))
-def test_the_merge_base_put_back_is_the_merge_base_extracted(tmp_path: Path, seed: int) -> None:
+def test_the_merge_base_put_back_is_the_merge_base_extracted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
     rng = random.Random(seed)
     root = tmp_path / "repo"
+    isolate_git(root, monkeypatch)
     copy_project(DEMO, root)
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
