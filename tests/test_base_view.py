@@ -219,11 +219,11 @@ def edit_a_schema(root: Path) -> None:
 
 
 def add_an_ignored_schema(root: Path) -> None:
+    """Ignored by the user's `core.excludesFile`: no change git shows, yet DL108 reads it."""
     write(root, "build/trtllm-serve-config.schema.json", "{}\n")
-    write(root, ".gitignore", "build/\n")
-    git(root, "add", ".gitignore")
-    git(root, "commit", "-q", "-m", "ignore build")  # a commit on the branch: the base lacks it, so
-    git(root, "rm", "-q", "--cached", ".gitignore")  # .gitignore is an untracked change as well
+    write(root, ".git/user-ignores", "build/\n")
+    git(root, "config", "core.excludesFile", str(root / ".git" / "user-ignores"))
+    assert git(root, "status", "--porcelain") == ""
 
 
 def add_an_untracked_schema(root: Path) -> None:
