@@ -164,11 +164,7 @@ class _Project:
         """No file the check may read other than a Python one changed, deleted, renamed or added
         (tracked or not)."""
         for change in self.changed.project:
-            moved = change.new is None or (change.old is not None and change.old != change.new)
-            named = [p for p in (change.old, change.new) if p is not None]
-            if moved and any(self._read_beside_python(p) for p in named):
-                return False
-            if not moved and change.new is not None and self._read_beside_python(change.new):
+            if any(self._read_beside_python(p) for p in (change.old, change.new) if p is not None):
                 return False
         untracked = git(
             [_LITERAL, "ls-files", "-z", "--others", "--exclude-standard", "--", str(self.prefix)],
