@@ -32,7 +32,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from declint.changed_lines import ChangedLines, git
+from declint.changed_lines import ChangedLines, git, within
 from declint.config import Config
 from declint.discovery import BUILTIN_EXCLUDES, INDEX_INCLUDE, SourcePath, discover, glob_match, json_files_under
 
@@ -89,10 +89,6 @@ def _modified_and_new(project: _Project, paths: Sequence[Path]) -> tuple[list[st
                 return None
             modified.append(item.rel)
     return modified, frozenset(new)
-
-
-def _under(rel: str, scope: str) -> bool:
-    return scope == "." or rel == scope or rel.startswith(scope.rstrip("/") + "/")
 
 
 def _python_files(config: Config, paths: Sequence[Path]) -> Iterator[SourcePath]:
@@ -188,7 +184,7 @@ class _Project:
             if change.old is None or change.old == change.new or not change.old.endswith(".py"):
                 continue
             rel = self.rel_of_top(change.old)
-            if rel is None or not (rel in self.changed.renamed or any(_under(rel, scope) for scope in scopes)):
+            if rel is None or not (rel in self.changed.renamed or within(rel, scopes)):
                 continue  # not read by the check of the merge base: not extracted there either
             path = self.config.root / rel
             if path.name == "__init__.py" or self.tracked.get(change.old) == _SYMLINK_MODE:

@@ -109,7 +109,7 @@ def compute(root: Path, rev: str, paths: Sequence[Path]) -> ChangedLines:
     renamed: dict[str, str] = {}
     project = parse_diff(diff.decode("utf-8", "surrogateescape"))
     for change in project:
-        if change.new is None or not _within(change.new, specs):
+        if change.new is None or not within(change.new, specs):
             continue
         files[display_path(toplevel / change.new, root)] = change.lines
         if change.old is not None and change.old != change.new:
@@ -121,7 +121,8 @@ def compute(root: Path, rev: str, paths: Sequence[Path]) -> ChangedLines:
     return ChangedLines(rev, merge_base, toplevel, files, renamed, tuple(project))
 
 
-def _within(path: str, specs: Sequence[str]) -> bool:
+def within(path: str, specs: Sequence[str]) -> bool:
+    """Is `path` one of `specs` or under one (".": everything)? Both relative, with `/`."""
     return any(spec == "." or path == spec or path.startswith(spec.rstrip("/") + "/") for spec in specs)
 
 
