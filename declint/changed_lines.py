@@ -218,15 +218,31 @@ def base_fingerprints(
     the working tree with the change put back where it can be (`declint.base_view`), else the
     merge base extracted from git."""
     from declint.base_view import base_view
+    from declint.engine import warm_check_worker
 
-    view = base_view(engine.config, engine.enabled_codes, paths, changed)
-    if view is None:
-        return archived_base_fingerprints(engine, paths, changed, also)
-    if not view.paths:
-        return frozenset()
-    base = replace(engine, overrides=view.texts, absent=view.absent, progress=None, keep_suppressed=True)
-    result = base.run(view.paths)
+    # A text put back, and a file whose index answers a file added or put back changes, are
+    # checked again, by a worker that first imports libcst (~0.2 s): forked now, it does so
+    # while git gives the texts and the check of the merge base loads.
+    python = any(_python(entry.old) for entry in changed.project) or any(map(_python, changed.files))
+    warmed = warm_check_worker(engine) if python else None
+    try:
+        view = base_view(engine.config, engine.enabled_codes, paths, changed)
+        if view is None:
+            return archived_base_fingerprints(engine, paths, changed, also)
+        if not view.paths:
+            return frozenset()
+        base = replace(
+            engine, overrides=view.texts, absent=view.absent, progress=None, keep_suppressed=True, warmed=warmed
+        )
+        result = base.run(view.paths)
+    finally:
+        if warmed is not None:
+            warmed.close()  # (a no-op once the run's pool adopted it)
     return _fingerprinted_as_now(result, changed, engine.config.root, view.texts)
+
+
+def _python(path: str | None) -> bool:
+    return path is not None and path.endswith(".py")
 
 
 def _fingerprinted_as_now(

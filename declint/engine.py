@@ -216,6 +216,9 @@ class Engine:
     memory: SessionMemory | None = None
     # Index every file in full, without the index prefilter (slower; the tests compare the two).
     full_index: bool = False
+    # A check worker forked ahead for the next run, importing libcst meanwhile (`warm_check_worker`):
+    # that run's check pool adopts it, or the run kills it.
+    warmed: workers.Warmed | None = field(default=None, repr=False, compare=False)
     stats: RunStats = field(default_factory=RunStats, init=False, repr=False)
     _suppressed: list[SuppressedFinding] = field(default_factory=list, init=False, repr=False)
     # Fix previews the check workers computed from the trees they parsed (`PreviewMemo` entries).
@@ -245,15 +248,17 @@ class Engine:
         paths = list(paths)
         existing = self._existing_roots()
         with _Run(self) as run:
-            # The snapshot describes the files on disk: a run leaving some out walks.
+            # The snapshot's findings are those of the files on disk: a run leaving some out
+            # takes from it at most the walk's files, less those it leaves out.
             quick = None if self.absent else run.from_snapshot(paths, existing)
             if quick is not None:
                 findings, suppressed, total, checked_count, skipped = quick
             else:
-                listing = None if self.absent else run.listing_from_snapshot(paths, existing)
+                listing = run.listing_from_snapshot(paths, existing)
                 if listing is not None:  # no directory changed: the last walk's files, no walk
                     snapshot, rels, skipped = listing
-                    checked_files, indexed_files = run.files_from_snapshot(rels)
+                    checked_files, indexed_files = map(self._present, run.files_from_snapshot(rels))
+                    skipped = [(rel, reason) for rel, reason in skipped if rel not in self.absent]
                     listed = run.walk_recorded(snapshot)  # checked against the disk before anything was read
                     run.listings = run.last_listings(snapshot)  # the walk's, which still hold
                 else:
@@ -382,6 +387,26 @@ _Answer: TypeAlias = "tuple[list[Finding], list[SuppressedFinding], int, int, li
 # ---- one run -------------------------------------------------------------------------------------
 
 
+def warm_check_worker(engine: Engine) -> workers.Warmed | None:
+    """A check worker forked now, importing libcst and the rules while this process goes on, for
+    `engine.warmed`. None where it would not pay: without worker processes or a second core, or
+    once this process has loaded libcst (the re-lints of `--fix`: a worker forked then has it),
+    or with no process to spare (EAGAIN, ENOMEM: the check forks its worker later)."""
+    if engine.jobs is None or not stat_check.fork_pays() or lazy.loaded("libcst"):
+        return None
+    try:
+        return workers.Warmed(functools.partial(_warm_up, engine))
+    except OSError:
+        return None
+
+
+def _warm_up(engine: Engine) -> None:
+    """What a check worker imports for its first file (run in the warmed worker): libcst with its
+    metadata (through the fixes' module, which previews need too) and the rules."""
+    importlib.import_module("declint.fix_transforms")
+    _ = rules_of_kind(engine.rules, _rule.FileGate), rules_of_kind(engine.rules, _rule.FactRule)
+
+
 class _Run:
     """One `Engine.run`: the pools, the cache data and the per-file state of the run."""
 
@@ -447,7 +472,11 @@ class _Run:
         self._prepare_pool: _Pool | None = None
         self._answers: tuple[ProjectIndex, dict[Hashable, str | None]] | None = None  # see `_still_valid`
         self._pending_held: tuple[str, dict[str, ModuleFacts]] | None = None  # (token, facts) to save
-        self._warmed: workers.Warmed | None = None  # a check worker importing libcst ahead (`_warm_check`)
+        # A check worker importing libcst ahead (`_warm_check`), or the one forked for this run.
+        self._warmed: workers.Warmed | None = engine.warmed
+        if engine.warmed is not None:
+            engine.warmed = None  # this run owns it now
+            self.stats.workers_warmed += 1
         self.state_token: str | None = None  # see `Engine.state_token`
 
     def __enter__(self) -> _Run:
@@ -580,25 +609,14 @@ class _Run:
         file the rules read whose stat moved is almost always checked again (a `touch` keeps
         the snapshot and never gets here). Not for the patch: it checks the file at once, and
         its rules may need no libcst (DL101 and DL103 read `ast`), which a worker forked then
-        does not import at all. Only with a second core to do it on, and not once this process
-        has loaded libcst (the re-lints of `--fix`): a worker forked then has it."""
-        if self._warmed is not None or self.engine.jobs is None or not stat_check.fork_pays():
-            return
-        if lazy.loaded("libcst"):
+        does not import at all. Where it pays (`warm_check_worker`)."""
+        if self._warmed is not None:
             return
         if not any(rel in snapshot.digests for rel in changed.intersection(rels)):
             return
-        try:
-            self._warmed = workers.Warmed(self._warm_up)
-        except OSError:  # no process to spare (EAGAIN, ENOMEM): the check forks its worker later
-            return
-        self.stats.workers_warmed += 1
-
-    def _warm_up(self) -> None:
-        """What a check worker imports for its first file (run in the warmed worker): libcst
-        with its metadata (through the fixes' module, which previews need too) and the rules."""
-        importlib.import_module("declint.fix_transforms")
-        _ = self.file_rules, self.fact_rules
+        self._warmed = warm_check_worker(self.engine)
+        if self._warmed is not None:
+            self.stats.workers_warmed += 1
 
     def _prepare(self, count: int | None = None, scanning: Sequence[_ScanItem] = ()) -> _Pool:
         """The pool that reads files. A handful (`count`, an edited file or two) are read here: a

@@ -276,22 +276,26 @@ def described(result: RunResult) -> list[str]:
 def test_a_run_leaving_files_out_finds_what_a_tree_without_them_does_and_writes_no_cache(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`Engine.absent`: the files as if deleted, the cache and the snapshot read, never written."""
+    """`Engine.absent`: the files as if deleted, the cache and the snapshot read, never written;
+    the snapshot's walk taken, less those files, where no directory changed since."""
     monkeypatch.delenv(NO_CACHE_ENV)
+    left_out, dangling = MODELS + "modeling_kimi_k3.py", "tensorrt_llm/dangling.py"
+    without = tmp_path / "without"
+    copy_project(repo, without)
+    (without / left_out).unlink()
+    (repo / dangling).symlink_to("missing.py")  # skipped by the walk, with a DL000
     settle(repo)  # .git/info/exclude, which the walk reads, too: else no snapshot is written
     run = engine(repo, cache=True)
     full = run.run([repo])
     token = run.state_token
     assert token is not None  # a snapshot written: the next run of the same request takes it
-    left_out = MODELS + "modeling_kimi_k3.py"
-    assert any(f.path == left_out for f in full.findings)
+    assert {left_out, dangling} <= {f.path for f in full.findings}
     cache = repo / ".declint_cache"
     written = {path: path.read_bytes() for path in cache.rglob("*") if path.is_file()}
-    partial = dataclasses.replace(run, absent=frozenset({left_out})).run([repo])
+    leaving = dataclasses.replace(run, absent=frozenset({left_out, dangling}))
+    partial = leaving.run([repo])
+    assert "discover" not in leaving.stats.seconds  # no walk
     assert {path: path.read_bytes() for path in cache.rglob("*") if path.is_file()} == written
-    without = tmp_path / "without"
-    copy_project(repo, without)
-    (without / left_out).unlink()
     assert described(partial) == described(engine(without).run([without]))
     again = run.run([repo])
     assert (described(again), run.stats.files_checked_fresh, run.state_token) == (described(full), 0, token)
@@ -321,6 +325,55 @@ def test_the_merge_base_reads_only_the_texts_put_back(repo: Path, monkeypatch: p
     assert (current.overrides, base.overrides.keys(), base.absent) == ({}, {LITERAL}, frozenset())
     assert (current.stats.files_read, base.stats.files_read) == (37, 1)  # the demo has 37 Python files
     assert outcome.report.diff == DiffScope("main", git(repo, "rev-parse", "main"), 1, 22)
+
+
+WARMING: dict[str, tuple[Callable[[Path], None], int, list[tuple[int, int, int]]]] = {
+    # change: (its function, workers forked ahead, (warmed, adopted, checked) of each run)
+    # The Literal's old text and the 22 files that read it, checked again from the first run's data:
+    "the Literal narrowed": (narrow_literal, 1, [(0, 0, 32), (1, 1, 23)]),
+    # Left out: the two files reading the registry of models checked again.
+    "a model added": (add_untracked_model, 1, [(0, 0, 33), (1, 1, 2)]),
+    "the docs table edited": (edit_the_docs_table, 0, [(0, 0, 32), (0, 0, 0)]),  # no Python file changed
+    "a package marker deleted": (delete_a_package_marker, 1, [(0, 0, 32), (0, 0, 1)]),  # extracted: unused
+}
+
+
+@pytest.mark.parametrize("change", list(WARMING))
+def test_a_check_worker_is_forked_before_the_view_when_a_python_text_is_put_back(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    """The text put back is checked by a worker that imports libcst while git gives the texts
+    and the check of the merge base loads; a change that puts no Python text back forks none,
+    and one the extracted base takes kills it."""
+    from declint import lazy, stat_check, workers
+    from declint.reporting import pipeline
+
+    monkeypatch.setattr(stat_check, "fork_pays", lambda: True)  # (else only with a second core)
+    monkeypatch.setattr(lazy, "loaded", lambda name: False)  # (this test process may have loaded it)
+    made: list[workers.Warmed] = []
+
+    class Recorded(workers.Warmed):
+        def __init__(self, warm_up: Callable[[], None]) -> None:
+            super().__init__(warm_up)
+            made.append(self)
+
+    monkeypatch.setattr(workers, "Warmed", Recorded)
+    make, forked, stats = WARMING[change]
+    make(repo)
+    settle(repo)
+    runs: list[Engine] = []
+    run = Engine.run
+
+    def recorded(self: Engine, paths: list[Path]) -> RunResult:
+        runs.append(self)
+        return run(self, paths)
+
+    monkeypatch.setattr(Engine, "run", recorded)
+    request = pipeline.CheckRequest((repo,), diff_base="main")
+    outcome = pipeline.run(dataclasses.replace(engine(repo), jobs=2), request, ALL_RULES)
+    assert [(r.stats.workers_warmed, r.stats.workers_adopted, r.stats.files_checked_fresh) for r in runs] == stats
+    assert (len(made), [each.process for each in made]) == (forked, [None] * forked)  # adopted or killed
+    assert outcome.report.diff is not None
 
 
 def test_a_text_over_the_size_limit_at_the_merge_base_falls_back(repo: Path) -> None:
