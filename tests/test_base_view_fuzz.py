@@ -67,10 +67,13 @@ FALL_BACK: tuple[edits.Mutation, ...] = (
 pytestmark = pytest.mark.usefixtures("cache_on")
 
 
-def _engine(root: Path, mode: str) -> Engine:
+def _engine(root: Path, mode: str, jobs: int | None) -> Engine:
     config = load_config(find_config_file(root), default_root=root, known_codes=frozenset(RULES_BY_CODE))
     memory = SessionMemory() if mode == "memory" else None
-    return Engine(config, ALL_RULES, Selection(("DL",), ()), keep_suppressed=True, cache=mode == "cache", memory=memory)
+    cache = mode == "cache"
+    return Engine(
+        config, ALL_RULES, Selection(("DL",), ()), keep_suppressed=True, jobs=jobs, cache=cache, memory=memory
+    )
 
 
 def _edit(rng: random.Random, root: Path, first: bool) -> str:
@@ -86,11 +89,12 @@ def _edit(rng: random.Random, root: Path, first: bool) -> str:
 
 def _compare(rng: random.Random, root: Path, history: list[str], first: bool) -> None:
     mode = rng.choice(("cache", "none", "memory"))
-    run = _engine(root, mode)
+    jobs = rng.choice((None, 2))  # in this process, or in workers (one forked before the view)
+    run = _engine(root, mode, jobs)
     result = run.run([root])  # as the command line: the working tree first, then the merge base
     also = {f.path for f in [*result.findings, *(s.finding for s in result.suppressed)]}
     changed = compute(root, "main", [root])
-    where = f"{'; '.join(history)} (checked with {mode})"
+    where = f"{'; '.join(history)} (checked with {mode}, jobs {jobs})"
     if first:
         assert base_view(run.config, run.enabled_codes, [root], changed) is not None, where
     put_back = base_fingerprints(run, [root], changed, also)
@@ -104,6 +108,10 @@ def _compare(rng: random.Random, root: Path, history: list[str], first: bool) ->
 def test_the_merge_base_put_back_is_the_merge_base_extracted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
 ) -> None:
+    from declint import lazy, stat_check
+
+    monkeypatch.setattr(stat_check, "fork_pays", lambda: True)  # workers forked ahead, as with two cores
+    monkeypatch.setattr(lazy, "loaded", lambda name: False)  # (this test process may have loaded libcst)
     rng = random.Random(seed)
     root = tmp_path / "repo"
     isolate_git(root, monkeypatch)
