@@ -75,20 +75,55 @@ class ChangedLines:
 
 def git(args: Sequence[str], cwd: Path, *, stdin: bytes | None = None, none_found: int | None = None) -> bytes:
     """git's output; `none_found`: an exit status that means "nothing found" (`git grep`'s 1)."""
-    import subprocess  # here: only --diff-base runs git, and every run imports this module
+    return GitCommand(args, cwd, stdin=stdin).output(none_found)
 
-    env = {**os.environ, "GIT_PAGER": "cat", "GIT_EXTERNAL_DIFF": "", "LC_ALL": "C"}
-    env.pop("GIT_DIFF_OPTS", None)  # its --unified would win over the command line's
-    try:
-        done = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, env=env, check=False)
-    except FileNotFoundError:
-        raise UsageError("--diff-base needs git, which is not on PATH") from None
-    if done.returncode == none_found:
-        return b""
-    if done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise UsageError(f"git {args[0]} failed: {message[-1] if message else done.returncode}")
-    return done.stdout
+
+class GitCommand:
+    """A git command started now, its output asked for later: several run side by side. One
+    whose output is never asked for is `close`d."""
+
+    def __init__(self, args: Sequence[str], cwd: Path, *, stdin: bytes | None = None) -> None:
+        import subprocess  # here: only --diff-base runs git, and every run imports this module
+
+        env = {**os.environ, "GIT_PAGER": "cat", "GIT_EXTERNAL_DIFF": "", "LC_ALL": "C"}
+        env.pop("GIT_DIFF_OPTS", None)  # its --unified would win over the command line's
+        # (named by its subcommand in errors: the first argument may be an option of git's)
+        self.name = next((arg for arg in args if not arg.startswith("-")), "")
+        self._stdin = stdin
+        self._done = False
+        try:
+            self._process = subprocess.Popen(
+                ["git", *args], cwd=cwd, env=env, stdin=None if stdin is None else subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            )  # fmt: skip
+        except FileNotFoundError:
+            raise UsageError("--diff-base needs git, which is not on PATH") from None
+
+    def output(self, none_found: int | None = None) -> bytes:
+        """What it wrote, once it ended: b"" for the exit status `none_found`; UsageError for any
+        other failure."""
+        try:
+            out, err = self._process.communicate(self._stdin)
+        except BaseException:  # (Ctrl-C)
+            self.close()
+            raise
+        self._done = True
+        if self._process.returncode == none_found:
+            return b""
+        if self._process.returncode != 0:
+            message = err.decode("utf-8", "replace").strip().splitlines()
+            raise UsageError(f"git {self.name} failed: {message[-1] if message else self._process.returncode}")
+        return out
+
+    def close(self) -> None:
+        """Stop it if it still runs, close its pipes and reap it (once its output was read: nothing)."""
+        if self._done:
+            return
+        self._done = True
+        if self._process.poll() is None:
+            self._process.kill()
+        with self._process:  # (its exit closes the pipes and waits)
+            pass
 
 
 def compute(root: Path, rev: str, paths: Sequence[Path]) -> ChangedLines:

@@ -5,6 +5,8 @@ change it takes, and the extraction for every change it cannot express."""
 from __future__ import annotations
 
 import dataclasses
+import gc
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,9 +14,16 @@ import pytest
 
 from declint.base_view import BaseView, base_view
 from declint.cache import NO_CACHE_ENV
-from declint.changed_lines import ChangedLines, archived_base_fingerprints, base_fingerprints, compute
+from declint.changed_lines import (
+    ChangedLines,
+    GitCommand,
+    archived_base_fingerprints,
+    base_fingerprints,
+    compute,
+)
 from declint.config import find_config_file, load_config
 from declint.engine import Engine, Selection
+from declint.errors import UsageError
 from declint.fingerprint import fingerprints
 from declint.reporting.model import DiffScope
 from declint.reporting.sources import SourceCache
@@ -263,10 +272,25 @@ def test_a_change_the_view_cannot_express_falls_back_to_the_extracted_base(repo:
 
 
 def test_a_path_outside_the_project_root_falls_back(repo: Path) -> None:
+    """... before the view reads what git was asked ahead: those commands are stopped and reaped."""
     narrow_literal(repo)
     run = engine(repo)
     changed = compute(repo, "main", [repo])
-    assert base_view(run.config, run.enabled_codes, [repo.parent], changed) is None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert base_view(run.config, run.enabled_codes, [repo.parent], changed) is None
+        gc.collect()  # (an unclosed pipe or a process never waited for warns when collected)
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
+
+
+def test_git_commands_run_side_by_side_and_a_failure_names_the_subcommand(repo: Path) -> None:
+    listing = GitCommand(["ls-tree", "--name-only", "main", "--", "tensorrt_llm/llmapi/"], repo)
+    failing = GitCommand(["--literal-pathspecs", "ls-tree", "no-such-rev"], repo)
+    with pytest.raises(UsageError) as failed:
+        failing.output()
+    assert str(failed.value) == "git ls-tree failed: fatal: Not a valid object name no-such-rev"
+    assert listing.output() == b"tensorrt_llm/llmapi/__init__.py\ntensorrt_llm/llmapi/llm_args.py\n"
+    assert GitCommand(["grep", "-l", "no such text", "main"], repo).output(none_found=1) == b""
 
 
 def described(result: RunResult) -> list[str]:
