@@ -119,6 +119,7 @@ class _Project:
         self.config = config
         self.changed = changed
         self.prefix = PurePosixPath(Path(os.path.relpath(config.root, changed.toplevel)).as_posix())
+        self.at_top = str(self.prefix) == "."  # the project root is the repository's
         self.docs_rel = str(config.get("docs-table"))  # "" when DL107 has no table
         self.docs = self.top(PurePosixPath(self.docs_rel).as_posix()) if self.docs_rel else None
         # git's answers that the view may need, asked at once: they run beside the listing.
@@ -149,10 +150,6 @@ class _Project:
         level (as git names it)."""
         # (joined as strings: pathlib's join took ~30 ms for the 5,000 files of a tree)
         return rel if self.at_top else f"{self.prefix}/{rel}"
-
-    @property
-    def at_top(self) -> bool:
-        return str(self.prefix) == "."
 
     def rel_of_top(self, where: str) -> str | None:
         """The root-relative path of a path git names (None: outside the project root)."""

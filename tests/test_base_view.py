@@ -271,6 +271,24 @@ def test_a_change_the_view_cannot_express_falls_back_to_the_extracted_base(repo:
     assert views(repo, engine(repo))[1] is None
 
 
+def test_the_view_of_a_project_in_a_subdirectory_names_files_as_git_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    top = tmp_path / "top"
+    isolate_git(top, monkeypatch)
+    project = top / "sub" / "proj"
+    copy_project(DEMO, project)
+    git(top, "init", "-q", "-b", "main")
+    git(top, "add", "-A")
+    git(top, "commit", "-q", "-m", "base")
+    old = (project / LITERAL).read_bytes()
+    narrow_literal(project)
+    write(project, MODELS + "modeling_new.py", UNDECLARED)
+    changed, view = views(project, engine(project))
+    assert view == BaseView({LITERAL: old}, frozenset({MODELS + "modeling_new.py"}), (project,))
+    assert changed.files.keys() == {LITERAL, MODELS + "modeling_new.py"}
+
+
 def test_a_path_outside_the_project_root_falls_back(repo: Path) -> None:
     """... before the view reads what git was asked ahead: those commands are stopped and reaped."""
     narrow_literal(repo)
