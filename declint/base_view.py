@@ -123,15 +123,15 @@ class _Project:
         self.docs_rel = str(config.get("docs-table"))  # "" when DL107 has no table
         self.docs = self.top(PurePosixPath(self.docs_rel).as_posix()) if self.docs_rel else None
         # git's answers that the view may need, asked at once: they run beside the listing.
-        self._untracked = GitCommand(
-            [_LITERAL, "ls-files", "-z", "--others", "--exclude-standard", "--", str(self.prefix)], changed.toplevel
-        )
-        self._attributes = GitCommand(
-            ["grep", "-l", "-e", "export-ignore", "-e", "export-subst", changed.merge_base, "--",
-             ":(glob)**/.gitattributes"],
-            changed.toplevel,
-        )  # fmt: skip
+        self._asked: list[GitCommand] = []
         try:
+            self._untracked = self._ask(
+                [_LITERAL, "ls-files", "-z", "--others", "--exclude-standard", "--", str(self.prefix)]
+            )
+            self._attributes = self._ask(
+                ["grep", "-l", "-e", "export-ignore", "-e", "export-subst", changed.merge_base, "--",
+                 ":(glob)**/.gitattributes"]
+            )  # fmt: skip
             self.tracked = self._tracked()
         except BaseException:
             self.__exit__()
@@ -142,8 +142,13 @@ class _Project:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._untracked.close()
-        self._attributes.close()
+        for command in self._asked:
+            command.close()
+
+    def _ask(self, args: list[str]) -> GitCommand:
+        command = GitCommand(args, self.changed.toplevel)
+        self._asked.append(command)
+        return command
 
     def top(self, rel: str) -> str:
         """A root-relative path (normalized, as the walk's are), relative to the repository's top

@@ -301,6 +301,32 @@ def test_a_path_outside_the_project_root_falls_back(repo: Path) -> None:
     assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
 
 
+def test_a_git_command_that_cannot_start_stops_those_asked_before_it(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from declint import base_view as module
+
+    started: list[list[str]] = []
+
+    class Refused(GitCommand):
+        def __init__(self, args: list[str], cwd: Path, *, stdin: bytes | None = None) -> None:
+            if started:
+                raise OSError(11, "Resource temporarily unavailable")
+            super().__init__(args, cwd, stdin=stdin)
+            started.append(args)
+
+    monkeypatch.setattr(module, "GitCommand", Refused)
+    run = engine(repo)
+    changed = compute(repo, "main", [repo])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(OSError, match="Resource temporarily unavailable"):
+            base_view(run.config, run.enabled_codes, [repo], changed)
+        gc.collect()
+    assert len(started) == 1
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
+
+
 def test_git_commands_run_side_by_side_and_a_failure_names_the_subcommand(repo: Path) -> None:
     listing = GitCommand(["ls-tree", "--name-only", "main", "--", "tensorrt_llm/llmapi/"], repo)
     failing = GitCommand(["--literal-pathspecs", "ls-tree", "no-such-rev"], repo)
