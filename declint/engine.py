@@ -219,6 +219,10 @@ class Engine:
     # A check worker forked ahead for the next run, importing libcst meanwhile (`warm_check_worker`):
     # that run's check pool adopts it, or the run kills it.
     warmed: workers.Warmed | None = field(default=None, repr=False, compare=False)
+    # The `state_token` of a run of this process a moment ago, whose stats of the snapshot's files
+    # and directories this run takes as its own instead of taking them again: the check of the
+    # merge base, right after the working tree's, sees the disk as that check saw it.
+    vouched: str | None = None
     stats: RunStats = field(default_factory=RunStats, init=False, repr=False)
     _suppressed: list[SuppressedFinding] = field(default_factory=list, init=False, repr=False)
     # Fix previews the check workers computed from the trees they parsed (`PreviewMemo` entries).
@@ -1290,7 +1294,11 @@ class _Run:
                 return None
             if any(rel not in snapshot.files for rel in [*rels, *self.overrides]):
                 return None  # (an overridden text of no file on disk: the walk takes it in)
-            self._early = self._early_answer(snapshot)
+            if snapshot.token and snapshot.token == self.engine.vouched:  # nothing moved since that run
+                self._early = early_stats.Answer([], [], [])
+                self._stats_seen = (snapshot.files, set())
+            else:
+                self._early = self._early_answer(snapshot)
             moved = self._early.walk if self._early is not None else stat_check.changed(snapshot.walk)
             if moved and not self._relist(snapshot, moved):
                 return None

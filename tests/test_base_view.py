@@ -369,6 +369,24 @@ def test_a_run_leaving_files_out_finds_what_a_tree_without_them_does_and_writes_
     assert (described(again), run.stats.files_checked_fresh, run.state_token) == (described(full), 0, token)
 
 
+def test_a_run_vouched_for_takes_the_disk_as_that_run_saw_it(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Engine.vouched`: the snapshot of a run a moment ago is taken without its stats (the check
+    of the merge base sees the files as the check of the working tree did)."""
+    monkeypatch.delenv(NO_CACHE_ENV)
+    settle(repo)
+    run = engine(repo, cache=True)
+    full = run.run([repo])
+    assert run.state_token is not None
+    model = MODELS + "modeling_kimi_k3.py"
+    edit(repo, model, "class ", "class Renamed")  # after that run: its snapshot no longer holds
+    settle(repo)
+    leaving = frozenset({MODELS + "modeling_radio.py"})
+    seen = dataclasses.replace(run, absent=leaving, vouched=run.state_token).run([repo])
+    fresh = dataclasses.replace(run, absent=leaving).run([repo])
+    assert [line for line in described(full) if "modeling_radio.py" not in line] == described(seen)
+    assert described(seen) != described(fresh)
+
+
 @pytest.mark.parametrize("cache", [True, False], ids=["cache", "no cache"])
 def test_the_merge_base_reads_only_the_texts_put_back(repo: Path, monkeypatch: pytest.MonkeyPatch, cache: bool) -> None:
     """The check of the merge base takes every other file from the check just made: from the
@@ -392,6 +410,7 @@ def test_the_merge_base_reads_only_the_texts_put_back(repo: Path, monkeypatch: p
     current, base = runs
     assert (current.overrides, base.overrides.keys(), base.absent) == ({}, {LITERAL}, frozenset())
     assert (current.stats.files_read, base.stats.files_read) == (37, 1)  # the demo has 37 Python files
+    assert (base.vouched, current.state_token is None) == (current.state_token, not cache)
     assert outcome.report.diff == DiffScope("main", git(repo, "rev-parse", "main"), 1, 22)
 
 

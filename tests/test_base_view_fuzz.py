@@ -19,6 +19,7 @@ view puts back. CI runs a fixed-seed sample; a campaign:
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 from pathlib import Path
@@ -97,7 +98,7 @@ def _compare(rng: random.Random, root: Path, history: list[str], first: bool) ->
     where = f"{'; '.join(history)} (checked with {mode}, jobs {jobs})"
     if first:
         assert base_view(run.config, run.enabled_codes, [root], changed) is not None, where
-    put_back = base_fingerprints(run, [root], changed, also)
+    put_back = base_fingerprints(dataclasses.replace(run, vouched=run.state_token), [root], changed, also)  # as `check`
     extracted = archived_base_fingerprints(run, [root], changed, also)
     assert put_back == extracted, f"{where}: only put back {sorted(put_back - extracted)}, only extracted " + str(
         sorted(extracted - put_back)

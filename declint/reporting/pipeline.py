@@ -88,7 +88,9 @@ def run(engine: Engine, request: CheckRequest, rules: Sequence[type[RuleMeta]]) 
     scope = None
     on_diff: dict[Finding, bool] = {}
     if request.diff_base is not None:
-        findings, on_diff, scope = _apply_diff(replace(engine, memory=memory), request, findings, prints)
+        # The check of the merge base sees the disk as the check just made saw it (`Engine.vouched`).
+        base = replace(engine, memory=memory, vouched=checker.state_token)
+        findings, on_diff, scope = _apply_diff(base, request, findings, prints)
 
     fixable = _previews(checker, findings, sources)  # with the previews its workers computed
     items = tuple(
