@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import enum
 import errno
 import os
 import pickle
@@ -16,7 +17,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -1435,6 +1436,45 @@ def test_still_valid_shares_answers_between_files_and_still_compares_each() -> N
     assert index.asked == ["literal_members", "providers", "providers"]
     assert still_valid([stale], index) is False  # without shared answers: asked again
     assert index.asked[-1] == "literal_members"
+
+
+class _Kind(enum.Enum):
+    VISION = "vision"
+
+
+class _Record(NamedTuple):
+    name: str
+    bases: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Plain:
+    members: frozenset[str]
+    extra: dict[str, int]
+
+
+def test_the_canonical_form_of_each_kind_of_answer() -> None:
+    """An answer's digest is the hash of its canonical form's repr: each kind of value has its own
+    tag (a NamedTuple, a dataclass and an enum their class too), sets and dicts are sorted, and a
+    value that is not plain data has none."""
+    from declint.cache import Uncacheable, _canonical
+
+    value = [None, True, 3, 2.5, "s", b"b", _Record("M", ("A", "B")), (1,), {"b", "a"}, _Kind.VISION]
+    value += [_Plain(frozenset({"y", "x"}), {"k": 2, "j": 1})]
+    assert _canonical(value) == (
+        "T",
+        (
+            None, True, 3, 2.5, "s", b"b",
+            ("N", "_Record", ("M", ("T", ("A", "B")))),
+            ("T", (1,)),
+            ("S", ("a", "b")),
+            ("E", "_Kind", "vision"),
+            ("D", "_Plain", (("S", ("x", "y")), ("M", (("j", 1), ("k", 2))))),
+        ),
+    )  # fmt: skip
+    for unfit in (object(), _Plain, {"x": object()}):
+        with pytest.raises(Uncacheable):
+            _canonical(unfit)
 
 
 # ---- the walk's listings, kept for the runs that take the walk from the snapshot ---------------
