@@ -9,6 +9,7 @@ import gc
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -31,6 +32,9 @@ from declint.rules import ALL_RULES, RULES_BY_CODE
 from declint.types import RunResult
 from tests.conftest import DEMO, copy_project, settle
 from tests.test_formats_diff_base import ENV, git
+
+if TYPE_CHECKING:
+    from declint.reporting.pipeline import CheckOutcome
 
 MODELS = "tensorrt_llm/_torch/models/"
 LITERAL = "tensorrt_llm/llmapi/llm_args.py"
@@ -387,27 +391,32 @@ def test_a_run_vouched_for_takes_the_disk_as_that_run_saw_it(repo: Path, monkeyp
     assert described(seen) != described(fresh)
 
 
+def check_diff_base(run: Engine, root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[CheckOutcome, list[Engine]]:
+    """`check --diff-base main ROOT` through `run`, and the engines of its runs (the working
+    tree's, then the merge base's)."""
+    from declint.reporting import pipeline
+
+    runs: list[Engine] = []
+    unrecorded = Engine.run
+
+    def recorded(self: Engine, paths: list[Path]) -> RunResult:
+        runs.append(self)
+        return unrecorded(self, paths)
+
+    monkeypatch.setattr(Engine, "run", recorded)
+    outcome = pipeline.run(run, pipeline.CheckRequest((root,), diff_base="main"), ALL_RULES)
+    return outcome, runs
+
+
 @pytest.mark.parametrize("cache", [True, False], ids=["cache", "no cache"])
 def test_the_merge_base_reads_only_the_texts_put_back(repo: Path, monkeypatch: pytest.MonkeyPatch, cache: bool) -> None:
     """The check of the merge base takes every other file from the check just made: from the
     cache, or without one from what that check kept in memory."""
-    from declint.reporting import pipeline
-
     if cache:
         monkeypatch.delenv(NO_CACHE_ENV)
     narrow_literal(repo)
     settle(repo)
-    runs: list[Engine] = []
-    run = Engine.run
-
-    def recorded(self: Engine, paths: list[Path]) -> RunResult:
-        runs.append(self)
-        return run(self, paths)
-
-    monkeypatch.setattr(Engine, "run", recorded)
-    request = pipeline.CheckRequest((repo,), diff_base="main")
-    outcome = pipeline.run(engine(repo, cache=cache), request, ALL_RULES)
-    current, base = runs
+    outcome, (current, base) = check_diff_base(engine(repo, cache=cache), repo, monkeypatch)
     assert (current.overrides, base.overrides.keys(), base.absent) == ({}, {LITERAL}, frozenset())
     assert (current.stats.files_read, base.stats.files_read) == (37, 1)  # the demo has 37 Python files
     assert (base.vouched, current.state_token is None) == (current.state_token, not cache)
@@ -433,7 +442,6 @@ def test_a_check_worker_is_forked_before_the_view_when_a_python_text_is_put_back
     and the check of the merge base loads; a change that puts no Python text back forks none,
     and one the extracted base takes kills it."""
     from declint import lazy, stat_check, workers
-    from declint.reporting import pipeline
 
     monkeypatch.setattr(stat_check, "fork_pays", lambda: True)  # (else only with a second core)
     monkeypatch.setattr(lazy, "loaded", lambda name: False)  # (this test process may have loaded it)
@@ -448,16 +456,7 @@ def test_a_check_worker_is_forked_before_the_view_when_a_python_text_is_put_back
     make, forked, stats = WARMING[change]
     make(repo)
     settle(repo)
-    runs: list[Engine] = []
-    run = Engine.run
-
-    def recorded(self: Engine, paths: list[Path]) -> RunResult:
-        runs.append(self)
-        return run(self, paths)
-
-    monkeypatch.setattr(Engine, "run", recorded)
-    request = pipeline.CheckRequest((repo,), diff_base="main")
-    outcome = pipeline.run(dataclasses.replace(engine(repo), jobs=2), request, ALL_RULES)
+    outcome, runs = check_diff_base(dataclasses.replace(engine(repo), jobs=2), repo, monkeypatch)
     assert [(r.stats.workers_warmed, r.stats.workers_adopted, r.stats.files_checked_fresh) for r in runs] == stats
     assert (len(made), [each.process for each in made]) == (forked, [None] * forked)  # adopted or killed
     assert outcome.report.diff is not None

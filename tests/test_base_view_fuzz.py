@@ -9,8 +9,10 @@ option toggled, a file renamed or deleted), some that make it fall back for the 
 sequence (a package marker added or removed, the docs table edited, a .gitignore, a symlink). The
 edit is left in the working tree, staged, or committed on the branch. Then the working tree is
 checked as the command line checks it (with the cache; without one; without one but with the
-check's data kept in memory), and the merge base's fingerprints from the view are compared with
-those of the merge base extracted from git. The first step of each sequence is always one the
+check's data kept in memory; in this process or in worker processes, a check worker forked
+before the view as on two cores), and the merge base's fingerprints from the view, its check
+vouched for by the working tree's as `check` does, are compared with those of the merge base
+extracted from git. The first step of each sequence is always one the
 view puts back. CI runs a fixed-seed sample; a campaign:
 
     DECLINT_BASE_FUZZ_SEQUENCES=30 DECLINT_BASE_FUZZ_STEPS=8 DECLINT_BASE_FUZZ_SEED=100 \\
