@@ -139,7 +139,13 @@ def compute(root: Path, rev: str, paths: Sequence[Path]) -> ChangedLines:
     specs = [os.path.relpath(os.path.abspath(p), toplevel) for p in paths] or ["."]
     # The whole project is compared, so that a file moved into the checked paths is found as a rename.
     scope = sorted({os.path.relpath(root, toplevel), *specs})
-    diff = git([*_PINNED, *_DIFF, merge_base, "--", *scope], toplevel)
+    # (the untracked files listed while git diffs: each walks the working tree)
+    listing = GitCommand(["ls-files", "--others", "--exclude-standard", "-z", "--", *specs], toplevel)
+    try:
+        diff = git([*_PINNED, *_DIFF, merge_base, "--", *scope], toplevel)
+        untracked = listing.output()
+    finally:
+        listing.close()  # (nothing once its output was read)
     files: dict[str, frozenset[int]] = {}
     renamed: dict[str, str] = {}
     project = parse_diff(diff.decode("utf-8", "surrogateescape"))
@@ -149,7 +155,6 @@ def compute(root: Path, rev: str, paths: Sequence[Path]) -> ChangedLines:
         files[display_path(toplevel / change.new, root)] = change.lines
         if change.old is not None and change.old != change.new:
             renamed[display_path(toplevel / change.old, root)] = display_path(toplevel / change.new, root)
-    untracked = git(["ls-files", "--others", "--exclude-standard", "-z", "--", *specs], toplevel)
     for name in untracked.decode("utf-8", "surrogateescape").split("\0"):
         if name:
             files[display_path(toplevel / name, root)] = _WHOLE_FILE
@@ -255,15 +260,15 @@ def base_fingerprints(
     from declint.base_view import base_view
     from declint.engine import warm_check_worker
 
-    # A text put back, and a file whose index answers a file added or put back changes, are
-    # checked again, by a worker that first imports libcst (~0.2 s): forked now, it does so
-    # while git gives the texts and the check of the merge base loads.
+    # The check of the merge base checks each text put back again, and each file whose index
+    # answers a Python file added or put back changes, in a worker that first imports libcst
+    # (~0.25 s): forked now, it does so while git gives the texts and that check loads.
     python = any(_python(entry.old) for entry in changed.project) or any(map(_python, changed.files))
     warmed = warm_check_worker(engine) if python else None
     try:
         view = base_view(engine.config, engine.enabled_codes, paths, changed)
-        if view is None:
-            return archived_base_fingerprints(engine, paths, changed, also)
+        if view is None:  # (the extracted base's check adopts the worker as well)
+            return archived_base_fingerprints(replace(engine, warmed=warmed), paths, changed, also)
         if not view.paths:
             return frozenset()
         base = replace(
