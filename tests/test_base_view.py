@@ -424,6 +424,11 @@ def test_the_merge_base_reads_only_the_texts_put_back(repo: Path, monkeypatch: p
     assert outcome.report.diff == DiffScope("main", git(repo, "rev-parse", "main"), 1, 22)
 
 
+def add_a_module_declint_excludes(root: Path) -> None:
+    """A Python file git shows as untracked, in a directory declint never walks."""
+    write(root, ".venv/tool.py", "x = 1\n")
+
+
 WARMING: dict[str, tuple[Callable[[Path], None], int, list[tuple[int, int, object]]]] = {
     # change: (its function, workers forked ahead, (warmed, adopted, checked) of each run)
     # The Literal's old text and the 22 files that read it, checked again from the first run's data:
@@ -435,6 +440,8 @@ WARMING: dict[str, tuple[Callable[[Path], None], int, list[tuple[int, int, objec
     "the docs table edited": (edit_the_docs_table, 0, [(0, 0, 32), (0, 0, ANY)]),
     # The merge base extracted: its check adopts the worker.
     "a package marker deleted": (delete_a_package_marker, 1, [(0, 0, 32), (1, 1, ANY)]),
+    # A Python file git sees and declint never checks: forked, then killed by the run that needed none.
+    "a module added under .venv/": (add_a_module_declint_excludes, 1, [(0, 0, 32), (1, 0, 0)]),
 }
 
 
