@@ -261,17 +261,19 @@ class Engine:
                 listing = run.listing_from_snapshot(paths, existing)
                 if listing is not None:  # no directory changed: the last walk's files, no walk
                     snapshot, rels, skipped = listing
-                    checked_files, indexed_files = map(self._present, run.files_from_snapshot(rels))
-                    skipped = [(rel, reason) for rel, reason in skipped if rel not in self.absent]
+                    checked_files, indexed_files = run.files_from_snapshot(rels)
                     listed = run.walk_recorded(snapshot)  # checked against the disk before anything was read
                     run.listings = run.last_listings(snapshot)  # the walk's, which still hold
                 else:
                     with self.stats.phase("discover"), InputRecorder.recording(with_keys=run.keeps_keys) as listed:
                         checked = discover(paths, self.config, self._virtual_paths())
                         indexed = checked if self._same_walk(paths, existing) else self._index_walk(existing)
-                    checked_files, indexed_files = self._present(checked.files), self._present(indexed.files)
-                    skipped = [(s.rel, s.reason) for s in checked.skipped if s.rel not in self.absent]
+                    checked_files, indexed_files = list(checked.files), list(indexed.files)
+                    skipped = [(s.rel, s.reason) for s in checked.skipped]
                     run.listings = {**indexed.listings, **checked.listings}
+                if self.absent:  # the files on disk that this run leaves out (both ways found them)
+                    checked_files, indexed_files = self._present(checked_files), self._present(indexed_files)
+                    skipped = [(rel, reason) for rel, reason in skipped if rel not in self.absent]
                 run.request = (paths, existing, [item.rel for item in checked_files], skipped)
                 findings, suppressed, total = run.check(checked_files, indexed_files, listed)
                 checked_count = len(checked_files)
@@ -297,7 +299,7 @@ class Engine:
         )
 
     def _present(self, files: Sequence[SourcePath]) -> list[SourcePath]:
-        return [item for item in files if item.rel not in self.absent] if self.absent else list(files)
+        return [item for item in files if item.rel not in self.absent]
 
     def _about_given(
         self, paths: Sequence[Path], findings: list[Finding], suppressed: list[SuppressedFinding]
