@@ -1303,6 +1303,8 @@ class _Run:
                 self._early = self._early_answer(snapshot)
             moved = self._early.walk if self._early is not None else stat_check.changed(snapshot.walk)
             if moved and not self._relist(snapshot, moved):
+                if self._early is not None:  # a file added or removed: the walk is taken again, not the stats
+                    self._stats_seen = (snapshot.files, self._moved_files(snapshot))
                 return None
         self._snapshot_found = snapshot
         return snapshot, rels, skipped

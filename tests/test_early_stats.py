@@ -7,13 +7,14 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from declint import early_stats, stat_check
-from declint.cache import FORMAT, NO_CACHE_ENV, Cache, disabled_by_env
+from declint.cache import FORMAT, NO_CACHE_ENV, Cache, Snapshot, disabled_by_env
 from declint.config import OPTIONS
-from tests.test_cache import MODELS, edit, engine
+from tests.test_cache import MODELS, edit, engine, lines
 
 RADIO = MODELS + "modeling_radio.py"
 RADIO_DL101 = f"{RADIO}:21:15: DL101 "
@@ -174,3 +175,42 @@ def test_a_run_finding_the_walk_file_of_another_configuration_writes_its_own(dem
 def _token(walk_file: Path) -> str:
     token: str = marshal.loads(walk_file.read_bytes())[0]
     return token
+
+
+def test_a_file_added_walks_again_and_stats_in_process_only_the_files_the_child_saw_move(
+    demo: Path, two_cores: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file added changes its directory's entries, so the last walk no longer holds and the
+    tree is walked again; the child's stats of the snapshot's files still hold, and the scan
+    takes in process only those of the files it saw move (a new file's reader stats it)."""
+    engine(demo).run([demo])
+    snapshot_files = set(_snapshot(demo).files)
+    edit(demo / RADIO, "out = torch.nn.functional", "out  = torch.nn.functional")
+    (demo / MODELS / "modeling_added.py").write_text("import torch\n", encoding="utf-8")
+    monkeypatch.chdir(demo)
+    early_stats.start(["check"])
+    stated: list[str] = []
+    real_stat = os.stat
+
+    def recording_stat(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        stated.append(os.fspath(path))
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", recording_stat)
+    warm = engine(demo)
+    found = lines(warm.run([demo]))
+    monkeypatch.setattr(os, "stat", real_stat)
+    assert warm.stats.stats_at_start
+    in_process = {os.path.relpath(path, demo) for path in stated if path.endswith(".py")}
+    assert in_process & snapshot_files == {RADIO}
+    assert found == lines(engine(demo, cache=False).run([demo]))
+    assert f"{RADIO}:21:15: DL101 " in "\n".join(found)  # the edit seen (0-based: 14 before it)
+
+
+def _snapshot(root: Path) -> Snapshot:
+    store = Cache.open(root, early_stats.CACHE_DIR)
+    assert store is not None
+    (path,) = (root / ".declint_cache" / f"v{FORMAT}").glob("*.snapshot")
+    snapshot = store.load_snapshot(path.stem)
+    assert snapshot is not None
+    return snapshot
