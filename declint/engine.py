@@ -1303,7 +1303,7 @@ class _Run:
                 self._early = self._early_answer(snapshot)
             moved = self._early.walk if self._early is not None else stat_check.changed(snapshot.walk)
             if moved and not self._relist(snapshot, moved):
-                if self._early is not None:  # a file added or removed: the walk is taken again, not the stats
+                if self._early is not None:  # a file added or removed, say: walked again, but not stat'ed again
                     self._stats_seen = (snapshot.files, self._moved_files(snapshot))
                 return None
         self._snapshot_found = snapshot

@@ -45,9 +45,8 @@ def test_the_child_answers_what_stat_check_answers_for_the_snapshot_written_with
     assert store is not None
     walk_file = demo / ".declint_cache" / f"v{FORMAT}" / "last.walk"
     assert store.walk_file == walk_file and walk_file.is_file()
-    (snapshot_path,) = (demo / ".declint_cache" / f"v{FORMAT}").glob("*.snapshot")
-    snapshot = store.load_snapshot(snapshot_path.stem)
-    assert snapshot is not None and len(snapshot.token) == 16
+    snapshot = _snapshot(demo)
+    assert len(snapshot.token) == 16
     edit(demo / RADIO, "out = torch.nn.functional", "out  = torch.nn.functional")
     os.mkdir(demo / MODELS / "new_package")  # a listed directory changes: the walk's list
     monkeypatch.chdir(demo / MODELS)  # found from a directory below the root too
@@ -67,11 +66,7 @@ def test_an_answer_for_another_snapshot_is_not_taken(
 ) -> None:
     engine(demo).run([demo])
     walk_file = demo / ".declint_cache" / f"v{FORMAT}" / "last.walk"
-    (snapshot_path,) = walk_file.parent.glob("*.snapshot")
-    store = Cache.open(demo, early_stats.CACHE_DIR)
-    assert store is not None
-    snapshot = store.load_snapshot(snapshot_path.stem)
-    assert snapshot is not None
+    snapshot = _snapshot(demo)
     monkeypatch.chdir(demo)
     early_stats.start(["check"])
     if asked == "another token":
@@ -208,6 +203,7 @@ def test_a_file_added_walks_again_and_stats_in_process_only_the_files_the_child_
 
 
 def _snapshot(root: Path) -> Snapshot:
+    """The snapshot the last run over `root` wrote (one configuration: one snapshot)."""
     store = Cache.open(root, early_stats.CACHE_DIR)
     assert store is not None
     (path,) = (root / ".declint_cache" / f"v{FORMAT}").glob("*.snapshot")
