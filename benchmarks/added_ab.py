@@ -15,23 +15,19 @@ Every version must print the same report after the module is added; prints each 
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import subprocess
 import time
 from pathlib import Path
 
-from installed import PYTHON, WORK, completed, median_of, read_sources
+from installed import WORK, median_of, read_sources, timed_report
 
 MODULE = Path("tensorrt_llm/_torch/models/modeling_added.py")
 RACY_WINDOW = 2.1  # declint trusts a stat older than 2 s (`cache._RACY_SECONDS`)
 
 
 def run(installed: str, tree: Path) -> tuple[float, bytes]:
-    environment = {**os.environ, "PYTHONPATH": installed}
-    started = time.perf_counter()
-    done = completed([str(PYTHON), "-m", "declint", "check", "."], cwd=tree, env=environment)
-    return time.perf_counter() - started, done.stdout
+    return timed_report(installed, tree, ".")
 
 
 def prepared(installed: str, label: str, number: int) -> Path:

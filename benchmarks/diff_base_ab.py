@@ -18,10 +18,9 @@ import argparse
 import os
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
-from installed import PYTHON, WORK, completed, median_of, read_sources
+from installed import WORK, median_of, read_sources, timed_report
 
 EDITED = "tensorrt_llm/_torch/models/modeling_family0.py"
 ADDED = "tensorrt_llm/_torch/models/modeling_added_in_branch.py"
@@ -54,13 +53,7 @@ CASES = {"no cache": ("--no-cache",), "cold": (), "warm": ()}
 
 
 def timed(installed: str, root: Path, *options: str) -> tuple[float, bytes]:
-    started = time.perf_counter()
-    done = completed(
-        [str(PYTHON), "-m", "declint", "check", *options, "--diff-base", "main", "."],
-        cwd=root,
-        env={**os.environ, "PYTHONPATH": installed},
-    )
-    return time.perf_counter() - started, done.stdout
+    return timed_report(installed, root, *options, "--diff-base", "main", ".")
 
 
 def main() -> None:

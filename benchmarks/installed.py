@@ -44,6 +44,12 @@ def median_of(samples: list[float]) -> str:
 
 def timed_check(installed: str, cwd: Path, *args: str) -> float:
     """Wall seconds of `declint check ARGS` in `cwd` (its output is not read; see `completed`)."""
+    return timed_report(installed, cwd, *args)[0]
+
+
+def timed_report(installed: str, cwd: Path, *args: str) -> tuple[float, bytes]:
+    """(wall seconds, stdout) of `declint check ARGS` in `cwd`: A/B scripts compare the reports."""
+    environment = {**os.environ, "PYTHONPATH": installed}
     started = time.perf_counter()
-    completed([str(PYTHON), "-m", "declint", "check", *args], cwd=cwd, env={**os.environ, "PYTHONPATH": installed})
-    return time.perf_counter() - started
+    done = completed([str(PYTHON), "-m", "declint", "check", *args], cwd=cwd, env=environment)
+    return time.perf_counter() - started, done.stdout
