@@ -4,6 +4,7 @@
     python benchmarks/precommit_ab.py --rounds 7 --tree 20000 --edited /tmp/ab-base /tmp/ab-head
     python benchmarks/precommit_ab.py --rounds 7 --other-edited /tmp/ab-base /tmp/ab-head
     python benchmarks/precommit_ab.py --rounds 7 --tree 20000 --renamed /tmp/ab-base /tmp/ab-head
+    python benchmarks/precommit_ab.py --rounds 7 --added /tmp/ab-base /tmp/ab-head
 
 Each directory is a `pip install --no-deps --target` of declint, as for `ab.py`. On the 20k tree
 with 30 models (made by `run.py`; `--tree` names another of `benchmarks/.work/trees`), every
@@ -19,7 +20,9 @@ file saved again in place). With `--plain-edited`, the first file passed is a fi
 needle matches (`run.plain_file`), with a comment appended as with `--edited`, and the first
 two model files follow it. With `--renamed`, the first file's edit is saved as editors' safe
 write and git do: a new file renamed over it (its directory's mtime moves). With `--all-edited`,
-each of the three files passed gets a comment appended, as `--edited` does to the first.
+each of the three files passed gets a comment appended, as `--edited` does to the first. With
+`--added`, a new module (`ADDED`, without a needle) is written beside the first model file just
+before the timed run and passed in its place (a commit that adds a file), and removed afterwards.
 
 The versions share the cache directory's `last.walk` (the list the start-up child stats, which
 names the snapshot that wrote it), and a run the snapshot answers writes none: only the version
@@ -42,6 +45,7 @@ from run import plain_file
 
 TREES = WORK / "trees"
 FILES = 3
+ADDED = "modeling_added_by_the_commit.py"
 
 
 def main() -> None:
@@ -55,15 +59,18 @@ def main() -> None:
     parser.add_argument("--plain-edited", action="store_true", help="pass a file no needle matches, edited, first")
     parser.add_argument("--renamed", action="store_true", help="--edited, saved by renaming a new file over it")
     parser.add_argument("--all-edited", action="store_true", help="append a comment to each of the files passed")
+    parser.add_argument("--added", action="store_true", help="write a new module and pass it first instead")
     args = parser.parse_args()
     tree = TREES / args.tree
     manifest = json.loads((tree / "manifest.json").read_text(encoding="utf-8"))
     models = sorted(manifest["expected"])
     staged = [plain_file(tree, models), *models[: FILES - 1]] if args.plain_edited else models[:FILES]
+    added = Path(models[0]).parent / ADDED
+    staged = [str(added), *staged[1:]] if args.added else staged
     first = models[FILES] if args.other_edited else staged[0]
     edited = [tree / name for name in (staged if args.all_edited else [first])]
     args.edited = args.edited or args.other_edited or args.plain_edited or args.renamed or args.all_edited
-    originals = [path.read_bytes() for path in edited]
+    originals = [b"" if args.added else path.read_bytes() for path in edited]
     seconds: dict[str, list[float]] = {installed: [] for installed in args.installed}
     try:
         for number in range(args.rounds):
@@ -77,7 +84,11 @@ def main() -> None:
                     elif args.touched:
                         moment = time.time() - 60
                         os.utime(path, (moment, moment))
+                    elif args.added:
+                        path.write_text(f"VALUE = {number}\n", encoding="utf-8")
                 seconds[installed].append(timed_check(installed, tree, *staged))
+                if args.added:
+                    (tree / added).unlink()
                 if args.edited:
                     for path, original in zip(edited, originals, strict=True):
                         _restore(path, original)
@@ -85,11 +96,13 @@ def main() -> None:
         if args.edited:
             for path, original in zip(edited, originals, strict=True):
                 _restore(path, original)
+        (tree / added).unlink(missing_ok=True)
     case = "another model file edited" if args.other_edited else "1 edited" if args.edited else "warm"
     case = f"all {FILES} edited" if args.all_edited else case
     case = f"{staged[0]} (no needle) edited" if args.plain_edited else case
     case = "1 touched, same bytes" if args.touched and not args.edited else case
     case = f"{case}, saved by rename" if args.renamed else case
+    case = "1 of them a module just added" if args.added else case
     for installed, samples in seconds.items():
         print(f"{installed}: pre-commit on {args.tree}, {FILES} files, {case}: {median_of(samples)}")
 

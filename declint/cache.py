@@ -522,6 +522,9 @@ class Snapshot:
     roots: tuple[str, ...] = ()  # the indexed roots that existed
     request: tuple[str, ...] = ()  # the paths asked for (absolute, sorted)
     checked: tuple[str, ...] = ()  # what they expanded to
+    # Those of them the walk of the roots did not find (a file outside them asked for by path):
+    # the index held them for this request only, so the run asking for other paths leaves them out.
+    unindexed: tuple[str, ...] = ()
     skipped: tuple[tuple[str, str], ...] = ()  # (rel as the file system names it, reason) of paths not followed
     # Written with the walk file (`early_stats`): the child that stats at start-up answers for it.
     token: str = ""

@@ -291,6 +291,10 @@ class _Filter:
                 self._applicable_to[directory] = parent  # nothing of its own: its parent's
         return self._applicable(directory) if self.respect_gitignore else ()
 
+    def applicable_above(self, directory: str) -> _Applicable:
+        """What the walk passes `directory` as its parent's .gitignore files (`listed`'s `parent`)."""
+        return self._applicable(os.path.dirname(directory)) if self.respect_gitignore else ()
+
     def _gitignored(self, path: str, is_dir: bool) -> bool:
         """As git decides: the nearest .gitignore with a pattern matching `path` (relative to the
         file's own directory) says whether it is ignored; a file further up is not asked then."""
@@ -578,6 +582,47 @@ def discover(
     # By rel alone (unique here): string comparisons in C, not a dataclass's __lt__ per pair.
     ordered_skips = tuple(sorted(skipped.values(), key=lambda skip: (printable(skip.rel), skip.reason)))
     return Discovery(tuple(sorted(files.values(), key=_rel)), ordered_skips, flt.listings)
+
+
+class Subtrees:
+    """The part of a walk of the whole tree (`discover` of the roots) that lies under some of its
+    directories: the directories of a last walk whose entries changed (a file added or removed)
+    are walked again, and the rest of that walk is kept.
+
+    Each directory must be one the last walk listed (so neither it nor a directory above it was
+    excluded), strictly below the paths that walk was given, under the same configuration, with
+    every .gitignore above it unchanged (the caller has checked all of it against that walk's
+    recorded stats): the walk then reaches it with the .gitignore files that apply above it, as
+    `applicable_above` computes them here, and walks it as it would. Those are computed before
+    the walk is recorded: the walk records only the .gitignore files it opens, and opens none in a
+    directory whose entries hold none, as these ancestors' did (a recorded absent .gitignore would
+    only cost the next run a stat, but the record should be the walk's)."""
+
+    def __init__(self, config: Config, directories: Iterable[str], include: tuple[str, ...] | None = None) -> None:
+        self._filter = _Filter(config, include)
+        tops = sorted(set(directories))
+        # The outermost only: a directory below another is walked with it.
+        self.tops = [d for i, d in enumerate(tops) if not any(d.startswith(t + os.sep) for t in tops[:i])]
+        self.rels = [_relative(Path(d), self._filter.root) for d in self.tops]
+        # What the rels of the files below them start with (`str.startswith` takes a tuple: one
+        # call a file for the ~20k files of the walk kept).
+        self.prefixes = tuple(rel + "/" for rel in self.rels)
+        self._above = [self._filter.applicable_above(d) for d in self.tops]
+
+    def walk(self) -> tuple[list[SourcePath], dict[str, Listing]] | None:
+        """The files a walk of the whole tree finds under the directories, in its order, and the
+        listings of the directories it lists there; None when it skips a path there (a directory
+        it cannot list, a symlink it cannot follow, a name that is not UTF-8): the caller walks
+        the whole tree, whose skipped paths are reported."""
+        found: list[SourcePath | SkippedPath] = []
+        for directory, rel, above in zip(self.tops, self.rels, self._above, strict=True):
+            _walk_dir(directory, self._filter, found, rel, True, above)
+        prefixes = self.prefixes
+        below = [item for item in found if isinstance(item, SourcePath) and item.rel.startswith(prefixes)]
+        files = [item for item in below if is_utf8(item.rel)]
+        if len(files) != len(found):
+            return None
+        return sorted(files, key=_rel), self._filter.listings
 
 
 def known_files(

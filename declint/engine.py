@@ -23,7 +23,7 @@ import importlib
 import os
 import time
 import warnings
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISREG
@@ -63,6 +63,7 @@ from declint.discovery import (
     Discovery,
     Listing,
     SourcePath,
+    Subtrees,
     discover,
     display_path,
     glob_match,
@@ -183,6 +184,7 @@ class RunStats:
     stats_at_start: bool = False  # the snapshot's stats came from the child forked at start-up
     workers_warmed: int = 0  # check workers forked ahead to import libcst (`_Run._warm_check`)
     workers_adopted: int = 0  # ... that a check's pool then used
+    directories_rewalked: int = 0  # listed by a walk of a few directories (`_Run.walk_patched`); 0: no such walk
     seconds: dict[str, float] = field(default_factory=dict)  # wall time per phase
 
     @contextlib.contextmanager
@@ -259,16 +261,20 @@ class Engine:
                 findings, suppressed, total, checked_count, skipped = quick
             else:
                 listing = run.listing_from_snapshot(paths, existing)
+                patched = None if listing is not None or self.absent else run.walk_patched(paths, existing)
                 if listing is not None:  # no directory changed: the last walk's files, no walk
                     snapshot, rels, skipped = listing
                     checked_files, indexed_files = run.files_from_snapshot(rels)
                     listed = run.walk_recorded(snapshot)  # checked against the disk before anything was read
                     run.listings = run.last_listings(snapshot)  # the walk's, which still hold
+                elif patched is not None:  # a file added or removed: its directory walked again
+                    checked_files, indexed_files, skipped, run.listings, listed = patched
                 else:
                     with self.stats.phase("discover"), InputRecorder.recording(with_keys=run.keeps_keys) as listed:
                         checked = discover(paths, self.config, self._virtual_paths())
                         indexed = checked if self._same_walk(paths, existing) else self._index_walk(existing)
-                    checked_files, indexed_files = list(checked.files), list(indexed.files)
+                    checked_files = list(checked.files)
+                    indexed_files = checked_files if indexed is checked else list(indexed.files)
                     skipped = [(s.rel, s.reason) for s in checked.skipped]
                     run.listings = {**indexed.listings, **checked.listings}
                 if self.absent:  # the files on disk that this run leaves out (both ways found them)
@@ -456,7 +462,11 @@ class _Run:
         self._saved_listings: SavedListings | None = None  # the snapshot's walk's listings, once loaded
         # Directories of the snapshot's walk whose stat moved but whose entries did not (`_relist`).
         self._relisted: dict[str, os.stat_result] = {}
+        # The snapshot whose walk no longer holds and the positions in its walk that moved, when
+        # the walk it answered was this run's (`walk_patched`).
+        self._unheld: tuple[Snapshot, Sequence[int]] | None = None
         self._known_modules: dict[str, str] | None = None
+        self._indexed_rels: Collection[str] = ()  # the files the walk of the roots found (`check`)
         self._data: CacheData | None = None
         self.changed: set[str] = set()  # rels whose cache entries this run replaced or modified
         self.records: dict[str, ScanRecord] = {}
@@ -649,6 +659,17 @@ class _Run:
         return max(1, min(most, count // (jobs * 4) or 1))
 
     # ---- phase 1: scan ----------------------------------------------------------------------------
+    def _named(self, files: Sequence[SourcePath], probed: Recorded) -> dict[str, str]:
+        """Every file's module name: the last walk's for the files it named that this run's walk
+        kept (`_known_modules`: the same packages), the others' from the file system."""
+        known = self._known_modules or {}
+        unnamed = [item for item in files if item.rel not in known]
+        if not unnamed:
+            return {item.rel: known[item.rel] for item in files}
+        markers = {item.path for item in files if item.path.endswith("__init__.py")}
+        names = _module_names(unnamed, str(self.config.root), probed, markers)
+        return {item.rel: known[item.rel] if item.rel in known else names[item.rel] for item in files}
+
     def _scan(self, files: Sequence[SourcePath], checked: set[str]) -> None:
         literal_module = self.config.literal_module
         todo: list[_ScanItem] = []
@@ -964,13 +985,10 @@ class _Run:
     ) -> tuple[list[Finding], list[SuppressedFinding], int]:
         files = _union(checked, indexed)
         checked_rels = {item.rel for item in checked}
+        self._indexed_rels = checked_rels if indexed is checked else {item.rel for item in indexed}
         probed = Recorded(with_keys=self.keeps_keys)
         with self.stats.phase("scan"):
-            known = self._known_modules
-            if known is not None and all(item.rel in known for item in files):
-                self.modules = {item.rel: known[item.rel] for item in files}  # same walk, same packages
-            else:
-                self.modules = _module_names(files, str(self.config.root), probed)
+            self.modules = self._named(files, probed)
             self._scan(files, checked_rels)
         walked = probed if listed is None else listed.merged(probed)
         results: dict[str, Checked] = {}
@@ -1031,8 +1049,8 @@ class _Run:
             return None
         snapshot, rels, skipped = listing
         with self.stats.phase("snapshot"):
-            if any(rel not in snapshot.results for rel in rels):
-                return None
+            if any(rel not in snapshot.results for rel in rels) or not set(snapshot.unindexed).issubset(rels):
+                return None  # (an index holding a file that this request leaves out is not this run's)
             early = self._early
             if early.inputs if early is not None else stat_check.changed(snapshot.inputs):
                 return None
@@ -1294,17 +1312,19 @@ class _Run:
                     rels, skipped = tuple(item.rel for item in asked.files), [(s.rel, s.reason) for s in asked.skipped]
             else:
                 return None
-            if any(rel not in snapshot.files for rel in [*rels, *self.overrides]):
+            if any(rel not in snapshot.files for rel in self.overrides):
                 return None  # (an overridden text of no file on disk: the walk takes it in)
+            unknown = any(rel not in snapshot.files for rel in rels)  # a file added, passed by path
             if snapshot.token and snapshot.token == self.engine.vouched:  # nothing moved since that run
                 self._early = early_stats.Answer([], [], [])
                 self._stats_seen = (snapshot.files, set())
             else:
                 self._early = self._early_answer(snapshot)
             moved = self._early.walk if self._early is not None else stat_check.changed(snapshot.walk)
-            if moved and not self._relist(snapshot, moved):
+            if unknown or (moved and not self._relist(snapshot, moved)):
                 if self._early is not None:  # a file added or removed, say: walked again, but not stat'ed again
                     self._stats_seen = (snapshot.files, self._moved_files(snapshot))
+                self._unheld = (snapshot, moved)
                 return None
         self._snapshot_found = snapshot
         return snapshot, rels, skipped
@@ -1329,6 +1349,69 @@ class _Run:
             relisted[directory] = stat
         self._relisted = relisted
         return True
+
+    def walk_patched(
+        self, paths: Sequence[Path], roots: Sequence[Path]
+    ) -> tuple[list[SourcePath], list[SourcePath], list[tuple[str, str]], Mapping[str, Listing], Recorded] | None:
+        """The checked and indexed files, skipped paths, listings and recorded walk of a run after
+        a file was added to or removed from a few directories of the roots the last run walked:
+        those directories walked again (`discovery.Subtrees`), the rest of the walk of the roots
+        kept. For `declint check ROOTS` (the checked files are the indexed ones: the last run must
+        have asked the same, and skipped nothing) or for files passed by path (a pre-commit hook's:
+        they are found afresh, as the full path finds them). None when a path of the last walk's
+        record other than a directory it listed below a root moved (a .gitignore, a package marker
+        looked for, a root itself), when more than `_RELIST_MOST` did, or when the walk again of
+        one skips a path: the full path walks the tree then.
+
+        The walk's record keeps the last one's paths outside those directories, with their stats,
+        which the child forked at start-up (or `_listing_from_snapshot`) found unchanged; below
+        them, the new walk's, and the package markers that module naming looks for again (the
+        files found there are named afresh)."""
+        if self._unheld is None or self.overrides:
+            return None
+        snapshot, moved = self._unheld
+        same = self.engine._same_walk(paths, roots)
+        request = tuple(sorted(map(os.path.abspath, paths)))
+        if same and (request != snapshot.request or snapshot.skipped):
+            return None
+        if not same and not all(os.path.isfile(path) and not os.path.islink(path) for path in request):
+            return None
+        if not _roots_walk_listed(snapshot):
+            return None
+        listings = self.last_listings(snapshot)
+        directories = {snapshot.walk[position][0] for position in moved}
+        below_roots = tuple(os.path.join(os.path.abspath(root), "") for root in roots)
+        if len(directories) > _RELIST_MOST or not all(d in listings and d.startswith(below_roots) for d in directories):
+            return None
+        with self.stats.phase("discover"):
+            subtrees = Subtrees(self.config, directories, INDEX_INCLUDE)
+            with InputRecorder.recording(with_keys=self.keeps_keys) as walked:
+                found = subtrees.walk()
+                asked = None if same else discover(paths, self.config)
+            if found is None:
+                return None
+            files, new_listings = found
+            indexed = self._kept_walk(snapshot, subtrees.prefixes, files)
+            below = tuple(os.path.join(top, "") for top in subtrees.tops)
+            outside = [(path, key) for path, key in snapshot.walk if not path.startswith(below)]
+            kept_listings = {d: listing for d, listing in listings.items() if not d.startswith(below)}
+            self.stats.directories_rewalked = len(new_listings)
+        checked = indexed if asked is None else list(asked.files)
+        skipped = [] if asked is None else [(s.rel, s.reason) for s in asked.skipped]
+        return checked, indexed, skipped, {**kept_listings, **new_listings}, walked.merged(Recorded(outside))
+
+    def _kept_walk(self, snapshot: Snapshot, prefixes: tuple[str, ...], found: list[SourcePath]) -> list[SourcePath]:
+        """The files of the last walk of the roots outside the directories walked again (`prefixes`:
+        their rels, each ending in "/"), with those `found` there, in the walk's order. The kept
+        files keep the names the last walk gave them (`_known_modules`): a module's name changes
+        only with a package marker, or a module beside a package, in a directory above it, and
+        every directory above it is outside those walked again (see `_module_names`)."""
+        unindexed = set(snapshot.unindexed)
+        kept = {
+            rel: entry for rel, entry in snapshot.files.items() if not rel.startswith(prefixes) and rel not in unindexed
+        }
+        self._known_modules = {rel: module for rel, (_, _, module) in kept.items()}
+        return _union((SourcePath(rel, path) for rel, (path, _, _) in kept.items()), found)
 
     def _with_new_stats(self, snapshot: Snapshot, files: dict[str, tuple[str, StatKey, str]] | None = None) -> Snapshot:
         """`snapshot` with the stats this run found: its directories listed again, and `files`."""
@@ -1379,7 +1462,11 @@ class _Run:
         everything = [SourcePath(rel, path) for rel, (path, _, _) in sorted(snapshot.files.items())]
         self._known_modules = {rel: module for rel, (_, _, module) in snapshot.files.items()}
         wanted = set(rels)
-        return [item for item in everything if item.rel in wanted], everything
+        checked = [item for item in everything if item.rel in wanted]
+        if not snapshot.unindexed:
+            return checked, everything
+        unindexed = set(snapshot.unindexed)  # checked by the last run only: indexed only when checked again
+        return checked, [item for item in everything if item.rel not in unindexed]
 
     def _snapshot(
         self,
@@ -1424,6 +1511,7 @@ class _Run:
         walk = {path: key for path, key in walked.items() if path not in sources}
         inputs_only = {path: key for path, key in inputs.items() if path not in sources and path not in walk}
         paths, roots, checked, skipped = self.request
+        unindexed = tuple(sorted(set(checked).difference(self._indexed_rels)))
         held = _patching.held_facts(self.index_facts)
         self._pending_held = (new_token(), held)
         self._pending_snapshot = Snapshot(
@@ -1436,6 +1524,7 @@ class _Run:
             roots=tuple(sorted(map(os.path.abspath, roots))),
             request=tuple(sorted(map(os.path.abspath, paths))),
             checked=tuple(checked),
+            unindexed=unindexed,
             skipped=tuple(skipped),
             listings=self._listings_token(),
             digests=digests,
@@ -1583,6 +1672,16 @@ _CRASH_HINTS = {
 }
 
 
+def _roots_walk_listed(snapshot: Snapshot) -> bool:
+    """Did the walk of the roots list every directory the last run listed? It did when that run
+    was asked for the roots, or for files by path (a file passed is not listed), not when it also
+    walked a directory asked for (whose walk may reach what a root's excluded)."""
+    if snapshot.request == snapshot.roots:
+        return True
+    found = {path for path, _, _ in snapshot.files.values()}
+    return all(path in found for path in snapshot.request)
+
+
 def _failure_message(failure: workers.Failure) -> str:
     if failure.kind == "crash":
         hint = _CRASH_HINTS.get(failure.reason.rpartition(" ")[2], "")
@@ -1619,7 +1718,9 @@ def _held_digest(record: ScanRecord, demanded: bool) -> str:
     return record.digest if demanded or record.literal else ""
 
 
-def _module_names(files: Sequence[SourcePath], root: str, probed: Recorded | None = None) -> dict[str, str]:
+def _module_names(
+    files: Sequence[SourcePath], root: str, probed: Recorded | None = None, markers: set[str] | None = None
+) -> dict[str, str]:
     """Module names, asking the file system once per directory (not once per file and level).
 
     A directory below `root` without `__init__.py` inside a package is a namespace package
@@ -1627,10 +1728,11 @@ def _module_names(files: Sequence[SourcePath], root: str, probed: Recorded | Non
     module of its name is beside it (`pkg/ns.py`, which Python imports instead); one that no
     package holds names nothing (`scripts/tool.py` is `tool`), as `discovery.module_name` names
     them. `probed` collects the `__init__.py` paths looked for that the walk did not find
-    (the names depend on them), with their stat at the time.
+    (the names depend on them), with their stat at the time; `markers`: the `__init__.py` files
+    the walk found, when `files` are only some of them.
     """
 
-    found = {item.path for item in files if item.path.endswith("__init__.py")}
+    found = markers if markers is not None else {item.path for item in files if item.path.endswith("__init__.py")}
     below = root.rstrip(os.sep) + os.sep
 
     @functools.cache

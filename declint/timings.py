@@ -42,6 +42,11 @@ def render(stats: RunStats, wall: float, start: CpuTimes | None, end: CpuTimes |
     )
     if stats.stats_at_start:
         lines.append("declint: the snapshot's files were stat'ed while declint started (a child process)")
+    if stats.directories_rewalked:
+        lines.append(
+            f"declint: a file added or removed since the last run: {stats.directories_rewalked} "
+            f"director{'y' if stats.directories_rewalked == 1 else 'ies'} walked again, the rest of its walk kept"
+        )
     if stats.workers_warmed:
         lines.append(
             f"declint: check workers forked ahead to import libcst: {stats.workers_warmed}, "
