@@ -12,10 +12,13 @@ of a class from another file written anywhere, a class's bases replaced, a decla
 away, a copy of the shared Literal written anywhere), each followed by a run with the cache and
 one without, in this process (`Engine.run`, inline or in workers) or through the command line
 (`python -m declint check --output-format json`, its start-up stats child and workers included,
-against `--no-cache`). Most steps age what they wrote past the racy window, so that the cache
-trusts the stats (the paths that can go stale); some leave it racy. In process, the run without
-the cache is also compared with a run that indexes every file in full (`full_index`): the
-prefilter may make a run faster, never change what it reports.
+against `--no-cache`). In process, the demo is also checked by its one root (`tensorrt_llm`: the
+checked files are the index's) and by the files of its models directory passed by path (a
+pre-commit hook's request), the requests whose walk a file added or removed patches. Most steps
+age what they wrote past the racy window, so that the cache trusts the stats (the paths that can
+go stale); some leave it racy. In process, the run without the cache is also compared with a run
+that indexes every file in full (`full_index`): the prefilter may make a run faster, never change
+what it reports.
 The same holds for runs over texts in place of files (an editor's buffer, `--stdin-filename`;
 the fixed texts `--fix` re-lints), which start from the snapshot the last run left, the text
 taken as an edit of its file: after each step, such runs with the cache report what they report
@@ -430,6 +433,25 @@ IN_PROCESS = Runner(
 THROUGH_THE_CLI = Runner(lambda rng, root: _cli(root), lambda root: _cli(root, "--no-cache"))
 
 
+def _the_root(root: Path) -> list[Path]:
+    """`declint check tensorrt_llm` on the demo: its one root, so the checked files are the index's
+    (the walk a file added or removed patches; `.` walks the docs and schemas besides)."""
+    return [root / "tensorrt_llm"]
+
+
+def _staged(root: Path) -> list[Path]:
+    """Files passed by path, as a pre-commit hook passes the staged ones: those of the models
+    directory as it is now, where the mutations add, copy, rename and delete files."""
+    return sorted((root / "tensorrt_llm" / "_torch" / "models").glob("*.py"))
+
+
+def _asking(paths: Callable[[Path], list[Path]]) -> Runner:
+    return Runner(
+        lambda rng, root: _observed(engine(root, jobs=rng.choice((None, 2))).run(paths(root))),
+        lambda root: _observed(engine(root, cache=False).run(paths(root))),
+    )
+
+
 Tree = Callable[[int, Path], None]
 
 
@@ -471,6 +493,16 @@ def test_a_run_with_the_cache_reports_what_a_run_without_it_reports(tmp_path: Pa
 @pytest.mark.parametrize("seed", range(FIRST_SEED, FIRST_SEED + SEQUENCES))
 def test_the_same_holds_on_a_generated_tree(tmp_path: Path, seed: int) -> None:
     _sequence(seed, tmp_path / "generated", IN_PROCESS, generated_tree)
+
+
+@pytest.mark.parametrize("seed", range(FIRST_SEED, FIRST_SEED + SEQUENCES))
+def test_the_same_holds_checking_the_root_alone(tmp_path: Path, seed: int) -> None:
+    _sequence(seed, tmp_path / "demo", _asking(_the_root))
+
+
+@pytest.mark.parametrize("seed", range(FIRST_SEED, FIRST_SEED + SEQUENCES))
+def test_the_same_holds_checking_files_passed_by_path(tmp_path: Path, seed: int) -> None:
+    _sequence(seed, tmp_path / "demo", _asking(_staged))
 
 
 @pytest.mark.parametrize("seed", range(FIRST_SEED, FIRST_SEED + CLI_SEQUENCES))
