@@ -615,8 +615,9 @@ class Subtrees:
         it cannot list, a symlink it cannot follow, a name that is not UTF-8): the caller walks
         the whole tree, whose skipped paths are reported."""
         found: list[SourcePath | SkippedPath] = []
-        for directory, rel, above in zip(self.tops, self.rels, self._above, strict=True):
-            _walk_dir(directory, self._filter, found, rel, True, above)
+        for directory, above in zip(self.tops, self._above, strict=True):
+            # Its rel, and whether it is inside the root, found as the walk finds them at a path given.
+            _walk_dir(directory, self._filter, found, parent=above)
         prefixes = self.prefixes
         below = [item for item in found if isinstance(item, SourcePath) and item.rel.startswith(prefixes)]
         files = [item for item in below if is_utf8(item.rel)]
