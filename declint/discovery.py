@@ -603,10 +603,9 @@ class Subtrees:
         tops = sorted(set(directories))
         # The outermost only: a directory below another is walked with it.
         self.tops = [d for i, d in enumerate(tops) if not any(d.startswith(t + os.sep) for t in tops[:i])]
-        self.rels = [_relative(Path(d), self._filter.root) for d in self.tops]
         # What the rels of the files below them start with (`str.startswith` takes a tuple: one
         # call a file for the ~20k files of the walk kept).
-        self.prefixes = tuple(rel + "/" for rel in self.rels)
+        self.prefixes = tuple(_relative(Path(d), self._filter.root) + "/" for d in self.tops)
         self._above = [self._filter.applicable_above(d) for d in self.tops]
 
     def walk(self) -> tuple[list[SourcePath], dict[str, Listing]] | None:

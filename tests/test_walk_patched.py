@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from declint import engine as engine_module
+from declint.cache import NO_CACHE_ENV
 from declint.engine import Engine
 from tests.conftest import settle
 from tests.test_cache import MODELS, engine, lines
@@ -240,3 +243,17 @@ def test_a_name_the_walk_skips_in_the_directory_walked_again_walks_the_whole_tre
     found = lines(result)
     assert found == lines(engine(demo, cache=False).run([demo / ROOT]))
     assert any(line.startswith(MODELS + "modeling_\\xff.py:1:0: DL000 ") for line in found)
+
+
+def test_timings_say_how_many_directories_were_walked_again(demo: Path) -> None:
+    def check(*options: str) -> subprocess.CompletedProcess[str]:
+        env = {name: value for name, value in os.environ.items() if name != NO_CACHE_ENV}
+        command = [sys.executable, "-m", "declint", "check", *options, ROOT]
+        return subprocess.run(command, cwd=demo, env=env, capture_output=True, text=True, check=False)
+
+    check()
+    shutil.copy(demo / RADIO, demo / MODELS / "modeling_added.py")
+    timed = check("--timings")
+    assert timed.stdout == check("--no-cache").stdout and "modeling_added.py:21:15: DL101 " in timed.stdout
+    said = "declint: a file added or removed since the last run: 1 directory walked again, the rest of its walk kept"
+    assert said in timed.stderr.splitlines()
