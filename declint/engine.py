@@ -1350,68 +1350,78 @@ class _Run:
         self._relisted = relisted
         return True
 
-    def walk_patched(
-        self, paths: Sequence[Path], roots: Sequence[Path]
-    ) -> tuple[list[SourcePath], list[SourcePath], list[tuple[str, str]], Mapping[str, Listing], Recorded] | None:
-        """The checked and indexed files, skipped paths, listings and recorded walk of a run after
-        a file was added to or removed from a few directories of the roots the last run walked:
-        those directories walked again (`discovery.Subtrees`), the rest of the walk of the roots
-        kept. For `declint check ROOTS` (the checked files are the indexed ones: the last run must
-        have asked the same, and skipped nothing) or for files passed by path (a pre-commit hook's:
-        they are found afresh, as the full path finds them). None when a path of the last walk's
-        record other than a directory it listed below a root moved (a .gitignore, a package marker
-        looked for, a root itself), when more than `_RELIST_MOST` did, or when the walk again of
-        one skips a path: the full path walks the tree then.
+    def walk_patched(self, paths: Sequence[Path], roots: Sequence[Path]) -> _Walked | None:
+        """What a run's walk finds after a file was added to or removed from a few directories the
+        last run walked: those directories walked again (`discovery.Subtrees`), the rest of the
+        last walk kept. The walk of the roots (the index's) is patched so, and the walk of the
+        paths asked for too when they are directories (the last run must have asked the same, and
+        skipped nothing); files passed by path (a pre-commit hook's) are found afresh, as the full
+        path finds them. None when a path of the last walk's record other than a directory it
+        listed moved (a .gitignore, a package marker looked for), or one given (a root, a path
+        asked for), when more than `_RELIST_MOST` did, or when the walk again skips a path: the
+        full path walks the tree then.
 
-        The walk's record keeps the last one's paths outside those directories, with their stats,
-        which the child forked at start-up (or `_listing_from_snapshot`) found unchanged; below
-        them, the new walk's, and the package markers that module naming looks for again (the
-        files found there are named afresh)."""
+        Two walks of the same configuration list the same directories below the paths both were
+        given (whether a directory is excluded depends on its path, the configuration and the
+        .gitignore files, not on where the walk began), so each patches its part of the last
+        listings, which hold both. The record keeps the last one's paths outside the directories
+        walked again, with their stats, which the child forked at start-up (or
+        `_listing_from_snapshot`) found unchanged; below them, the new walk's, and the package
+        markers that module naming looks for again (the files found there are named afresh)."""
         if self._unheld is None or self.overrides:
             return None
         snapshot, moved = self._unheld
-        same = self.engine._same_walk(paths, roots)
         request = tuple(sorted(map(os.path.abspath, paths)))
-        if same and (request != snapshot.request or snapshot.skipped):
-            return None
-        if not same and not all(os.path.isfile(path) and not os.path.islink(path) for path in request):
-            return None
-        if not _roots_walk_listed(snapshot):
+        by_path = all(os.path.isfile(path) and not os.path.islink(path) for path in request)
+        if not by_path and (request != snapshot.request or snapshot.skipped or not all(map(_walked_as_is, request))):
             return None
         listings = self.last_listings(snapshot)
         directories = {snapshot.walk[position][0] for position in moved}
-        below_roots = tuple(os.path.join(os.path.abspath(root), "") for root in roots)
-        if len(directories) > _RELIST_MOST or not all(d in listings and d.startswith(below_roots) for d in directories):
+        below_roots, below_request = _below(roots), () if by_path else _below(request)
+        placed = all(d in listings and d.startswith(below_roots + below_request) for d in directories)
+        if len(directories) > _RELIST_MOST or not placed:
             return None
         with self.stats.phase("discover"):
-            subtrees = Subtrees(self.config, directories, INDEX_INCLUDE)
-            with InputRecorder.recording(with_keys=self.keeps_keys) as walked:
-                found = subtrees.walk()
-                asked = None if same else discover(paths, self.config)
-            if found is None:
+            walks = [Subtrees(self.config, [d for d in directories if d.startswith(below_roots)], INDEX_INCLUDE)]
+            if not by_path and not self.engine._same_walk(paths, roots):
+                walks.append(Subtrees(self.config, [d for d in directories if d.startswith(below_request)]))
+            with InputRecorder.recording(with_keys=self.keeps_keys) as recorded:
+                found = [walk.walk() for walk in walks]
+                asked = discover(paths, self.config) if by_path else None
+            if any(files is None for files in found):
                 return None
-            files, new_listings = found
-            indexed = self._kept_walk(snapshot, subtrees.prefixes, files)
-            below = tuple(os.path.join(top, "") for top in subtrees.tops)
-            outside = [(path, key) for path, key in snapshot.walk if not path.startswith(below)]
-            kept_listings = {d: listing for d, listing in listings.items() if not d.startswith(below)}
-            self.stats.directories_rewalked = len(new_listings)
-        checked = indexed if asked is None else list(asked.files)
-        skipped = [] if asked is None else [(s.rel, s.reason) for s in asked.skipped]
-        return checked, indexed, skipped, {**kept_listings, **new_listings}, walked.merged(Recorded(outside))
+            return self._walked(snapshot, listings, walks, cast(list[_Found], found), asked, recorded)
 
-    def _kept_walk(self, snapshot: Snapshot, prefixes: tuple[str, ...], found: list[SourcePath]) -> list[SourcePath]:
-        """The files of the last walk of the roots outside the directories walked again (`prefixes`:
-        their rels, each ending in "/"), with those `found` there, in the walk's order. The kept
-        files keep the names the last walk gave them (`_known_modules`): a module's name changes
-        only with a package marker, or a module beside a package, in a directory above it, and
-        every directory above it is outside those walked again (see `_module_names`)."""
+    def _walked(
+        self,
+        snapshot: Snapshot,
+        listings: Mapping[str, Listing],
+        walks: list[Subtrees],
+        found: list[_Found],
+        asked: Discovery | None,
+        recorded: Recorded,
+    ) -> _Walked:
+        """The last walk patched with what `walks` found again (the roots' first, then the paths
+        asked for, when theirs is another walk); `asked`: the files passed by path, found afresh.
+        The files outside the directories walked again keep the names the last walk gave them
+        (`_known_modules`): a module's name changes only with a package marker, or a module beside
+        a package, in a directory above it, and none of those is below a directory walked again
+        (every directory that moved is)."""
+        prefixes = tuple(prefix for walk in walks for prefix in walk.prefixes)
+        self._known_modules = {rel: entry[2] for rel, entry in snapshot.files.items() if not rel.startswith(prefixes)}
         unindexed = set(snapshot.unindexed)
-        kept = {
-            rel: entry for rel, entry in snapshot.files.items() if not rel.startswith(prefixes) and rel not in unindexed
-        }
-        self._known_modules = {rel: module for rel, (_, _, module) in kept.items()}
-        return _union((SourcePath(rel, path) for rel, (path, _, _) in kept.items()), found)
+        indexed = _patched(snapshot, [rel for rel in snapshot.files if rel not in unindexed], walks[0], found[0])
+        if asked is not None:
+            checked, skipped = list(asked.files), [(s.rel, s.reason) for s in asked.skipped]
+        else:
+            checked = indexed if len(walks) == 1 else _patched(snapshot, snapshot.checked, walks[1], found[1])
+            skipped = []
+        below = tuple(os.path.join(top, "") for walk in walks for top in walk.tops)
+        new_listings = {directory: listing for _, listed in found for directory, listing in listed.items()}
+        kept_listings = {d: listing for d, listing in listings.items() if not d.startswith(below)}
+        outside = Recorded((path, key) for path, key in snapshot.walk if not path.startswith(below))
+        self.stats.directories_rewalked = len(new_listings)
+        return _Walked(checked, indexed, skipped, {**kept_listings, **new_listings}, recorded.merged(outside))
 
     def _with_new_stats(self, snapshot: Snapshot, files: dict[str, tuple[str, StatKey, str]] | None = None) -> Snapshot:
         """`snapshot` with the stats this run found: its directories listed again, and `files`."""
@@ -1672,14 +1682,35 @@ _CRASH_HINTS = {
 }
 
 
-def _roots_walk_listed(snapshot: Snapshot) -> bool:
-    """Did the walk of the roots list every directory the last run listed? It did when that run
-    was asked for the roots, or for files by path (a file passed is not listed), not when it also
-    walked a directory asked for (whose walk may reach what a root's excluded)."""
-    if snapshot.request == snapshot.roots:
-        return True
-    found = {path for path, _, _ in snapshot.files.values()}
-    return all(path in found for path in snapshot.request)
+class _Walked(NamedTuple):
+    """What `_Run.walk_patched` gives in place of the walk's `Discovery`s and record."""
+
+    checked: list[SourcePath]
+    indexed: list[SourcePath]
+    skipped: list[tuple[str, str]]
+    listings: Mapping[str, Listing]
+    recorded: Recorded
+
+
+_Found: TypeAlias = tuple[list[SourcePath], dict[str, Listing]]  # what `Subtrees.walk` found
+
+
+def _patched(snapshot: Snapshot, rels: Iterable[str], walk: Subtrees, found: _Found) -> list[SourcePath]:
+    """The files `rels` of the last walk outside the directories `walk` walked again, with those
+    it `found` there, in the walk's order."""
+    prefixes = walk.prefixes
+    kept = (SourcePath(rel, snapshot.files[rel][0]) for rel in rels if not rel.startswith(prefixes))
+    return _union(kept, found[0])
+
+
+def _below(paths: Iterable[str | Path]) -> tuple[str, ...]:
+    """What the paths strictly below each of `paths` start with."""
+    return tuple(os.path.join(os.path.abspath(path), "") for path in paths)
+
+
+def _walked_as_is(path: str) -> bool:
+    """Is the path asked for a directory the walk walks where it is (no symlink on the way)?"""
+    return os.path.isdir(path) and os.path.realpath(path) == path
 
 
 def _failure_message(failure: workers.Failure) -> str:

@@ -25,6 +25,14 @@ pytestmark = pytest.mark.usefixtures("cache_on")
 
 ROOT = "tensorrt_llm"
 ROOT_FILES = 37  # the Python files of the demo's root
+ALL_DIRECTORIES = [  # those of the demo's root
+    ROOT,
+    ROOT + "/_torch",
+    ROOT + "/_torch/attention_backend",
+    ROOT + "/_torch/models",
+    ROOT + "/_torch/modules",
+    ROOT + "/llmapi",
+]
 RADIO = MODELS + "modeling_radio.py"
 # A copy of modeling_radio.py: its encoder's SDPA call, which no model of the copy declares
 # (`lines` gives 0-based columns: 15 in the report).
@@ -166,7 +174,7 @@ def test_a_change_the_last_walk_cannot_place_walks_the_whole_tree(
         (demo / MODELS / ".gitignore").write_text("modeling_radio.py\n", encoding="utf-8")
     full = engine(demo)
     listed, result = _listed_by(full, demo, monkeypatch)
-    assert full.stats.directories_rewalked == 0 and len(listed) == 6  # every directory of the root
+    assert full.stats.directories_rewalked == 0 and listed == ALL_DIRECTORIES
     assert lines(result) == lines(engine(demo, cache=False).run([demo / ROOT]))
 
 
@@ -239,7 +247,7 @@ def test_a_name_the_walk_skips_in_the_directory_walked_again_walks_the_whole_tre
     os.close(os.open(os.fsencode(demo / MODELS) + b"/modeling_\xff.py", os.O_CREAT | os.O_WRONLY, 0o644))
     full = engine(demo)
     listed, result = _listed_by(full, demo, monkeypatch)
-    assert full.stats.directories_rewalked == 0 and len(listed) == 6
+    assert full.stats.directories_rewalked == 0 and listed == ALL_DIRECTORIES
     found = lines(result)
     assert found == lines(engine(demo, cache=False).run([demo / ROOT]))
     assert any(line.startswith(MODELS + "modeling_\\xff.py:1:0: DL000 ") for line in found)
@@ -257,3 +265,20 @@ def test_timings_say_how_many_directories_were_walked_again(demo: Path) -> None:
     assert timed.stdout == check("--no-cache").stdout and "modeling_added.py:21:15: DL101 " in timed.stdout
     said = "declint: a file added or removed since the last run: 1 directory walked again, the rest of its walk kept"
     assert said in timed.stderr.splitlines()
+
+
+@pytest.mark.parametrize("where", [MODELS, "docs/", ""])
+def test_checking_the_project_top_patches_both_walks(demo: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    """`declint check .` on the demo walks the top for the files to check and `tensorrt_llm` for
+    the index: a file added in the models directory patches both walks, one added in `docs/`
+    (outside the roots) the first alone, one added at the top (the path given) walks both again."""
+    engine(demo).run([demo])
+    shutil.copy(demo / RADIO, demo / where / "modeling_added.py")
+    run = engine(demo)
+    listed, result = _listed_by(run, demo, monkeypatch, (demo,))
+    uncached = engine(demo, cache=False).run([demo])
+    assert (lines(result), result.files_indexed) == (lines(uncached), uncached.files_indexed)
+    assert f"{where}modeling_added.py{COPY_DL101}" in "\n".join(lines(result))
+    assert result.files_indexed == ROOT_FILES + 1  # (a file checked is indexed too)
+    assert run.stats.directories_rewalked == (1 if where else 0)
+    assert listed == ([MODELS.rstrip("/")] if where == MODELS else [] if where else ALL_DIRECTORIES)
