@@ -1378,7 +1378,10 @@ class _Run:
         listings = self.last_listings(snapshot)
         directories = {snapshot.walk[position][0] for position in moved}
         below_roots, below_request = _below(roots), () if by_path else _below(request)
-        placed = all(d in listings and d.startswith(below_roots + below_request) for d in directories)
+        given = {*map(os.path.abspath, roots), *(() if by_path else request)}  # where a walk begins
+        placed = all(
+            d in listings and d not in given and d.startswith(below_roots + below_request) for d in directories
+        )
         if len(directories) > _RELIST_MOST or not placed:
             return None
         with self.stats.phase("discover"):

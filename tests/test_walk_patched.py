@@ -267,11 +267,12 @@ def test_timings_say_how_many_directories_were_walked_again(demo: Path) -> None:
     assert said in timed.stderr.splitlines()
 
 
-@pytest.mark.parametrize("where", [MODELS, "docs/", ""])
+@pytest.mark.parametrize("where", [MODELS, "docs/", "", ROOT + "/"])
 def test_checking_the_project_top_patches_both_walks(demo: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
     """`declint check .` on the demo walks the top for the files to check and `tensorrt_llm` for
     the index: a file added in the models directory patches both walks, one added in `docs/`
-    (outside the roots) the first alone, one added at the top (the path given) walks both again."""
+    (outside the roots) the first alone; one added at the top, or at the top of the root (where
+    the index's walk begins), walks both again."""
     engine(demo).run([demo])
     shutil.copy(demo / RADIO, demo / where / "modeling_added.py")
     run = engine(demo)
@@ -280,5 +281,6 @@ def test_checking_the_project_top_patches_both_walks(demo: Path, monkeypatch: py
     assert (lines(result), result.files_indexed) == (lines(uncached), uncached.files_indexed)
     assert f"{where}modeling_added.py{COPY_DL101}" in "\n".join(lines(result))
     assert result.files_indexed == ROOT_FILES + 1  # (a file checked is indexed too)
-    assert run.stats.directories_rewalked == (1 if where else 0)
-    assert listed == ([MODELS.rstrip("/")] if where == MODELS else [] if where else ALL_DIRECTORIES)
+    patched = where in (MODELS, "docs/")
+    assert run.stats.directories_rewalked == (1 if patched else 0)
+    assert listed == ([MODELS.rstrip("/")] if where == MODELS else [] if patched else ALL_DIRECTORIES)
