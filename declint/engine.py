@@ -1372,7 +1372,7 @@ class _Run:
             return None
         snapshot, moved = self._unheld
         request = tuple(sorted(map(os.path.abspath, paths)))
-        by_path = all(os.path.isfile(path) and not os.path.islink(path) for path in request)
+        by_path = bool(request) and all(os.path.isfile(path) and not os.path.islink(path) for path in request)
         if not by_path and (request != snapshot.request or snapshot.skipped or not all(map(_walked_as_is, request))):
             return None
         listings = self.last_listings(snapshot)

@@ -1,8 +1,9 @@
-"""A file added to or removed from the roots the last run walked: only the directories whose
-entries changed are walked again (`_Run.walk_patched`, `discovery.Subtrees`), for
-`declint check ROOT` and for files passed by path (a pre-commit hook), and the run reports what a
-run without the cache reports, names every module as that run names it, and leaves a record of
-the walk that the next run can trust. The demo's root holds its one root, `tensorrt_llm`."""
+"""A file added to or removed from a tree the last run walked: only the directories whose entries
+changed are walked again (`_Run.walk_patched`, `discovery.Subtrees`), for `declint check ROOT`,
+for a directory asked for besides the roots (`declint check .`) and for files passed by path (a
+pre-commit hook), and the run reports what a run without the cache reports, names every module
+as that run names it, and leaves a record of the walk that the next run can trust. The demo's
+top holds its one root, `tensorrt_llm`."""
 
 from __future__ import annotations
 
