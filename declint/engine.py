@@ -1049,7 +1049,8 @@ class _Run:
             return None
         snapshot, rels, skipped = listing
         with self.stats.phase("snapshot"):
-            if any(rel not in snapshot.results for rel in rels) or not set(snapshot.unindexed).issubset(rels):
+            unasked = snapshot.unindexed and not set(snapshot.unindexed).issubset(rels)  # (none: no set of rels)
+            if unasked or any(rel not in snapshot.results for rel in rels):
                 return None  # (an index holding a file that this request leaves out is not this run's)
             early = self._early
             if early.inputs if early is not None else stat_check.changed(snapshot.inputs):
