@@ -23,7 +23,7 @@ import importlib
 import os
 import time
 import warnings
-from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISREG
@@ -466,7 +466,8 @@ class _Run:
         # the walk it answered was this run's (`walk_patched`).
         self._unheld: tuple[Snapshot, Sequence[int]] | None = None
         self._known_modules: dict[str, str] | None = None
-        self._indexed_rels: Collection[str] = ()  # the files the walk of the roots found (`check`)
+        # The files `check` was given: those checked, and those the walk of the roots found.
+        self._walks: tuple[Sequence[SourcePath], Sequence[SourcePath]] = ((), ())
         self._data: CacheData | None = None
         self.changed: set[str] = set()  # rels whose cache entries this run replaced or modified
         self.records: dict[str, ScanRecord] = {}
@@ -662,7 +663,9 @@ class _Run:
     def _named(self, files: Sequence[SourcePath], probed: Recorded) -> dict[str, str]:
         """Every file's module name: the last walk's for the files it named that this run's walk
         kept (`_known_modules`: the same packages), the others' from the file system."""
-        known = self._known_modules or {}
+        known = self._known_modules
+        if not known:  # (a walk of the whole tree: no list or merge of 20k names)
+            return _module_names(files, str(self.config.root), probed)
         unnamed = [item for item in files if item.rel not in known]
         if not unnamed:
             return {item.rel: known[item.rel] for item in files}
@@ -985,7 +988,7 @@ class _Run:
     ) -> tuple[list[Finding], list[SuppressedFinding], int]:
         files = _union(checked, indexed)
         checked_rels = {item.rel for item in checked}
-        self._indexed_rels = checked_rels if indexed is checked else {item.rel for item in indexed}
+        self._walks = (checked, indexed)
         probed = Recorded(with_keys=self.keeps_keys)
         with self.stats.phase("scan"):
             self.modules = self._named(files, probed)
@@ -1420,7 +1423,7 @@ class _Run:
         else:
             checked = indexed if len(walks) == 1 else _patched(snapshot, snapshot.checked, walks[1], found[1])
             skipped = []
-        below = tuple(os.path.join(top, "") for walk in walks for top in walk.tops)
+        below = _below(top for walk in walks for top in walk.tops)
         new_listings = {directory: listing for _, listed in found for directory, listing in listed.items()}
         kept_listings = {d: listing for d, listing in listings.items() if not d.startswith(below)}
         outside = Recorded((path, key) for path, key in snapshot.walk if not path.startswith(below))
@@ -1477,8 +1480,8 @@ class _Run:
         self._known_modules = {rel: module for rel, (_, _, module) in snapshot.files.items()}
         wanted = set(rels)
         checked = [item for item in everything if item.rel in wanted]
-        if not snapshot.unindexed:
-            return checked, everything
+        if not snapshot.unindexed:  # (one list for both when it is every file: no set of them to compare)
+            return everything if len(checked) == len(everything) else checked, everything
         unindexed = set(snapshot.unindexed)  # checked by the last run only: indexed only when checked again
         return checked, [item for item in everything if item.rel not in unindexed]
 
@@ -1525,7 +1528,7 @@ class _Run:
         walk = {path: key for path, key in walked.items() if path not in sources}
         inputs_only = {path: key for path, key in inputs.items() if path not in sources and path not in walk}
         paths, roots, checked, skipped = self.request
-        unindexed = tuple(sorted(set(checked).difference(self._indexed_rels)))
+        unindexed = self._unindexed()
         held = _patching.held_facts(self.index_facts)
         self._pending_held = (new_token(), held)
         self._pending_snapshot = Snapshot(
@@ -1549,6 +1552,14 @@ class _Run:
             scoped=frozenset(rel for rel in digests if records[rel].syntax_scope),
             project_reads=frozenset(path for path in inputs if path in sources),
         )
+
+    def _unindexed(self) -> tuple[str, ...]:
+        """The checked files the walk of the roots did not find (`Snapshot.unindexed`): none when
+        one walk found both (a full walk of the roots, the last walk's files asked for again)."""
+        checked, indexed = self._walks
+        if checked is indexed:
+            return ()
+        return tuple(sorted({item.rel for item in checked}.difference(item.rel for item in indexed)))
 
     @property
     def keeps_keys(self) -> bool:
