@@ -631,6 +631,18 @@ class Recorded(dict[str, StatKey | None]):
 
 # What the hook records: a path opened or listed, or one the walk only looked for (PROBE_EVENT).
 _RECORDED_EVENTS = frozenset({"open", "os.scandir", "os.listdir", PROBE_EVENT})
+# The import system's own modules, by the names they run under (frozen until `importlib` is
+# imported, renamed then): what they open or list is a module being imported, declint's or the
+# standard library's (declint never imports the code it checks), never an input of a rule.
+_IMPORT_SYSTEM = frozenset(
+    {
+        "_frozen_importlib",
+        "_frozen_importlib_external",
+        "importlib._bootstrap",
+        "importlib._bootstrap_external",
+        "zipimport",
+    }
+)
 
 
 class InputRecorder:
@@ -640,6 +652,9 @@ class InputRecorder:
 
     The project rules read files the index does not cover (the docs table, the serving schemas
     they find by walking the root); their findings are reused only while those are unchanged.
+    A module they import meanwhile is not one of those: recorded, its `.pyc` files would be
+    stated by every warm run, and a run just after they were written (a fresh checkout compiled)
+    would find them too fresh to trust and write no snapshot.
     """
 
     _installed = False
@@ -649,6 +664,8 @@ class InputRecorder:
     def _hook(cls, event: str, args: tuple[Any, ...]) -> None:
         active = cls._active
         if active is not None and event in _RECORDED_EVENTS and args:
+            if sys._getframe(1).f_globals.get("__name__") in _IMPORT_SYSTEM:  # the caller of open
+                return
             path = args[0]
             if isinstance(path, str | bytes | os.PathLike):
                 active.take(os.path.abspath(os.fsdecode(path)))  # audit hooks run before the call

@@ -11,17 +11,19 @@ import ast
 import dataclasses
 import enum
 import errno
+import importlib
 import os
 import pickle
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
 
-from declint.cache import FORMAT, NO_CACHE_ENV, Cache, CacheData, content_digest, stat_key, still_valid
+from declint.cache import FORMAT, NO_CACHE_ENV, Cache, CacheData, InputRecorder, content_digest, stat_key, still_valid
 from declint.config import find_config_file, load_config
 from declint.engine import Engine, Selection, _Run
 from declint.rules import ALL_RULES, RULES_BY_CODE
@@ -2096,3 +2098,49 @@ def test_a_file_that_does_not_parse_leaves_the_closure_when_its_base_is_renamed(
     cached, uncached = engine(demo).run([demo]), engine(demo, cache=False).run([demo])
     assert broken not in lines(uncached)
     assert lines(cached) == lines(uncached)
+
+
+def test_modules_imported_while_the_project_rules_run_are_no_input_of_the_snapshot(demo: Path, tmp_path: Path) -> None:
+    """A fresh interpreter imports the project rules, and what they import (`json`,
+    `declint.table`), while their reads are recorded. Recorded, those modules' files were the
+    snapshot's inputs: stated by every warm run and, just compiled (a fresh checkout), too fresh to
+    trust, so that run wrote no snapshot. Here every `.pyc` is as just written."""
+    env = {name: value for name, value in os.environ.items() if name not in {NO_CACHE_ENV, "PYTHONDONTWRITEBYTECODE"}}
+    env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")
+    command = [sys.executable, "-m", "declint", "check", str(demo)]
+    compiling = subprocess.run([*command, "--no-cache"], env=env, capture_output=True, check=False)
+    compiled = list((tmp_path / "pycache").rglob("*.pyc"))
+    assert compiling.returncode == 1 and compiled
+    now = time.time()
+    for path in compiled:
+        os.utime(path, (now, now))
+    fresh = subprocess.run(command, env=env, capture_output=True, check=False)
+    assert (fresh.returncode, fresh.stdout) == (1, compiling.stdout)
+    assert sorted(os.path.relpath(path, demo) for path, _ in _snapshot_of(demo).inputs) == [
+        "docs/encoder_attention_backends.md",
+        "schemas/trtllm-serve-config.schema.json",
+        "schemas/trtllm-serve-disagg-config.schema.json",
+    ]
+
+
+def test_the_input_recorder_leaves_out_what_the_import_system_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A module imported while recording (from a directory, from a zip archive) is no input;
+    a file read and a directory listed meanwhile are."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "declint_probe_plain.py").write_text("VALUE = 1\n", encoding="utf-8")
+    with zipfile.ZipFile(tmp_path / "zipped.zip", "w") as archive:
+        archive.writestr("declint_probe_zipped.py", "VALUE = 2\n")
+    data = tmp_path / "data.txt"
+    data.write_text("read\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path / "zipped.zip"))
+    monkeypatch.syspath_prepend(str(tmp_path / "lib"))
+    with InputRecorder.recording() as recorded:
+        values = [importlib.import_module(name).VALUE for name in ("declint_probe_plain", "declint_probe_zipped")]
+        data.read_text(encoding="utf-8")
+        os.listdir(tmp_path)
+    for name in ("declint_probe_plain", "declint_probe_zipped"):
+        monkeypatch.delitem(sys.modules, name)
+    assert values == [1, 2]
+    assert sorted(recorded) == [str(tmp_path), str(data)]
