@@ -1150,12 +1150,14 @@ class _Run:
             return None
         with self.stats.phase("patch"):
             assert self.store is not None  # (the snapshot came from it)
-            scanned = self._scan_changed(snapshot, sorted(changed))
-            if scanned is None:
-                return None
             held = self.store.load_held(self.key, snapshot.held)
             if held is None:
                 return None
+            scanned = self._scan_changed(snapshot, sorted(changed), held)
+            if scanned is None:
+                return None
+            # What the last run indexed in full (`_build`): checked whenever their bytes change.
+            self.demanded = {rel for rel, facts in held.items() if type(facts) is _facts.ModuleFacts}
             entries = _patching.index_entries(snapshot, held)
             index = _prefilter.build_index(list(entries.values()), self.config)
             if self._unstable(index):
@@ -1173,24 +1175,28 @@ class _Run:
             self._pending_snapshot = self._with_new_stats(_patching.patched(snapshot, changes))
         return self._answer(snapshot, rels, skipped, found)
 
-    def _scan_changed(self, snapshot: Snapshot, changed: list[str]) -> list[tuple[_ScanItem, ScanRecord, _Stat]] | None:
-        """Each changed file's scan, when every one of them stays a placeholder of the index
-        with the same closure view, and no project rule read it; else None."""
+    def _scan_changed(
+        self, snapshot: Snapshot, changed: list[str], held: Mapping[str, ModuleFacts]
+    ) -> list[tuple[_ScanItem, ScanRecord, _Stat]] | None:
+        """Each changed file's scan, when every one of them leaves the index's input as it was
+        (`patching.same_input`), and no project rule read it; else None."""
         literal_module = self.config.literal_module
         items = []
         for rel in changed:
             path, _, module = snapshot.files[rel]
-            if path in snapshot.project_reads or _patching.placeholder_view(snapshot, rel) is None:
-                return None  # a project rule read it, or the index holds its facts: not read for nothing
+            if path in snapshot.project_reads or not _patching.may_keep_input(snapshot, rel, held):
+                return None  # a project rule read it, or what the index holds of it cannot be compared
             checked = rel in snapshot.results
             # (the glob of syntax-paths is not asked: it imports pathspec, ~6 ms)
-            items.append(_ScanItem(rel, path, module, checked, module == literal_module, rel in snapshot.scoped))
+            wants_facts = rel in held or module == literal_module
+            items.append(_ScanItem(rel, path, module, checked, wants_facts, rel in snapshot.scoped))
         scanned = []
         for item, outcome in zip(items, self._prepare(len(items)).map(items), strict=True):
             # An overridden text has no stat of its own: the file's, never taken as settled.
             as_stat = (snapshot.files[item.rel][1], False) if item.rel in self.overrides else None
             found = self._scan_outcome(item, outcome, as_stat)
-            if found is None or _patching.closure_view(found[0]) != _patching.placeholder_view(snapshot, item.rel):
+            facts = outcome.facts if isinstance(outcome, _state.Scanned) else None
+            if found is None or not _patching.same_input(snapshot, item.rel, found[0], facts, held):
                 return None
             scanned.append((item, *found))
         return scanned
@@ -1548,7 +1554,7 @@ class _Run:
             needles=_state.scan_needles(self.gates, self.seeds, self.rule_seeds),
             bases=bases,
             held=self._pending_held[0],
-            views={rel: _patching.closure_view(records[rel]) for rel in digests if rel not in held},
+            views={rel: _patching.closure_view(records[rel]) for rel in digests},
             scoped=frozenset(rel for rel in digests if records[rel].syntax_scope),
             project_reads=frozenset(path for path in inputs if path in sources),
         )

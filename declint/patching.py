@@ -5,14 +5,17 @@ or class closure asks for. An edit that leaves an edited file such a placeholder
 `closure_view` of its scan (seeds, Literal, class bases, scan error), leaves the index what the
 last run built, its signature too: every other file's findings are the snapshot's (the full path
 would reuse their cached results unasked), and so are the project rules' (their other inputs are
-stat'ed with the snapshot's). Such a run rebuilds the last index from the snapshot's module names
-and the facts saved with it (`Cache.save_held`), scans and checks only the edited files, and
-writes the snapshot with their new stats and findings: no load of the whole cache, scan of every
-entry, index closure or signature (what an edit adds to a warm run over the transformers sources
-fell from ~67 to ~38 ms; docs/benchmarks.md). Anything else takes the full path: a file the index
-held, a view that moved, a check that read a placeholder module, a project rule that read the
-file, more files than the engine reads in its own process (`_READ_HERE`). A crash is the file's
-DL000, and no snapshot is written.
+stat'ed with the snapshot's). So does an edit of a file the index held in full that leaves its
+facts equal, positions included (`same_input`): the index is the same, though its signature (the
+digest of such a file's bytes) is not; the next full path asks the cached results' recorded
+answers again. Such a run rebuilds the last index from the snapshot's module names and the
+facts saved with it (`Cache.save_held`), scans and checks only the edited files, and writes the
+snapshot with their new stats and findings: no load of the whole cache, scan of every entry,
+index closure or signature (what an edit adds to a warm run over the transformers sources fell
+from ~67 to ~38 ms; docs/benchmarks.md). Anything else takes the full path: facts of a file the
+index held that changed, a view that moved, a check that read a placeholder module, a project
+rule that read the file, more files than the engine reads in its own process (`_READ_HERE`). A
+crash is the file's DL000, and no snapshot is written.
 
 The edited files' cache entries are not written: the full path that runs next reads them again
 (their stat moved), as it would after any edit.
@@ -26,10 +29,10 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from declint import prefilter as _prefilter
 from declint.cache import is_stat_identity
+from declint.facts import ModuleFacts
 
 if TYPE_CHECKING:
     from declint.cache import Snapshot, StatKey
-    from declint.facts import ModuleFacts
     from declint.prefilter import ScanRecord
     from declint.types import Finding, SuppressedFinding
 
@@ -54,13 +57,31 @@ def index_entries(snapshot: Snapshot, held: Mapping[str, ModuleFacts]) -> dict[s
     return {rel: held.get(rel) or at(module, rel) for rel, (_, _, module) in snapshot.files.items()}
 
 
-def placeholder_view(snapshot: Snapshot, rel: str) -> tuple[object, ...] | None:
-    """The `closure_view` the last run's scan gave `rel` when the index held it as a placeholder;
-    None when the index held its facts (or nothing is known of it). A file known by its stat
-    alone held no needle: no seed, no Literal, no error, its bases kept with the snapshot."""
+def last_view(snapshot: Snapshot, rel: str) -> tuple[object, ...] | None:
+    """The `closure_view` the last run's scan gave `rel` (None: not known). A file known by its
+    stat alone held no needle: no seed, no Literal, no error, its bases kept with the snapshot."""
     if rel in snapshot.digests:
         return snapshot.views.get(rel)
     return False, False, snapshot.bases.get(rel, frozenset()), None
+
+
+def may_keep_input(snapshot: Snapshot, rel: str, held: Mapping[str, ModuleFacts]) -> bool:
+    """Can an edit of `rel` be compared with what the index held of it: a placeholder, or its
+    full facts (a file held for its Literals alone, `PartialFacts`, is left to the full path),
+    with the view the last run's scan gave it?"""
+    return last_view(snapshot, rel) is not None and (rel not in held or type(held[rel]) is ModuleFacts)
+
+
+def same_input(
+    snapshot: Snapshot, rel: str, record: ScanRecord, facts: ModuleFacts | None, held: Mapping[str, ModuleFacts]
+) -> bool:
+    """Does the edited `rel`, scanned again, leave the index's input as the last run built it?
+    The same closure view (no file more or less is indexed in full), and for a file the index
+    held in full the same facts, lines and columns included: the index, and so every other
+    file's findings and the project rules', is then the last one. An edit below a file's last
+    fact (a comment appended, a body changed line for line) keeps them; one that moves a class
+    or a call down does not."""
+    return closure_view(record) == last_view(snapshot, rel) and (rel not in held or facts == held[rel])
 
 
 class Change(NamedTuple):

@@ -60,6 +60,13 @@ def edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new), encoding="utf-8")
 
 
+def move_facts(path: Path) -> None:
+    """A line added at the top: every fact of the file moves down, so a run takes the full path
+    (an edit that keeps the facts of a file the index holds in full is patched into the
+    snapshot: tests/test_patching.py)."""
+    path.write_text("# a line above\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
+
+
 def test_warm_run_equals_cold_and_reads_nothing(demo: Path) -> None:
     cold_engine = engine(demo)
     cold = cold_engine.run([demo])
@@ -177,7 +184,8 @@ def test_an_edited_file_alone_is_checked_again(demo: Path) -> None:
 def test_an_edited_checked_file_is_checked_by_a_worker_warmed_while_the_run_loads(
     demo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """After an edit of a checked file, the run forks its check worker before the cache load, the
+    """After an edit of a checked file that moves its facts (a blank line above its first class:
+    the patch cannot take it), the run forks its check worker before the cache load, the
     scan and the index, to import libcst meanwhile (~0.2 s), and the check's pool adopts it; a
     run the snapshot answers (a touch, the same bytes) forks none, nor does a cold run, one with
     a single core, or one in a process that loaded libcst (a fix's re-lint: a fork inherits it)."""
@@ -192,7 +200,7 @@ def test_an_edited_checked_file_is_checked_by_a_worker_warmed_while_the_run_load
     touched = engine(demo, jobs=2)
     touched.run([demo])
     assert (cold.stats.workers_warmed, touched.stats.workers_warmed) == (0, 0)
-    edit(target, "out = torch.nn.functional", "out  = torch.nn.functional")
+    edit(target, "class RadioAttention(", "\nclass RadioAttention(")
     settle(demo)
     warm_engine = engine(demo, jobs=2)
     warm = warm_engine.run([demo])
@@ -200,14 +208,14 @@ def test_an_edited_checked_file_is_checked_by_a_worker_warmed_while_the_run_load
     assert warm_engine.stats.files_checked_fresh == 1
     assert lines(warm) == lines(engine(demo, cache=False).run([demo]))
     monkeypatch.setattr(stat_check, "fork_pays", lambda: False)  # one core: the check's worker imports it
-    edit(target, "out  = torch.nn.functional", "out   = torch.nn.functional")
+    edit(target, "class RadioAttention(", "\nclass RadioAttention(")
     settle(demo)
     one_core = engine(demo, jobs=2)
     assert lines(one_core.run([demo])) == lines(engine(demo, cache=False).run([demo]))
     assert (one_core.stats.workers_warmed, one_core.stats.files_checked_fresh) == (0, 1)
     monkeypatch.setattr(stat_check, "fork_pays", lambda: True)
     monkeypatch.setattr(lazy, "loaded", lambda name: name == "libcst")
-    edit(target, "out   = torch.nn.functional", "out    = torch.nn.functional")
+    edit(target, "class RadioAttention(", "\nclass RadioAttention(")
     settle(demo)
     loaded = engine(demo, jobs=2)
     assert lines(loaded.run([demo])) == lines(engine(demo, cache=False).run([demo]))
@@ -220,7 +228,7 @@ def test_an_edited_checked_file_is_checked_by_a_worker_warmed_while_the_run_load
 
     monkeypatch.setattr(lazy, "loaded", lambda name: False)
     monkeypatch.setattr(workers, "Warmed", refused)
-    edit(target, "out    = torch.nn.functional", "out     = torch.nn.functional")
+    edit(target, "class RadioAttention(", "\nclass RadioAttention(")
     settle(demo)
     unforked = engine(demo, jobs=2)
     assert lines(unforked.run([demo])) == lines(engine(demo, cache=False).run([demo]))
@@ -236,7 +244,7 @@ def test_an_edit_is_written_to_a_journal_that_the_next_run_applies(demo: Path) -
     [full] = _stored(demo, ".pickle")
     written = full.read_bytes()
     assert _stored(demo, ".journal") == []
-    edit(demo / MODELS / "modeling_radio.py", "out = torch.nn.functional", "out  = torch.nn.functional")
+    move_facts(demo / MODELS / "modeling_radio.py")
     settle(demo)
     first = engine(demo)
     assert lines(first.run([demo])) == lines(engine(demo, cache=False).run([demo]))
@@ -246,8 +254,7 @@ def test_an_edit_is_written_to_a_journal_that_the_next_run_applies(demo: Path) -
     assert journal.stem == full.stem
     # A second edit elsewhere: the first edited file's new entry comes from the journal, so
     # only the second file is read; the journal then holds both entries.
-    target = demo / LITERAL
-    target.write_text(target.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    move_facts(demo / LITERAL)
     settle(demo)
     second = engine(demo)
     assert lines(second.run([demo])) == lines(engine(demo, cache=False).run([demo]))
@@ -260,7 +267,7 @@ def test_an_edit_is_written_to_a_journal_that_the_next_run_applies(demo: Path) -
 
 def test_a_journal_of_another_full_write_or_damaged_is_ignored(demo: Path) -> None:
     engine(demo).run([demo])
-    edit(demo / MODELS / "modeling_radio.py", "out = torch.nn.functional", "out  = torch.nn.functional")
+    move_facts(demo / MODELS / "modeling_radio.py")
     settle(demo)
     engine(demo).run([demo])
     [journal] = _stored(demo, ".journal")
@@ -287,12 +294,12 @@ def test_a_journal_that_grows_past_a_quarter_of_the_files_is_folded_into_a_full_
     files = len(pickle.loads(written).files)
     assert len(models) > files // 4 + 1 > 2
     for path in models[:2]:
-        path.write_text(path.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+        move_facts(path)
     settle(demo)
     engine(demo).run([demo])
     assert full.read_bytes() == written and len(_stored(demo, ".journal")) == 1
     for path in models[2 : files // 4 + 1]:
-        path.write_text(path.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+        move_facts(path)
     settle(demo)
     folded = engine(demo)
     assert lines(folded.run([demo])) == lines(engine(demo, cache=False).run([demo]))
@@ -1540,7 +1547,7 @@ def test_listings_of_another_walk_are_not_lent(demo: Path) -> None:
     (listings_file,) = (demo / ".declint_cache" / f"v{FORMAT}").glob("*.listings")
     listings_file.write_bytes(marshal.dumps(("0" * 16, {})))
     model = demo / MODELS / "modeling_radio.py"
-    model.write_text(model.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    move_facts(model)
     settle(demo)
     _, result, listed = _run_listing(demo)
     assert lines(result) == lines(engine(demo, cache=False).run([demo]))
@@ -1566,7 +1573,7 @@ def test_the_index_closure_starts_from_the_last_runs_demanded_files(demo: Path) 
         demanded = pickle.loads(stored.read_bytes()).demanded
         assert len(demanded) == cold.stats.files_indexed == 32 and demanded == tuple(sorted(demanded))
         model = demo / MODELS / "modeling_radio.py"
-        model.write_text(model.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+        move_facts(model)
         settle(demo)
         rounds.append(0)
         warm = engine(demo)
@@ -1577,12 +1584,12 @@ def test_the_index_closure_starts_from_the_last_runs_demanded_files(demo: Path) 
 
 
 def test_an_edit_the_closure_does_not_read_skips_its_search(demo: Path) -> None:
-    """After an edit that changes nothing the index closure reads (a comment, in a model file
-    and then in the Literal's module, the second run's cache a journal), a run ends the closure
-    where the last one did without asking the index again, also when another file is passed (as
-    pre-commit does after an edit the commit leaves out) and when the edit moves the lines of
-    what the file defines. An edit that adds a class, and a new
-    file, make it search again. Every run has a cold run's findings."""
+    """After an edit that changes nothing the index closure reads (a comment above the classes,
+    in a model file and then in the Literal's module, the second run's cache a journal: the
+    facts move, so the patch cannot take it), a run ends the closure where the last one did
+    without asking the index again, also when another file is passed (as pre-commit does after
+    an edit the commit leaves out). An edit that adds a class, and a new file, make it search
+    again. Every run has a cold run's findings."""
     from declint import prefilter
 
     searches: list[int] = []
@@ -1592,9 +1599,11 @@ def test_an_edit_the_closure_does_not_read_skips_its_search(demo: Path) -> None:
         searches.append(1)
         return real_more(self, index, indexed)
 
-    def searched_after(path: Path, appended: str, passed: Path = demo) -> tuple[int, int]:
-        """(searches, files read) of a run on `passed` after `appended` is added to `path`."""
-        path.write_text((path.read_text(encoding="utf-8") if path.exists() else "") + appended, encoding="utf-8")
+    def searched_after(path: Path, appended: str, passed: Path = demo, *, above: str = "") -> tuple[int, int]:
+        """(searches, files read) of a run on `passed` after `above` and `appended` are added
+        to `path`, at its top and at its end."""
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        path.write_text(above + text + appended, encoding="utf-8")
         settle(demo)
         before = len(searches)
         warm = engine(demo)
@@ -1608,18 +1617,16 @@ def test_an_edit_the_closure_does_not_read_skips_its_search(demo: Path) -> None:
         engine(demo).run([demo])
         assert len(searches) >= 1
         model = demo / MODELS / "modeling_radio.py"
-        assert searched_after(model, "\n# edited\n") == (0, 1)
+        assert searched_after(model, "", above="# edited\n") == (0, 1)
         assert _stored(demo, ".journal")
-        assert searched_after(demo / LITERAL, "\n# edited\n") == (0, 1)
+        assert searched_after(demo / LITERAL, "", above="# edited\n") == (0, 1)
         # Pre-commit with another file passed: the edited one, syntax-checked by the last run,
         # is only indexed by this one (its scan record says its syntax was not checked).
         other = demo / MODELS / "modeling_qwen3vl.py"  # a model: facts read by the scan, syntax too when checked
-        assert searched_after(other, "\n# edited\n", model) == (0, 1)
-        # Lines added above its classes: the facts' positions move, not what the closure reads.
-        other.write_text("# one\n# two\n" + other.read_text(encoding="utf-8"), encoding="utf-8")
-        assert searched_after(other, "", model) == (0, 1)
+        assert searched_after(other, "", model, above="# edited\n") == (0, 1)
+        assert searched_after(other, "", model, above="# one\n# two\n") == (0, 1)
         assert searched_after(model, "\n\nclass Added(RadioVisionModel):\n    pass\n")[0] >= 1
-        assert searched_after(model, "\n# edited again\n") == (0, 1)  # the closure of the last run
+        assert searched_after(model, "", above="# edited again\n") == (0, 1)  # the closure of the last run
         assert searched_after(demo / "tensorrt_llm" / "added.py", "X = 1\n")[0] >= 1
 
 

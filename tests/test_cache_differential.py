@@ -4,21 +4,21 @@ it reports.
 
 Each sequence copies the demo tree (or generates a small tree with the benchmarks' generator,
 whose fillers name no needle), runs once to fill the cache, then applies random edits of the
-kinds a working tree sees (a comment appended, a line deleted, a backend name retyped, a
-suppression added, a file created, copied, renamed or deleted, a package marker removed, the
-shared Literal or the docs table changed, a touch with the same bytes, a save by rename, an
-option of the configuration toggled, a .gitignore added or removed, a symlink added, a subclass
-of a class from another file written anywhere, a class's bases replaced, a declaration renamed
-away, a copy of the shared Literal written anywhere), each followed by a run with the cache and
-one without, in this process (`Engine.run`, inline or in workers) or through the command line
-(`python -m declint check --output-format json`, its start-up stats child and workers included,
-against `--no-cache`). In process, the demo is also checked by its one root (`tensorrt_llm`: the
-checked files are the index's) and by the files of its models directory passed by path (a
-pre-commit hook's request), the requests whose walk a file added or removed patches. Most steps
-age what they wrote past the racy window, so that the cache trusts the stats (the paths that can
-go stale); some leave it racy. In process, the run without the cache is also compared with a run
-that indexes every file in full (`full_index`): the prefilter may make a run faster, never change
-what it reports.
+kinds a working tree sees (a comment appended, a line deleted, a line's comment replaced in
+place, a backend name retyped, a suppression added, a file created, copied, renamed or deleted,
+a package marker removed, the shared Literal or the docs table changed, a touch with the same
+bytes, a save by rename, an option of the configuration toggled, a .gitignore added or removed,
+a symlink added, a subclass of a class from another file written anywhere, a class's bases
+replaced, a declaration renamed away, a copy of the shared Literal written anywhere), each
+followed by a run with the cache and one without, in this process (`Engine.run`, inline or in
+workers) or through the command line (`python -m declint check --output-format json`, its
+start-up stats child and workers included, against `--no-cache`). In process, the demo is also
+checked by its one root (`tensorrt_llm`: the checked files are the index's) and by the files of
+its models directory passed by path (a pre-commit hook's request), the requests whose walk a
+file added or removed patches. Most steps age what they wrote past the racy window, so that the
+cache trusts the stats (the paths that can go stale); some leave it racy. In process, the run
+without the cache is also compared with a run that indexes every file in full (`full_index`):
+the prefilter may make a run faster, never change what it reports.
 The same holds for runs over texts in place of files (an editor's buffer, `--stdin-filename`;
 the fixed texts `--fix` re-lints), which start from the snapshot the last run left, the text
 taken as an edit of its file: after each step, such runs with the cache report what they report
@@ -135,6 +135,23 @@ def add_line(rng: random.Random, root: Path) -> str:
     line = rng.choice(ADDED_LINES)
     _rewrite(path, path.read_text(encoding="utf-8") + "\n" + line)
     return f"{line.splitlines()[0]!r}... appended to {_rel(path, root)}"
+
+
+IN_PLACE = ("  # changed {number}", "  # declint: ignore[DL101] kept on purpose", "  # declint: ignore[DL105]")
+
+
+def edit_line_in_place(rng: random.Random, root: Path) -> str:
+    """A line's comment replaced or added, no line added or removed: a file the index holds in
+    full keeps its facts when the line is below its last one (the patched path)."""
+    path = _pick(rng, root)
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    if not lines:
+        return f"no line to edit in {_rel(path, root)}"
+    number = rng.randrange(len(lines))
+    comment = rng.choice(IN_PLACE).format(number=rng.randrange(10**6))
+    lines[number] = lines[number].rstrip("\n").split("  #", 1)[0] + comment + "\n"
+    _rewrite(path, "".join(lines))
+    return f"line {number + 1} of {_rel(path, root)} given the comment {comment.strip()!r}"
 
 
 def create_copy(rng: random.Random, root: Path) -> str:
@@ -352,6 +369,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     delete_line,
     retype_backend,
     add_line,
+    edit_line_in_place,
     create_copy,
     rename_file,
     delete_file,

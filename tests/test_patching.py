@@ -339,3 +339,66 @@ def test_a_check_imports_a_gated_rule_only_for_a_file_holding_its_needles(root: 
         checked, findings, modules = _checked_in_process(root)
         assert (checked, modules) == ("1 True False", per_file | loaded), path  # the snapshot patched
         assert findings == lines(engine(root, cache=False).run([root]))
+
+
+STEP3VL = MODELS + "modeling_step3vl.py"
+STAR = "tensorrt_llm/_torch/attention_backend/star_flashinfer.py"
+
+
+@pytest.mark.parametrize(
+    ("rel", "old", "new", "codes"),
+    [
+        # a model file's comment appended below its last class
+        (STEP3VL, "inputs_embeds=inputs_embeds)\n", "inputs_embeds=inputs_embeds)\n# appended\n", ["DL101"]),
+        # a comment of a model file changed in place
+        (STEP3VL, "# x: (batch, heads, seq, head_dim)", "# x: batch first", ["DL101"]),
+        # its DL101 call suppressed on the line (the finding moves to the suppressed ones)
+        (STEP3VL, "sdpa(q, k, v)  # expect: DL101", "sdpa(q, k, v)  # declint: ignore[DL101] exact here", []),
+        # a metadata backend whose one finding comes from a fact rule (DL105): checked again,
+        # as the full path checks every file the index holds in full
+        (STAR, "kv_layout  # expect: DL105", "kv_layout  # expect: DL105, in place", ["DL105"]),
+    ],
+    ids=["appended", "comment", "suppressed", "fact-rule"],
+)
+def test_an_edit_that_keeps_the_facts_of_a_file_the_index_held_is_patched(
+    demo: Path, rel: str, old: str, new: str, codes: list[str]
+) -> None:
+    """The index held the file in full: the same facts, lines and columns included, leave the
+    index the last run's, and the file alone is checked again."""
+    _settle_all(demo)
+    engine(demo).run([demo])
+    held = _cache_file(demo, ".held").read_bytes()
+    edit(demo / rel, old, new)
+    settle(demo)
+    patched = engine(demo)
+    result = patched.run([demo])
+    assert _patched(patched)
+    assert (patched.stats.files_read, patched.stats.files_checked_fresh) == (1, 1)
+    assert lines(result) == lines(engine(demo, cache=False).run([demo]))
+    assert [f.code for f in result.findings if f.path == rel] == codes
+    assert _cache_file(demo, ".held").read_bytes() == held
+    again = engine(demo)  # the patched snapshot holds the edit: nothing is read
+    assert lines(again.run([demo])) == lines(result)
+    assert again.stats.files_read == 0 and "patch" not in again.stats.seconds
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # a line above a class: every fact below it moves down
+        ("class Step3VisionAttention(nn.Module):", "# above\nclass Step3VisionAttention(nn.Module):"),
+        # a call into another module, in place of an expression: a fact of its function
+        ("return x * self.cos + _rotate_half(x) * self.sin", "return sdpa(x, x, x)"),
+    ],
+    ids=["moved", "call"],
+)
+def test_an_edit_that_changes_the_facts_of_a_file_the_index_held_takes_the_full_path(
+    demo: Path, old: str, new: str
+) -> None:
+    _settle_all(demo)
+    engine(demo).run([demo])
+    edit(demo / STEP3VL, old, new)
+    settle(demo)
+    run = engine(demo)
+    assert lines(run.run([demo])) == lines(engine(demo, cache=False).run([demo]))
+    assert _tried_then_full(run)
