@@ -5,6 +5,7 @@
     python benchmarks/precommit_ab.py --rounds 7 --other-edited /tmp/ab-base /tmp/ab-head
     python benchmarks/precommit_ab.py --rounds 7 --tree 20000 --renamed /tmp/ab-base /tmp/ab-head
     python benchmarks/precommit_ab.py --rounds 7 --added /tmp/ab-base /tmp/ab-head
+    python benchmarks/precommit_ab.py --rounds 7 --tree 20000 --above /tmp/ab-base /tmp/ab-head
 
 Each directory is a `pip install --no-deps --target` of declint, as for `ab.py`. On the 20k tree
 with 30 models (made by `run.py`; `--tree` names another of `benchmarks/.work/trees`), every
@@ -23,6 +24,9 @@ write and git do: a new file renamed over it (its directory's mtime moves). With
 each of the three files passed gets a comment appended, as `--edited` does to the first. With
 `--added`, a new module (`ADDED`, without a needle) is written beside the first model file just
 before the timed run and passed in its place (a commit that adds a file), and removed afterwards.
+With `--above`, the edit's comment goes at the top of the file instead of its end: every line of
+what the file defines moves down, so a model file the index holds in full gets new facts and the
+run takes the full path (an edit below its last fact is patched into the snapshot).
 
 The versions share the cache directory's `last.walk` (the list the start-up child stats, which
 names the snapshot that wrote it), and a run the snapshot answers writes none: only the version
@@ -60,6 +64,7 @@ def main() -> None:
     parser.add_argument("--renamed", action="store_true", help="--edited, saved by renaming a new file over it")
     parser.add_argument("--all-edited", action="store_true", help="append a comment to each of the files passed")
     parser.add_argument("--added", action="store_true", help="write a new module and pass it first instead")
+    parser.add_argument("--above", action="store_true", help="--edited, the comment at the top of the file")
     args = parser.parse_args()
     tree = TREES / args.tree
     manifest = json.loads((tree / "manifest.json").read_text(encoding="utf-8"))
@@ -69,7 +74,7 @@ def main() -> None:
     staged = [str(added), *staged[1:]] if args.added else staged
     first = models[FILES] if args.other_edited else staged[0]
     edited = [tree / name for name in (staged if args.all_edited else [first])]
-    args.edited = args.edited or args.other_edited or args.plain_edited or args.renamed or args.all_edited
+    args.edited = args.edited or args.other_edited or args.plain_edited or args.renamed or args.all_edited or args.above
     originals = [b"" if args.added else path.read_bytes() for path in edited]
     seconds: dict[str, list[float]] = {installed: [] for installed in args.installed}
     try:
@@ -80,7 +85,8 @@ def main() -> None:
                 timed_check(installed, tree, ".")
                 for path, original in zip(edited, originals, strict=True):
                     if args.edited:
-                        _save(path, original + f"\n# edited {number} {installed}\n".encode(), args.renamed)
+                        comment = f"# edited {number} {installed}\n".encode()
+                        _save(path, comment + original if args.above else original + b"\n" + comment, args.renamed)
                     elif args.touched:
                         moment = time.time() - 60
                         os.utime(path, (moment, moment))
@@ -102,6 +108,7 @@ def main() -> None:
     case = f"{staged[0]} (no needle) edited" if args.plain_edited else case
     case = "1 touched, same bytes" if args.touched and not args.edited else case
     case = f"{case}, saved by rename" if args.renamed else case
+    case = f"{case}, its comment at the top (its facts moved)" if args.above else case
     case = "1 of them a module just added" if args.added else case
     for installed, samples in seconds.items():
         print(f"{installed}: pre-commit on {args.tree}, {FILES} files, {case}: {median_of(samples)}")
