@@ -1156,14 +1156,15 @@ class _Run:
             scanned = self._scan_changed(snapshot, sorted(changed), held)
             if scanned is None:
                 return None
-            # What the last run indexed in full (`_build`): checked whenever their bytes change.
-            self.demanded = {rel for rel, facts in held.items() if type(facts) is _facts.ModuleFacts}
             entries = _patching.index_entries(snapshot, held)
             index = _prefilter.build_index(list(entries.values()), self.config)
             if self._unstable(index):
                 return None
+            # What the last run indexed in full (`_build`): checked whenever their bytes change.
+            self.demanded = {rel for rel, facts in held.items() if type(facts) is _facts.ModuleFacts}
             changes = self._check_changed(snapshot, scanned, index, entries)
             if changes is None:
+                self.demanded = set()  # the full path's closure starts afresh
                 return None
         found = {change.rel: change.findings for change in changes if change.findings is not None}
         self.stats.files_read += len(scanned)
