@@ -624,9 +624,10 @@ class _Run:
         machine), after the cache load, the scan and the index (~0.2 s on the 20k-file tree):
         a run after an edit of a checked file waited for both, one after the other. A checked
         file the rules read whose stat moved is almost always checked again (a `touch` keeps
-        the snapshot and never gets here). Not for the patch: it checks the file at once, and
-        its rules may need no libcst (DL101 and DL103 read `ast`), which a worker forked then
-        does not import at all. Where it pays (`warm_check_worker`)."""
+        the snapshot and never gets here). For the patch only when an edited file was an index
+        seed (a model): a placeholder's rules may need no libcst (DL101 and DL103 read `ast`),
+        and the patch checks it at once, in a worker forked then that does not import libcst
+        at all. Where it pays (`warm_check_worker`)."""
         if self._warmed is not None:
             return
         if not any(rel in snapshot.digests for rel in changed.intersection(rels)):
@@ -1071,6 +1072,10 @@ class _Run:
                 # listing those directories again in every run until the next edit (~20 ms there).
                 self._pending_snapshot = self._with_new_stats(snapshot)
         if not holds:
+            if any(_patching.was_seed(snapshot, rel) for rel in changed):
+                # A model's check needs libcst (DL102, DL104, DL106), which a worker imports while
+                # the patch loads the held facts and rebuilds the index (~0.1 s on the 20k tree).
+                self._warm_check(snapshot, rels, changed)
             answer = self._patch(snapshot, rels, skipped, changed)
             if answer is None:  # the full path: its cache load, scan and index give a worker time to warm
                 self._warm_check(snapshot, rels, changed)

@@ -65,6 +65,12 @@ def last_view(snapshot: Snapshot, rel: str) -> tuple[object, ...] | None:
     return False, False, snapshot.bases.get(rel, frozenset()), None
 
 
+def was_seed(snapshot: Snapshot, rel: str) -> bool:
+    """Did the last run's scan find an index seed in `rel` (a model, a metadata class)?"""
+    view = last_view(snapshot, rel)
+    return view is not None and bool(view[0])
+
+
 def may_keep_input(snapshot: Snapshot, rel: str, held: Mapping[str, ModuleFacts]) -> bool:
     """Can an edit of `rel` be compared with what the index held of it: a placeholder, or its
     full facts (a file held for its Literals alone, `PartialFacts`, is left to the full path),

@@ -402,3 +402,33 @@ def test_an_edit_that_changes_the_facts_of_a_file_the_index_held_takes_the_full_
     run = engine(demo)
     assert lines(run.run([demo])) == lines(engine(demo, cache=False).run([demo]))
     assert _tried_then_full(run)
+
+
+def test_a_patch_of_a_model_checks_it_in_a_worker_warmed_while_the_patch_loads(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model's check needs libcst: the worker that checks it is forked, and imports libcst,
+    before the patch loads the held facts and rebuilds the index. A file that was no index seed
+    (a helper: DL103 reads `ast`) is checked by a worker forked for it, which never imports it."""
+    from declint import lazy, stat_check
+
+    monkeypatch.setattr(stat_check, "fork_pays", lambda: True)  # (else only with a second core)
+    monkeypatch.setattr(lazy, "loaded", lambda name: False)  # (this test process may have loaded it)
+    _settle_all(demo)
+    engine(demo, jobs=2).run([demo])
+    edit(demo / STEP3VL, "# x: (batch, heads, seq, head_dim)", "# x: batch first")
+    settle(demo)
+    model = engine(demo, jobs=2)
+    assert lines(model.run([demo])) == lines(engine(demo, cache=False).run([demo]))
+    assert _patched(model)
+    assert (model.stats.workers_warmed, model.stats.workers_adopted, model.stats.files_checked_fresh) == (1, 1, 1)
+    helper = demo / "tensorrt_llm" / "_torch" / "helper.py"
+    helper.write_text(HELPER_TEXT, encoding="utf-8")
+    _settle_all(demo)
+    engine(demo, jobs=2).run([demo])
+    helper.write_text("# a line above\n" + HELPER_TEXT, encoding="utf-8")
+    settle(demo)
+    placeholder = engine(demo, jobs=2)
+    assert lines(placeholder.run([demo])) == lines(engine(demo, cache=False).run([demo]))
+    assert _patched(placeholder)
+    assert (placeholder.stats.workers_warmed, placeholder.stats.files_checked_fresh) == (0, 1)
