@@ -14,7 +14,7 @@ import pytest
 from declint import early_stats, stat_check
 from declint.cache import FORMAT, NO_CACHE_ENV, Cache, Snapshot, disabled_by_env
 from declint.config import OPTIONS
-from tests.test_cache import MODELS, edit, engine, lines
+from tests.test_cache import MODELS, edit, engine, lines, move_facts
 
 RADIO = MODELS + "modeling_radio.py"
 RADIO_DL101 = f"{RADIO}:21:15: DL101 "
@@ -138,6 +138,7 @@ def test_a_warm_pre_commit_run_reports_what_a_run_without_cache_reports(demo: Pa
     assert warm.returncode == 1 and warm.stdout == uncached and RADIO_DL101 in uncached
     assert (STARTED in warm.stderr.splitlines()) is (walk_file == "as written" and SECOND_CORE)
     edit(demo / RADIO, "out = torch.nn.functional.scaled_dot_product_attention(q, k, v)", "out = q")
+    move_facts(demo / RADIO)  # the full path (an edit that keeps the file's facts is patched)
     edited = _check(demo, "--timings", RADIO)
     assert edited.stdout == _check(demo, "--no-cache", RADIO).stdout
     assert RADIO_DL101 not in edited.stdout and edited.stdout != warm.stdout
