@@ -84,9 +84,9 @@ def same_input(
     """Does the edited `rel`, scanned again, leave the index's input as the last run built it?
     The same closure view (no file more or less is indexed in full), and for a file the index
     held in full the same facts, lines and columns included: the index, and so every other
-    file's findings and the project rules', is then the last one. An edit below a file's last
-    fact (a comment appended, a body changed line for line) keeps them; one that moves a class
-    or a call down does not."""
+    file's findings and the project rules', is then the last one. A comment appended, or
+    changed on its line, a suppression added on a line keep them; an edit that moves a
+    definition down, or changes what a function calls, does not."""
     return closure_view(record) == last_view(snapshot, rel) and (rel not in held or facts == held[rel])
 
 

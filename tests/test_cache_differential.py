@@ -141,8 +141,8 @@ IN_PLACE = ("  # changed {number}", "  # declint: ignore[DL101] kept on purpose"
 
 
 def edit_line_in_place(rng: random.Random, root: Path) -> str:
-    """A line's comment replaced or added, no line added or removed: a file the index holds in
-    full keeps its facts when the line is below its last one (the patched path)."""
+    """A line's comment replaced or added, no line added or removed: the code's lines and
+    columns stay, so a file the index holds in full keeps its facts (the patched path)."""
     path = _pick(rng, root)
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     if not lines:
