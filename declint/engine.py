@@ -1165,11 +1165,8 @@ class _Run:
             index = _prefilter.build_index(list(entries.values()), self.config)
             if self._unstable(index):
                 return None
-            # What the last run indexed in full (`_build`): checked whenever their bytes change.
-            self.demanded = {rel for rel, facts in held.items() if type(facts) is _facts.ModuleFacts}
             changes = self._check_changed(snapshot, scanned, index, entries)
             if changes is None:
-                self.demanded = set()  # the full path's closure starts afresh
                 return None
         found = {change.rel: change.findings for change in changes if change.findings is not None}
         self.stats.files_read += len(scanned)
@@ -1242,10 +1239,12 @@ class _Run:
         rules read. None when a check read a placeholder module (the full path indexes it)."""
         todo: list[CheckItem] = []
         for item, record, _ in scanned:
+            # A file the last index held in full (`_build`: demanded) is checked whenever its bytes change.
+            demanded = type(entries[item.rel]) is _facts.ModuleFacts
             if (
                 item.checked
                 and record.digest != snapshot.digests.get(item.rel)
-                and self._needs_check(item.rel, record, False)
+                and self._needs_check(item.rel, record, False, demanded)
             ):
                 todo.append(_state.CheckItem(item.rel, item.path, record.syntax_scope and not record.syntax_checked))
         results = self._check_items(todo, index, entries)
@@ -1429,7 +1428,7 @@ class _Run:
         prefixes = tuple(prefix for walk in walks for prefix in walk.prefixes)
         self._known_modules = {rel: entry[2] for rel, entry in snapshot.files.items() if not rel.startswith(prefixes)}
         unindexed = set(snapshot.unindexed)
-        indexed = _patched(snapshot, [rel for rel in snapshot.files if rel not in unindexed], walks[0], found[0])
+        indexed = _patched(snapshot, (rel for rel in snapshot.files if rel not in unindexed), walks[0], found[0])
         if asked is not None:
             checked, skipped = list(asked.files), [(s.rel, s.reason) for s in asked.skipped]
         else:
@@ -1590,10 +1589,12 @@ class _Run:
         config_rel = display_path(self.config.source, self.config.root) if self.config.source else None
         return [f for f in findings if f.path in checked or f.path == config_rel or not f.path.endswith(".py")]
 
-    def _needs_check(self, rel: str, record: ScanRecord, unstable: bool) -> bool:
-        if record.error is not None and rel not in self.demanded:
+    def _needs_check(self, rel: str, record: ScanRecord, unstable: bool, demanded: bool | None = None) -> bool:
+        """`demanded`: is the file indexed in full (default: by this run's closure)?"""
+        demanded = rel in self.demanded if demanded is None else demanded
+        if record.error is not None and not demanded:
             return False  # unreadable, too large, or a syntax error found by the scan: its DL000
-        return bool(record.rules) or record.marker or rel in self.demanded or unstable
+        return bool(record.rules) or record.marker or demanded or unstable
 
     def _start_check(
         self,
