@@ -6,6 +6,7 @@
     python benchmarks/precommit_ab.py --rounds 7 --tree 20000 --renamed /tmp/ab-base /tmp/ab-head
     python benchmarks/precommit_ab.py --rounds 7 --added /tmp/ab-base /tmp/ab-head
     python benchmarks/precommit_ab.py --rounds 7 --tree 20000 --above /tmp/ab-base /tmp/ab-head
+    python benchmarks/precommit_ab.py --rounds 7 --tree 20000 --imported /tmp/ab-base /tmp/ab-head
 
 Each directory is a `pip install --no-deps --target` of declint, as for `ab.py`. On the 20k tree
 with 30 models (made by `run.py`; `--tree` names another of `benchmarks/.work/trees`), every
@@ -25,8 +26,9 @@ each of the three files passed gets a comment appended, as `--edited` does to th
 `--added`, a new module (`ADDED`, without a needle) is written beside the first model file just
 before the timed run and passed in its place (a commit that adds a file), and removed afterwards.
 With `--above`, the edit's comment goes at the top of the file instead of its end: every line of
-what the file defines moves down, so a model file the index holds in full gets new facts and the
-run takes the full path (an edit below its last fact is patched into the snapshot).
+what the file defines moves down (patched into the snapshot since 2026-12-07, the project rules
+run again; before, the full path). With `--imported`, the edit is an import added at the top
+instead: the file's facts change (what it imports), and the run takes the full path.
 
 The versions share the cache directory's `last.walk` (the list the start-up child stats, which
 names the snapshot that wrote it), and a run the snapshot answers writes none: only the version
@@ -65,6 +67,7 @@ def main() -> None:
     parser.add_argument("--all-edited", action="store_true", help="append a comment to each of the files passed")
     parser.add_argument("--added", action="store_true", help="write a new module and pass it first instead")
     parser.add_argument("--above", action="store_true", help="--edited, the comment at the top of the file")
+    parser.add_argument("--imported", action="store_true", help="--edited, an import added at the top instead")
     args = parser.parse_args()
     tree = TREES / args.tree
     manifest = json.loads((tree / "manifest.json").read_text(encoding="utf-8"))
@@ -75,6 +78,7 @@ def main() -> None:
     first = models[FILES] if args.other_edited else staged[0]
     edited = [tree / name for name in (staged if args.all_edited else [first])]
     args.edited = args.edited or args.other_edited or args.plain_edited or args.renamed or args.all_edited or args.above
+    args.edited = args.edited or args.imported
     originals = [b"" if args.added else path.read_bytes() for path in edited]
     seconds: dict[str, list[float]] = {installed: [] for installed in args.installed}
     try:
@@ -86,7 +90,9 @@ def main() -> None:
                 for path, original in zip(edited, originals, strict=True):
                     if args.edited:
                         comment = f"# edited {number} {installed}\n".encode()
-                        _save(path, comment + original if args.above else original + b"\n" + comment, args.renamed)
+                        above = f"import os as _edited_{number}\n".encode() if args.imported else comment
+                        above_it = args.above or args.imported
+                        _save(path, above + original if above_it else original + b"\n" + comment, args.renamed)
                     elif args.touched:
                         moment = time.time() - 60
                         os.utime(path, (moment, moment))
@@ -109,6 +115,7 @@ def main() -> None:
     case = "1 touched, same bytes" if args.touched and not args.edited else case
     case = f"{case}, saved by rename" if args.renamed else case
     case = f"{case}, its comment at the top (its facts moved)" if args.above else case
+    case = f"{case}, an import added at the top (its facts changed)" if args.imported else case
     case = "1 of them a module just added" if args.added else case
     for installed, samples in seconds.items():
         print(f"{installed}: pre-commit on {args.tree}, {FILES} files, {case}: {median_of(samples)}")

@@ -1161,28 +1161,40 @@ class _Run:
             scanned = self._scan_changed(snapshot, sorted(changed), held)
             if scanned is None:
                 return None
+            found_scans, moved = scanned
+            held = {**held, **moved}  # (the same keys: the index's order is kept)
             entries = _patching.index_entries(snapshot, held)
             index = _prefilter.build_index(list(entries.values()), self.config)
             if self._unstable(index):
                 return None
-            changes = self._check_changed(snapshot, scanned, index, entries)
+            changes = self._check_changed(snapshot, found_scans, index, entries)
             if changes is None:
                 return None
+            if moved:  # the project rules' findings may point at the moved facts
+                project = self._project_again(snapshot, index)
+                if project is None:
+                    return None
+                snapshot = dataclasses.replace(snapshot, project=project)
         found = {change.rel: change.findings for change in changes if change.findings is not None}
-        self.stats.files_read += len(scanned)
+        self.stats.files_read += len(found_scans)
         self.stats.files_checked_fresh += sum(change.checked for change in changes)
         if self.engine.progress is not None:
             self.engine.progress(len(rels), len(rels))
-        settled_all = all(stat[1] for _, _, stat in scanned)  # (an overridden text's never is)
+        settled_all = all(stat[1] for _, _, stat in found_scans)  # (an overridden text's never is)
         if settled_all and not self.overrides and not any(change.final for change in changes):
-            self._pending_snapshot = self._with_new_stats(_patching.patched(snapshot, changes))
+            patched = _patching.patched(snapshot, changes)
+            if moved:  # the next patch compares an edit with the facts as they are now
+                self._pending_held = (new_token(), held)
+                patched = dataclasses.replace(patched, held=self._pending_held[0])
+            self._pending_snapshot = self._with_new_stats(patched)
         return self._answer(snapshot, rels, skipped, found)
 
     def _scan_changed(
         self, snapshot: Snapshot, changed: list[str], held: Mapping[str, ModuleFacts]
-    ) -> list[tuple[_ScanItem, ScanRecord, _Stat]] | None:
+    ) -> tuple[list[tuple[_ScanItem, ScanRecord, _Stat]], dict[str, ModuleFacts]] | None:
         """Each changed file's scan, when every one of them leaves the index's input as it was
-        (`patching.same_input`), and no project rule read it; else None."""
+        (`patching.same_input`) or moves only the positions of its facts (`patching.moved_input`:
+        their new facts, second), and no project rule read it; else None."""
         literal_module = self.config.literal_module
         items = []
         for rel in changed:
@@ -1194,15 +1206,32 @@ class _Run:
             wants_facts = rel in held or module == literal_module
             items.append(_ScanItem(rel, path, module, checked, wants_facts, rel in snapshot.scoped))
         scanned = []
+        moved: dict[str, ModuleFacts] = {}
         for item, outcome in zip(items, self._prepare(len(items)).map(items), strict=True):
             # An overridden text has no stat of its own: the file's, never taken as settled.
             as_stat = (snapshot.files[item.rel][1], False) if item.rel in self.overrides else None
             found = self._scan_outcome(item, outcome, as_stat)
             facts = outcome.facts if isinstance(outcome, _state.Scanned) else None
-            if found is None or not _patching.same_input(snapshot, item.rel, found[0], facts, held):
+            if found is None:
                 return None
+            if not _patching.same_input(snapshot, item.rel, found[0], facts, held):
+                if not _patching.moved_input(snapshot, item.rel, found[0], facts, held):
+                    return None
+                moved[item.rel] = cast("ModuleFacts", facts)
             scanned.append((item, *found))
-        return scanned
+        return scanned, moved
+
+    def _project_again(self, snapshot: Snapshot, index: ProjectIndex) -> tuple[Finding, ...] | None:
+        """The project rules' findings on the patched index; None when they read a placeholder
+        module (the full path indexes it) or an input the snapshot does not know."""
+        listings = self.last_listings(snapshot) if snapshot.listings else {}
+        with InputRecorder.recording(with_keys=True) as inputs, listings_lent(listings):
+            _prefilter.TRACKER.take()
+            everything = self._project_findings(index)
+            touched = _prefilter.TRACKER.take()
+        if touched or not _patching.same_project_inputs(snapshot, inputs):
+            return None
+        return tuple(everything)
 
     @staticmethod
     def _scan_outcome(

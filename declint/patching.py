@@ -8,12 +8,18 @@ would reuse their cached results unasked), and so are the project rules' (their 
 stat'ed with the snapshot's). So does an edit of a file the index held in full that leaves its
 facts equal, positions included (`same_input`): the index is the same, though its signature (the
 digest of such a file's bytes) is not; the next full path asks the cached results' recorded
-answers again. Such a run rebuilds the last index from the snapshot's module names and the
-facts saved with it (`Cache.save_held`), scans and checks only the edited files, and writes the
-snapshot with their new stats and findings: no load of the whole cache, scan of every entry,
+answers again. An edit that moves the lines or columns of such a file's facts and nothing else
+(`moved_input`: a line added above a class) leaves the index the same but for those positions,
+which only rules read, to report: the project rules run again on the patched index (their
+findings point into the file), every other file's findings stay the snapshot's (a per-file rule
+reports positions of its own file only), and the held facts are written again. Such a run
+rebuilds the last index from the snapshot's module names and the facts saved with it
+(`Cache.save_held`), scans and checks only the edited files, and writes the snapshot with their
+new stats and findings: no load of the whole cache, scan of every entry,
 index closure or signature (what an edit adds to a warm run over the transformers sources fell
 from ~67 to ~38 ms; docs/benchmarks.md). Anything else takes the full path: facts of a file the
-index held that changed, a view that moved, a check that read a placeholder module, a project
+index held that changed otherwise, a view that moved, project rules that read a placeholder
+module or an input the snapshot does not know, a check that read a placeholder module, a project
 rule that read the file, more files than the engine reads in its own process (`_READ_HERE`). A
 crash is the file's DL000, and no snapshot is written.
 
@@ -24,15 +30,16 @@ The edited files' cache entries are not written: the full path that runs next re
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
 from declint import prefilter as _prefilter
 from declint.cache import is_stat_identity
-from declint.facts import ModuleFacts
+from declint.facts import ModuleFacts, without_positions
 
 if TYPE_CHECKING:
-    from declint.cache import Snapshot, StatKey
+    from declint.cache import Recorded, Snapshot, StatKey
     from declint.prefilter import ScanRecord
     from declint.types import Finding, SuppressedFinding
 
@@ -88,6 +95,40 @@ def same_input(
     changed on its line, a suppression added on a line keep them; an edit that moves a
     definition down, or changes what a function calls, does not."""
     return closure_view(record) == last_view(snapshot, rel) and (rel not in held or facts == held[rel])
+
+
+def moved_input(
+    snapshot: Snapshot, rel: str, record: ScanRecord, facts: ModuleFacts | None, held: Mapping[str, ModuleFacts]
+) -> bool:
+    """Does the edited `rel`, a file the index held in full, leave the index's input as the last
+    run built it but for the lines and columns of its facts (a line added or removed above a
+    class, a class statement's spacing)? The index reads no position (`without_positions`); a
+    rule reports the positions of its own file's facts only, but it finds a class by its module
+    and name: a module name another file of the tree shares could give another file's class."""
+    last = held.get(rel)
+    return (
+        type(last) is ModuleFacts
+        and facts is not None
+        and closure_view(record) == last_view(snapshot, rel)
+        and without_positions(facts) == without_positions(last)
+        and _sole_file_of_its_module(snapshot, rel)
+    )
+
+
+def _sole_file_of_its_module(snapshot: Snapshot, rel: str) -> bool:
+    module = snapshot.files[rel][2]
+    return sum(1 for _, _, other in snapshot.files.values() if other == module) == 1
+
+
+def same_project_inputs(snapshot: Snapshot, recorded: Recorded) -> bool:
+    """Did the project rules, run again, read nothing the last run's did not (its inputs, the
+    sources they read, the directories its walk listed, a file absent from a listed directory),
+    none of it too fresh to trust? Their inputs' stats were checked when the snapshot was
+    loaded; a new one would have no stat in the snapshot to check it by in the next run."""
+    known = {path for path, _ in snapshot.inputs} | {path for path, _ in snapshot.walk} | snapshot.project_reads
+    return not recorded.racy and all(
+        path in known or (key is None and os.path.dirname(path) in known) for path, key in recorded.items()
+    )
 
 
 class Change(NamedTuple):

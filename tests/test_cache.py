@@ -61,10 +61,10 @@ def edit(path: Path, old: str, new: str) -> None:
 
 
 def move_facts(path: Path) -> None:
-    """A line added at the top: every fact of the file moves down, so a run takes the full path
-    (an edit that keeps the facts of a file the index holds in full is patched into the
-    snapshot: tests/test_patching.py)."""
-    path.write_text("# a line above\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
+    """An import added at the top: the file's facts change (what it imports, and every line below),
+    so a run takes the full path (an edit that keeps a held file's facts, or moves only their
+    positions, is patched into the snapshot: tests/test_patching.py)."""
+    path.write_text("import os as _moved\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
 
 
 def test_warm_run_equals_cold_and_reads_nothing(demo: Path) -> None:
@@ -184,8 +184,8 @@ def test_an_edited_file_alone_is_checked_again(demo: Path) -> None:
 def test_an_edited_checked_file_is_checked_by_a_worker_warmed_while_the_run_loads(
     demo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """After an edit of a checked file that moves its facts (a blank line above its first class:
-    the patch cannot take it), the run forks its check worker before the cache load, the
+    """After an edit of a checked file that changes its facts (an import added above a class: the
+    patch cannot take it), the run forks its check worker before the cache load, the
     scan and the index, to import libcst meanwhile (~0.2 s), and the check's pool adopts it; a
     run the snapshot answers (a touch, the same bytes) forks none, nor does a cold run, one with
     a single core, or one in a process that loaded libcst (a fix's re-lint: a fork inherits it)."""
@@ -200,7 +200,7 @@ def test_an_edited_checked_file_is_checked_by_a_worker_warmed_while_the_run_load
     touched = engine(demo, jobs=2)
     touched.run([demo])
     assert (cold.stats.workers_warmed, touched.stats.workers_warmed) == (0, 0)
-    edit(target, "class RadioAttention(", "\nclass RadioAttention(")
+    edit(target, "class RadioAttention(", "import os as _one\nclass RadioAttention(")
     settle(demo)
     warm_engine = engine(demo, jobs=2)
     warm = warm_engine.run([demo])
@@ -208,7 +208,7 @@ def test_an_edited_checked_file_is_checked_by_a_worker_warmed_while_the_run_load
     assert warm_engine.stats.files_checked_fresh == 1
     assert lines(warm) == lines(engine(demo, cache=False).run([demo]))
     monkeypatch.setattr(stat_check, "fork_pays", lambda: False)  # one core: the check's worker imports it
-    edit(target, "class RadioAttention(", "\nclass RadioAttention(")
+    edit(target, "class RadioAttention(", "import os as _two\nclass RadioAttention(")
     settle(demo)
     one_core = engine(demo, jobs=2)
     assert lines(one_core.run([demo])) == lines(engine(demo, cache=False).run([demo]))
@@ -1586,7 +1586,8 @@ def test_the_index_closure_starts_from_the_last_runs_demanded_files(demo: Path) 
 def test_an_edit_the_closure_does_not_read_skips_its_search(demo: Path) -> None:
     """After an edit that changes nothing the index closure reads (a comment above the classes,
     in a model file and then in the Literal's module, the second run's cache a journal: the
-    facts move, so the patch cannot take it), a run ends the closure where the last one did
+    facts move, and the facts saved with the snapshot are removed before each run, so that the
+    patch cannot take it), a run ends the closure where the last one did
     without asking the index again, also when another file is passed (as pre-commit does after
     an edit the commit leaves out). An edit that adds a class, and a new file, make it search
     again. Every run has a cold run's findings."""
@@ -1605,6 +1606,8 @@ def test_an_edit_the_closure_does_not_read_skips_its_search(demo: Path) -> None:
         text = path.read_text(encoding="utf-8") if path.exists() else ""
         path.write_text(above + text + appended, encoding="utf-8")
         settle(demo)
+        for held in _stored(demo, ".held"):
+            held.unlink()
         before = len(searches)
         warm = engine(demo)
         result = warm.run([passed])
@@ -1745,7 +1748,7 @@ def test_touched_files_within_the_racy_window_are_hashed_again_until_they_settle
 def test_one_touched_file_beside_one_edited_is_a_full_run(demo: Path) -> None:
     engine(demo).run([demo])
     _touch(demo / MODELS / "modeling_radio.py", 100)
-    edit(demo / MODELS / "modeling_step3vl.py", "class ", "class  ")
+    move_facts(demo / MODELS / "modeling_step3vl.py")
     settle(demo)
     run = engine(demo)
     assert lines(run.run([demo])) == lines(engine(demo, cache=False).run([demo]))

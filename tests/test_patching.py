@@ -382,15 +382,66 @@ def test_an_edit_that_keeps_the_facts_of_a_file_the_index_held_is_patched(
     assert again.stats.files_read == 0 and "patch" not in again.stats.seconds
 
 
+LOCAL_COPY = '\nfrom typing import Literal\n\nLocalBackends = Literal["VANILLA", "TRTLLM", "FLASHINFER"]\n'
+STAR_READ = "        layout = metadata.kv_layout  # expect: DL105"
+
+
+@pytest.mark.parametrize(
+    ("rel", "old", "new", "codes"),
+    [
+        # a line above a class of a model file holding a copy of the Literal: its DL101 and its
+        # project rule finding (DL100, on the copy) move down
+        (STEP3VL, "class Step3VisionAttention(nn.Module):", "# above\nclass Step3VisionAttention(nn.Module):", []),
+        # a class statement spaced otherwise: the class name's column moves
+        (STEP3VL, "class Step3VisionAttention(nn.Module):", "class  Step3VisionAttention(nn.Module):", []),
+        # a metadata backend whose one finding comes from a fact rule (DL105), on the moved read
+        (STAR, STAR_READ, "        # above\n" + STAR_READ, ["DL105"]),
+    ],
+    ids=["line-above", "column", "fact-rule"],
+)
+def test_an_edit_that_moves_the_facts_of_a_file_the_index_held_is_patched(
+    demo: Path, rel: str, old: str, new: str, codes: list[str]
+) -> None:
+    """Only the positions of the file's facts moved: the index is the last one but for them, the
+    file is checked again, the project rules run again (DL100's finding points into the model
+    file), and the held facts are written again: the edit undone is patched as well, its
+    project findings back where they were."""
+    (demo / STEP3VL).write_text((demo / STEP3VL).read_text(encoding="utf-8") + LOCAL_COPY, encoding="utf-8")
+    codes = ["DL101", "DL100"] if rel == STEP3VL else codes
+    _settle_all(demo)
+    engine(demo).run([demo])
+    held = _cache_file(demo, ".held").read_bytes()
+    original = (demo / rel).read_text(encoding="utf-8")
+    edit(demo / rel, old, new)
+    settle(demo)
+    patched = engine(demo)
+    result = patched.run([demo])
+    assert _patched(patched)
+    assert (patched.stats.files_read, patched.stats.files_checked_fresh) == (1, 1)
+    assert lines(result) == lines(engine(demo, cache=False).run([demo]))
+    assert [f.code for f in result.findings if f.path == rel] == codes
+    assert _cache_file(demo, ".held").read_bytes() != held
+    again = engine(demo)  # the patched snapshot holds the edit: nothing is read
+    assert lines(again.run([demo])) == lines(result)
+    assert again.stats.files_read == 0 and "patch" not in again.stats.seconds
+    (demo / rel).write_text(original, encoding="utf-8")
+    settle(demo)
+    undone = engine(demo)
+    found = lines(undone.run([demo]))
+    assert _patched(undone)
+    assert found == lines(engine(demo, cache=False).run([demo]))
+    assert (found != lines(result)) is (new.count("\n") > old.count("\n"))  # findings below moved back up
+
+
 @pytest.mark.parametrize(
     ("old", "new"),
     [
-        # a line above a class: every fact below it moves down
-        ("class Step3VisionAttention(nn.Module):", "# above\nclass Step3VisionAttention(nn.Module):"),
         # a call into another module, in place of an expression: a fact of its function
         ("return x * self.cos + _rotate_half(x) * self.sin", "return sdpa(x, x, x)"),
+        # a line above a class and an import: the facts move, and the module imports more
+        ("class Step3VisionAttention(nn.Module):", "import os\nclass Step3VisionAttention(nn.Module):"),
     ],
-    ids=["moved", "call"],
+    ids=["call", "import"],
 )
 def test_an_edit_that_changes_the_facts_of_a_file_the_index_held_takes_the_full_path(
     demo: Path, old: str, new: str
@@ -401,6 +452,54 @@ def test_an_edit_that_changes_the_facts_of_a_file_the_index_held_takes_the_full_
     settle(demo)
     run = engine(demo)
     assert lines(run.run([demo])) == lines(engine(demo, cache=False).run([demo]))
+    assert _tried_then_full(run)
+
+
+def _moved_above(demo: Path) -> None:
+    edit(demo / STEP3VL, "class Step3VisionAttention(nn.Module):", "# above\nclass Step3VisionAttention(nn.Module):")
+    settle(demo)
+
+
+def test_a_moved_file_whose_module_another_file_shares_takes_the_full_path(demo: Path) -> None:
+    """A rule finds a class by module and name: with two files of one module (a package beside a
+    module of its name), another file's class could answer for the moved one's."""
+    package = demo / STEP3VL.removesuffix(".py") / "__init__.py"
+    package.parent.mkdir()
+    package.write_text("class Unrelated:\n    pass\n", encoding="utf-8")
+    _settle_all(demo)
+    engine(demo).run([demo])
+    _moved_above(demo)
+    run = engine(demo)
+    assert lines(run.run([demo])) == lines(engine(demo, cache=False).run([demo]))
+    assert _tried_then_full(run)
+
+
+@pytest.mark.parametrize("reads", ["placeholder", "new input"])
+def test_a_moved_file_whose_project_rules_read_more_takes_the_full_path(
+    demo: Path, monkeypatch: pytest.MonkeyPatch, reads: str
+) -> None:
+    """The project rules run again on the patched index: a placeholder module they read (a miss
+    of the closure, simulated as `TRACKER` reports one) or an input the snapshot has no stat of
+    makes the patch give way."""
+    from declint import prefilter
+
+    extra = demo / "extra.txt"
+    extra.write_text("read by a project rule\n", encoding="utf-8")
+    _settle_all(demo)
+    engine(demo).run([demo])
+    original = _Run._project_findings
+
+    def reading_more(self: _Run, index: Any) -> Any:
+        if reads == "placeholder":
+            prefilter.TRACKER.touched.add("tensorrt_llm._torch.helper")
+        else:
+            extra.read_bytes()
+        return original(self, index)
+
+    monkeypatch.setattr(_Run, "_project_findings", reading_more)
+    _moved_above(demo)
+    run = engine(demo)
+    run.run([demo])
     assert _tried_then_full(run)
 
 
