@@ -5,14 +5,15 @@ it reports.
 Each sequence copies the demo tree (or generates a small tree with the benchmarks' generator,
 whose fillers name no needle), runs once to fill the cache, then applies random edits of the
 kinds a working tree sees (a comment appended, a line deleted, a line's comment replaced in
-place, a backend name retyped, a suppression added, a file created, copied, renamed or deleted,
-a package marker removed, the shared Literal or the docs table changed, a touch with the same
-bytes, a save by rename, an option of the configuration toggled, a .gitignore added or removed,
-a symlink added, a subclass of a class from another file written anywhere, a class's bases
-replaced, a declaration renamed away, a copy of the shared Literal written anywhere), each
-followed by a run with the cache and one without, in this process (`Engine.run`, inline or in
-workers) or through the command line (`python -m declint check --output-format json`, its
-start-up stats child and workers included, against `--no-cache`). In process, the demo is also
+place, a comment or blank line inserted, a backend name retyped, a suppression added, a file
+created, copied, renamed or deleted, a package marker removed, the shared Literal or the docs
+table changed, a touch with the same bytes, a save by rename, an option of the configuration
+toggled, a .gitignore added or removed, a symlink added, a subclass of a class from another file
+written anywhere, a class's bases replaced, a declaration renamed away, a copy of the shared
+Literal written anywhere), each followed by a run with the cache and one without, in this
+process (`Engine.run`, inline or in workers) or through the command line (`python -m declint
+check --output-format json`, its start-up stats child and workers included, against
+`--no-cache`). In process, the demo is also
 checked by its one root (`tensorrt_llm`: the checked files are the index's) and by the files of
 its models directory passed by path (a pre-commit hook's request), the requests whose walk a
 file added or removed patches. Most steps age what they wrote past the racy window, so that the
@@ -135,6 +136,20 @@ def add_line(rng: random.Random, root: Path) -> str:
     line = rng.choice(ADDED_LINES)
     _rewrite(path, path.read_text(encoding="utf-8") + "\n" + line)
     return f"{line.splitlines()[0]!r}... appended to {_rel(path, root)}"
+
+
+def insert_line(rng: random.Random, root: Path) -> str:
+    """A comment or a blank line inserted anywhere: every fact below it moves down (above a
+    class of a file the index holds in full: an edit the patch takes, the project rules run
+    again)."""
+    path = _pick(rng, root)
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    number = rng.randrange(len(lines) + 1)
+    following = lines[number] if number < len(lines) else ""
+    indent = following[: len(following) - len(following.lstrip(" \t"))]  # (a comment keeps the block's indent)
+    lines.insert(number, rng.choice(["\n", f"{indent}# inserted {rng.randrange(10**6)}\n"]))
+    _rewrite(path, "".join(lines))
+    return f"line inserted before line {number + 1} of {_rel(path, root)}"
 
 
 IN_PLACE = ("  # changed {number}", "  # declint: ignore[DL101] kept on purpose", "  # declint: ignore[DL105]")
@@ -370,6 +385,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     retype_backend,
     add_line,
     edit_line_in_place,
+    insert_line,
     create_copy,
     rename_file,
     delete_file,
