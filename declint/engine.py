@@ -507,6 +507,10 @@ class _Run:
     def fact_rules(self) -> tuple[type[FactRule], ...]:
         return self._enabled(_rule.FactRule)
 
+    @functools.cached_property
+    def _project_codes(self) -> frozenset[str]:
+        return frozenset(rule.CODE for rule in self._enabled(_rule.ProjectRule))
+
     def _enabled(self, kind: type[_R]) -> tuple[type[_R], ...]:
         return tuple(r for r in rules_of_kind(self.engine.rules, kind) if self.engine.selection.enabled(r.CODE))
 
@@ -1222,12 +1226,15 @@ class _Run:
         return scanned, moved
 
     def _project_again(self, snapshot: Snapshot, index: ProjectIndex) -> tuple[Finding, ...] | None:
-        """The project rules' findings on the patched index; None when they read a placeholder
+        """The project rules' findings on the patched index (the last ones of the rules that
+        show no position: `ProjectRule.SHOWS_POSITIONS`); None when they read a placeholder
         module (the full path indexes it) or an input the snapshot does not know."""
+        if any(finding.code not in self._project_codes for finding in snapshot.project):
+            return None  # (a finding no enabled project rule gives cannot be told to keep or not)
         listings = self.last_listings(snapshot) if snapshot.listings else {}
         with InputRecorder.recording(with_keys=True) as inputs, listings_lent(listings):
             _prefilter.TRACKER.take()
-            everything = self._project_findings(index)
+            everything = self._project_findings(index, snapshot.project)
             touched = _prefilter.TRACKER.take()
         if touched or not _patching.same_project_inputs(snapshot, inputs):
             return None
@@ -1606,10 +1613,15 @@ class _Run:
         """Are stat keys of what the run reads needed (for a snapshot)?"""
         return self.store is not None and not self.read_only
 
-    def _project_findings(self, index: ProjectIndex) -> list[Finding]:
+    def _project_findings(self, index: ProjectIndex, last: Sequence[Finding] | None = None) -> list[Finding]:
+        """The project rules' findings; with `last` (the snapshot's, after an edit that moved only
+        positions), those of the rules whose findings show no position are taken from it."""
         findings: list[Finding] = []
         for rule in self._enabled(_rule.ProjectRule):
-            findings += rule().check_project(index, self.config)
+            if last is not None and not rule.SHOWS_POSITIONS:
+                findings += [finding for finding in last if finding.code == rule.CODE]
+            else:
+                findings += rule().check_project(index, self.config)
         return findings
 
     def _visible(self, findings: list[Finding], checked: set[str]) -> list[Finding]:

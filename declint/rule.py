@@ -90,7 +90,15 @@ class EngineCode(RuleMeta):
 
 
 class ProjectRule(RuleMeta):
-    """Runs once per run over the project index."""
+    """Runs once per run over the project index.
+
+    `SHOWS_POSITIONS`: can its findings change when only the lines and columns of a module's
+    facts move (it reports at a fact's position, or names one)? A run that patches such an edit
+    into the snapshot runs again only the project rules that can, and keeps the others' last
+    findings (`engine._Run._project_again`); a test holds the rules that say no to it.
+    """
+
+    SHOWS_POSITIONS: ClassVar[bool] = True
 
     def check_project(self, index: ProjectIndex, config: Config) -> list[Finding]:
         raise NotImplementedError

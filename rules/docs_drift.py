@@ -58,6 +58,8 @@ class DocsDrift(ProjectRule):
     NAME = "docs-drift"
     SUMMARY = "the documentation's support table disagrees with the declarations"
     OPTIONS = ("docs-table", "default-backend", "max-file-size")
+    # Compares the declarations' backends, reasons and defaults with a docs page: no position of a fact.
+    SHOWS_POSITIONS = False
 
     VALID: ClassVar = (
         Valid(

@@ -95,6 +95,8 @@ class SchemaDrift(ProjectRule):
     NAME = "schema-drift"
     SUMMARY = "the serving JSON schemas' allowed backend values disagree with the Literal"
     OPTIONS = ("serving-schemas", "backend-context-names", "extra-backend-names", "max-file-size")
+    # Compares the Literal's members with JSON schemas: no position of a fact.
+    SHOWS_POSITIONS = False
 
     VALID: ClassVar = (
         Valid(

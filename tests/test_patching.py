@@ -489,12 +489,12 @@ def test_a_moved_file_whose_project_rules_read_more_takes_the_full_path(
     engine(demo).run([demo])
     original = _Run._project_findings
 
-    def reading_more(self: _Run, index: Any) -> Any:
+    def reading_more(self: _Run, index: Any, *last: Any) -> Any:
         if reads == "placeholder":
             prefilter.TRACKER.touched.add("tensorrt_llm._torch.helper")
         else:
             extra.read_bytes()
-        return original(self, index)
+        return original(self, index, *last)
 
     monkeypatch.setattr(_Run, "_project_findings", reading_more)
     _moved_above(demo)
@@ -531,3 +531,30 @@ def test_a_patch_of_a_model_checks_it_in_a_worker_warmed_while_the_patch_loads(
     assert lines(placeholder.run([demo])) == lines(engine(demo, cache=False).run([demo]))
     assert _patched(placeholder)
     assert (placeholder.stats.workers_warmed, placeholder.stats.files_checked_fresh) == (0, 1)
+
+
+def test_the_project_rules_that_show_no_position_find_the_same_when_every_fact_moves(demo: Path) -> None:
+    """`ProjectRule.SHOWS_POSITIONS = False` holds on the demo (with a copy of the Literal in a
+    model file): every Python file with two lines above what it holds gives those rules the same
+    findings, so a patch that moved positions may keep their last ones; DL100, which reports at
+    the copy, says it shows them, and its finding moves."""
+    from declint.rule import ProjectRule
+    from declint.rule_set import rules_of_kind
+    from declint.rules import ALL_RULES
+
+    (demo / STEP3VL).write_text((demo / STEP3VL).read_text(encoding="utf-8") + LOCAL_COPY, encoding="utf-8")
+    before = engine(demo, cache=False)
+    index = before.build_index([demo])
+    for path in (demo / "tensorrt_llm").rglob("*.py"):
+        path.write_text("# moved\n\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
+    after = engine(demo, cache=False)
+    moved = after.build_index([demo])
+    attention = "tensorrt_llm._torch.models.modeling_step3vl.Step3VisionAttention"
+    assert moved.classes[attention].line == index.classes[attention].line + 2
+    shows = {}
+    for rule in rules_of_kind(ALL_RULES, ProjectRule):
+        found = rule().check_project(index, before.config)
+        shows[rule.CODE] = found != rule().check_project(moved, after.config)
+        assert found, rule.CODE  # (each finds something to move or keep)
+        assert shows[rule.CODE] <= rule.SHOWS_POSITIONS, rule.CODE
+    assert shows == {"DL100": True, "DL107": False, "DL108": False}
