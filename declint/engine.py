@@ -629,7 +629,8 @@ class _Run:
         a run after an edit of a checked file waited for both, one after the other. A checked
         file the rules read whose stat moved is almost always checked again (a `touch` keeps
         the snapshot and never gets here). For the patch only when an edited file was an index
-        seed (a model): a placeholder's rules may need no libcst (DL101 and DL103 read `ast`),
+        seed (a model) or, once the held facts are loaded, one the index held in full (a base
+        class of a model): a placeholder's rules may need no libcst (DL101 and DL103 read `ast`),
         and the patch checks it at once, in a worker forked then that does not import libcst
         at all. Where it pays (`warm_check_worker`)."""
         if self._warmed is not None:
@@ -1162,6 +1163,8 @@ class _Run:
             held = self.store.load_held(self.key, snapshot.held)
             if held is None:
                 return None
+            if not changed.isdisjoint(held):  # (a base class of a model is no seed, but its rules need libcst)
+                self._warm_check(snapshot, rels, changed)
             scanned = self._scan_changed(snapshot, sorted(changed), held)
             if scanned is None:
                 return None

@@ -558,3 +558,26 @@ def test_the_project_rules_that_show_no_position_find_the_same_when_every_fact_m
         assert found, rule.CODE  # (each finds something to move or keep)
         assert shows[rule.CODE] <= rule.SHOWS_POSITIONS, rule.CODE
     assert shows == {"DL100": True, "DL107": False, "DL108": False}
+
+
+def test_a_patch_of_a_file_held_in_full_but_no_seed_warms_its_worker_once_the_held_facts_load(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A base class of a model (the index holds it in full through the closure, no needle made
+    it a seed) is checked with libcst's rules too: its worker is forked once the held facts say
+    so, before the scan, the index and the project rules."""
+    from declint import lazy, patching, stat_check
+    from tests.test_cache import _snapshot_of
+
+    monkeypatch.setattr(stat_check, "fork_pays", lambda: True)  # (else only with a second core)
+    monkeypatch.setattr(lazy, "loaded", lambda name: False)  # (this test process may have loaded it)
+    radio = MODELS + "modeling_radio.py"
+    _settle_all(demo)
+    engine(demo, jobs=2).run([demo])
+    assert not patching.was_seed(_snapshot_of(demo), radio)
+    edit(demo / radio, "class RadioAttention(", "\nclass RadioAttention(")
+    settle(demo)
+    run = engine(demo, jobs=2)
+    assert lines(run.run([demo])) == lines(engine(demo, cache=False).run([demo]))
+    assert _patched(run)
+    assert (run.stats.workers_warmed, run.stats.workers_adopted, run.stats.files_checked_fresh) == (1, 1, 1)
