@@ -1187,14 +1187,23 @@ class _Run:
         self.stats.files_checked_fresh += sum(change.checked for change in changes)
         if self.engine.progress is not None:
             self.engine.progress(len(rels), len(rels))
-        settled_all = all(stat[1] for _, _, stat in found_scans)  # (an overridden text's never is)
-        if settled_all and not self.overrides and not any(change.final for change in changes):
-            patched = _patching.patched(snapshot, changes)
-            if moved:  # the next patch compares an edit with the facts as they are now
-                self._pending_held = (new_token(), held)
-                patched = dataclasses.replace(patched, held=self._pending_held[0])
-            self._pending_snapshot = self._with_new_stats(patched)
+        if all(stat[1] for _, _, stat in found_scans):  # (an overridden text's never is settled)
+            self._stage_patched(snapshot, changes, held if moved else None)
         return self._answer(snapshot, rels, skipped, found)
+
+    def _stage_patched(
+        self, snapshot: Snapshot, changes: list[_patching.Change], held: dict[str, ModuleFacts] | None
+    ) -> None:
+        """The patched snapshot, to be written when the run ends, with `held`, the facts the
+        next patch compares an edit with, when positions moved (not after a crash or a timeout,
+        nor for texts in place of files)."""
+        if self.overrides or any(change.final for change in changes):
+            return
+        patched = _patching.patched(snapshot, changes)
+        if held is not None:
+            self._pending_held = (new_token(), held)
+            patched = dataclasses.replace(patched, held=self._pending_held[0])
+        self._pending_snapshot = self._with_new_stats(patched)
 
     def _scan_changed(
         self, snapshot: Snapshot, changed: list[str], held: Mapping[str, ModuleFacts]

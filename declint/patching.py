@@ -10,12 +10,12 @@ facts equal, positions included (`same_input`): the index is the same, though it
 digest of such a file's bytes) is not; the next full path asks the cached results' recorded
 answers again. An edit that moves the lines or columns of such a file's facts and nothing else
 (`moved_input`: a line added above a class) leaves the index the same but for those positions,
-which only rules read, to report: the project rules run again on the patched index (their
-findings point into the file), every other file's findings stay the snapshot's (a per-file rule
-reports positions of its own file only), and the held facts are written again. Such a run
-rebuilds the last index from the snapshot's module names and the facts saved with it
-(`Cache.save_held`), scans and checks only the edited files, and writes the snapshot with their
-new stats and findings: no load of the whole cache, scan of every entry,
+which only rules read, to report: the project rules whose findings can show them
+(`ProjectRule.SHOWS_POSITIONS`) run again on the patched index, every other file's findings stay
+the snapshot's (a per-file rule reports positions of its own file only), and the held facts are
+written again. Such a run rebuilds the last index from the snapshot's module names and the facts
+saved with it (`Cache.save_held`), scans and checks only the edited files, and writes the
+snapshot with their new stats and findings: no load of the whole cache, scan of every entry,
 index closure or signature (what an edit adds to a warm run over the transformers sources fell
 from ~67 to ~38 ms; docs/benchmarks.md). Anything else takes the full path: facts of a file the
 index held that changed otherwise, a view that moved, project rules that read a placeholder
