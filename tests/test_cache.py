@@ -126,7 +126,7 @@ def test_a_run_the_snapshot_answers_loads_no_rule_facts_or_index(demo: Path) -> 
     heavy |= {"declint.run_state", "declint.suppressions", "difflib"}  # ~12 ms to create or import
     assert not heavy & set(loaded)
     assert not [name for name in loaded if name.startswith("declint.rules.")]
-    edit(demo / model, "class ", "class  ")
+    move_facts(demo / model)  # (the full path: an edit that moved positions only is patched)
     code, loaded = _loaded_by_a_check(demo, model)
     assert (
         code == "1" and heavy - {"libcst", "difflib"} <= set(loaded) and "declint.rules.direct_sdpa" in loaded
