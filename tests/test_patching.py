@@ -367,6 +367,13 @@ def test_an_edit_that_keeps_the_facts_of_a_file_the_index_held_is_patched(
     index the last run's, and the file alone is checked again."""
     _settle_all(demo)
     engine(demo).run([demo])
+    _patched_edit(demo, rel, old, new, codes, held_kept=True)
+
+
+def _patched_edit(demo: Path, rel: str, old: str, new: str, codes: list[str], *, held_kept: bool) -> list[str]:
+    """`rel` edited after a run: the next run is patched, reads and checks that file alone, reports
+    what `--no-cache` does (`codes` in that file), keeps the held facts or writes them again, and
+    the run after it reads nothing. Returns its findings' lines."""
     held = _cache_file(demo, ".held").read_bytes()
     edit(demo / rel, old, new)
     settle(demo)
@@ -376,14 +383,16 @@ def test_an_edit_that_keeps_the_facts_of_a_file_the_index_held_is_patched(
     assert (patched.stats.files_read, patched.stats.files_checked_fresh) == (1, 1)
     assert lines(result) == lines(engine(demo, cache=False).run([demo]))
     assert [f.code for f in result.findings if f.path == rel] == codes
-    assert _cache_file(demo, ".held").read_bytes() == held
+    assert (_cache_file(demo, ".held").read_bytes() == held) is held_kept
     again = engine(demo)  # the patched snapshot holds the edit: nothing is read
     assert lines(again.run([demo])) == lines(result)
     assert again.stats.files_read == 0 and "patch" not in again.stats.seconds
+    return lines(result)
 
 
 LOCAL_COPY = '\nfrom typing import Literal\n\nLocalBackends = Literal["VANILLA", "TRTLLM", "FLASHINFER"]\n'
 STAR_READ = "        layout = metadata.kv_layout  # expect: DL105"
+STEP3VL_CODES = ["DL101", "DL100"]  # its SDPA call, its copy of the Literal
 
 
 @pytest.mark.parametrize(
@@ -391,9 +400,14 @@ STAR_READ = "        layout = metadata.kv_layout  # expect: DL105"
     [
         # a line above a class of a model file holding a copy of the Literal: its DL101 and its
         # project rule finding (DL100, on the copy) move down
-        (STEP3VL, "class Step3VisionAttention(nn.Module):", "# above\nclass Step3VisionAttention(nn.Module):", []),
+        (
+            STEP3VL,
+            "class Step3VisionAttention(nn.Module):",
+            "# above\nclass Step3VisionAttention(nn.Module):",
+            STEP3VL_CODES,
+        ),
         # a class statement spaced otherwise: the class name's column moves
-        (STEP3VL, "class Step3VisionAttention(nn.Module):", "class  Step3VisionAttention(nn.Module):", []),
+        (STEP3VL, "class Step3VisionAttention(nn.Module):", "class  Step3VisionAttention(nn.Module):", STEP3VL_CODES),
         # a metadata backend whose one finding comes from a fact rule (DL105), on the moved read
         (STAR, STAR_READ, "        # above\n" + STAR_READ, ["DL105"]),
     ],
@@ -407,30 +421,17 @@ def test_an_edit_that_moves_the_facts_of_a_file_the_index_held_is_patched(
     file), and the held facts are written again: the edit undone is patched as well, its
     project findings back where they were."""
     (demo / STEP3VL).write_text((demo / STEP3VL).read_text(encoding="utf-8") + LOCAL_COPY, encoding="utf-8")
-    codes = ["DL101", "DL100"] if rel == STEP3VL else codes
     _settle_all(demo)
     engine(demo).run([demo])
-    held = _cache_file(demo, ".held").read_bytes()
     original = (demo / rel).read_text(encoding="utf-8")
-    edit(demo / rel, old, new)
-    settle(demo)
-    patched = engine(demo)
-    result = patched.run([demo])
-    assert _patched(patched)
-    assert (patched.stats.files_read, patched.stats.files_checked_fresh) == (1, 1)
-    assert lines(result) == lines(engine(demo, cache=False).run([demo]))
-    assert [f.code for f in result.findings if f.path == rel] == codes
-    assert _cache_file(demo, ".held").read_bytes() != held
-    again = engine(demo)  # the patched snapshot holds the edit: nothing is read
-    assert lines(again.run([demo])) == lines(result)
-    assert again.stats.files_read == 0 and "patch" not in again.stats.seconds
+    moved = _patched_edit(demo, rel, old, new, codes, held_kept=False)
     (demo / rel).write_text(original, encoding="utf-8")
     settle(demo)
     undone = engine(demo)
     found = lines(undone.run([demo]))
     assert _patched(undone)
     assert found == lines(engine(demo, cache=False).run([demo]))
-    assert (found != lines(result)) is (new.count("\n") > old.count("\n"))  # findings below moved back up
+    assert (found != moved) is (new.count("\n") > old.count("\n"))  # findings below moved back up
 
 
 @pytest.mark.parametrize(
