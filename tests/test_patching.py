@@ -508,20 +508,31 @@ def test_a_patch_of_a_model_checks_it_in_a_worker_warmed_while_the_patch_loads(
     demo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A model's check needs libcst: the worker that checks it is forked, and imports libcst,
-    before the patch loads the held facts and rebuilds the index. A file that was no index seed
-    (a helper: DL103 reads `ast`) is checked by a worker forked for it, which never imports it."""
-    from declint import lazy, stat_check
+    before the patch loads the held facts and rebuilds the index; for a model's base class (the
+    index holds it in full through the closure, no needle made it a seed), once the held facts
+    say so. A file that was no index seed and is held as a placeholder (a helper: DL103 reads
+    `ast`) is checked by a worker forked for it, which never imports it."""
+    from declint import lazy, patching, stat_check
+    from tests.test_cache import _snapshot_of
 
     monkeypatch.setattr(stat_check, "fork_pays", lambda: True)  # (else only with a second core)
     monkeypatch.setattr(lazy, "loaded", lambda name: False)  # (this test process may have loaded it)
     _settle_all(demo)
     engine(demo, jobs=2).run([demo])
-    edit(demo / STEP3VL, "# x: (batch, heads, seq, head_dim)", "# x: batch first")
-    settle(demo)
-    model = engine(demo, jobs=2)
-    assert lines(model.run([demo])) == lines(engine(demo, cache=False).run([demo]))
-    assert _patched(model)
-    assert (model.stats.workers_warmed, model.stats.workers_adopted, model.stats.files_checked_fresh) == (1, 1, 1)
+    base_class = MODELS + "modeling_radio.py"
+    assert not patching.was_seed(_snapshot_of(demo), base_class)
+    edits = [
+        (STEP3VL, "# x: (batch, heads, seq, head_dim)", "# x: batch first"),
+        (base_class, "class RadioAttention(", "\nclass RadioAttention("),
+    ]
+    for rel, old, new in edits:
+        edit(demo / rel, old, new)
+        settle(demo)
+        model = engine(demo, jobs=2)
+        assert lines(model.run([demo])) == lines(engine(demo, cache=False).run([demo]))
+        assert _patched(model)
+        warmed = (model.stats.workers_warmed, model.stats.workers_adopted, model.stats.files_checked_fresh)
+        assert warmed == (1, 1, 1), rel
     helper = demo / "tensorrt_llm" / "_torch" / "helper.py"
     helper.write_text(HELPER_TEXT, encoding="utf-8")
     _settle_all(demo)
@@ -559,26 +570,3 @@ def test_the_project_rules_that_show_no_position_find_the_same_when_every_fact_m
         assert found, rule.CODE  # (each finds something to move or keep)
         assert shows[rule.CODE] <= rule.SHOWS_POSITIONS, rule.CODE
     assert shows == {"DL100": True, "DL107": False, "DL108": False}
-
-
-def test_a_patch_of_a_file_held_in_full_but_no_seed_warms_its_worker_once_the_held_facts_load(
-    demo: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A base class of a model (the index holds it in full through the closure, no needle made
-    it a seed) is checked with libcst's rules too: its worker is forked once the held facts say
-    so, before the scan, the index and the project rules."""
-    from declint import lazy, patching, stat_check
-    from tests.test_cache import _snapshot_of
-
-    monkeypatch.setattr(stat_check, "fork_pays", lambda: True)  # (else only with a second core)
-    monkeypatch.setattr(lazy, "loaded", lambda name: False)  # (this test process may have loaded it)
-    radio = MODELS + "modeling_radio.py"
-    _settle_all(demo)
-    engine(demo, jobs=2).run([demo])
-    assert not patching.was_seed(_snapshot_of(demo), radio)
-    edit(demo / radio, "class RadioAttention(", "\nclass RadioAttention(")
-    settle(demo)
-    run = engine(demo, jobs=2)
-    assert lines(run.run([demo])) == lines(engine(demo, cache=False).run([demo]))
-    assert _patched(run)
-    assert (run.stats.workers_warmed, run.stats.workers_adopted, run.stats.files_checked_fresh) == (1, 1, 1)
