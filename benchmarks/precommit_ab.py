@@ -26,8 +26,8 @@ each of the three files passed gets a comment appended, as `--edited` does to th
 `--added`, a new module (`ADDED`, without a needle) is written beside the first model file just
 before the timed run and passed in its place (a commit that adds a file), and removed afterwards.
 With `--above`, the edit's comment goes at the top of the file instead of its end: every line of
-what the file defines moves down (patched into the snapshot since 2026-12-07, the project rules
-run again; before, the full path). With `--imported`, the edit is an import added at the top
+what the file defines moves down (patched into the snapshot since 2026-12-07, DL100 run again;
+before, the full path). With `--imported`, the edit is an import added at the top
 instead: the file's facts change (what it imports), and the run takes the full path.
 
 The versions share the cache directory's `last.walk` (the list the start-up child stats, which
@@ -77,8 +77,8 @@ def main() -> None:
     staged = [str(added), *staged[1:]] if args.added else staged
     first = models[FILES] if args.other_edited else staged[0]
     edited = [tree / name for name in (staged if args.all_edited else [first])]
-    args.edited = args.edited or args.other_edited or args.plain_edited or args.renamed or args.all_edited or args.above
-    args.edited = args.edited or args.imported
+    args.edited = args.edited or args.other_edited or args.plain_edited or args.renamed or args.all_edited
+    args.edited = args.edited or args.above or args.imported
     originals = [b"" if args.added else path.read_bytes() for path in edited]
     seconds: dict[str, list[float]] = {installed: [] for installed in args.installed}
     try:

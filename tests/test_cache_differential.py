@@ -13,13 +13,13 @@ written anywhere, a class's bases replaced, a declaration renamed away, a copy o
 Literal written anywhere), each followed by a run with the cache and one without, in this
 process (`Engine.run`, inline or in workers) or through the command line (`python -m declint
 check --output-format json`, its start-up stats child and workers included, against
-`--no-cache`). In process, the demo is also
-checked by its one root (`tensorrt_llm`: the checked files are the index's) and by the files of
-its models directory passed by path (a pre-commit hook's request), the requests whose walk a
-file added or removed patches. Most steps age what they wrote past the racy window, so that the
-cache trusts the stats (the paths that can go stale); some leave it racy. In process, the run
-without the cache is also compared with a run that indexes every file in full (`full_index`):
-the prefilter may make a run faster, never change what it reports.
+`--no-cache`). In process, the demo is also checked by its one root (`tensorrt_llm`: the checked
+files are the index's) and by the files of its models directory passed by path (a pre-commit
+hook's request), the requests whose walk a file added or removed patches. Most steps age what
+they wrote past the racy window, so that the cache trusts the stats (the paths that can go
+stale); some leave it racy. In process, the run without the cache is also compared with a run
+that indexes every file in full (`full_index`): the prefilter may make a run faster, never
+change what it reports.
 The same holds for runs over texts in place of files (an editor's buffer, `--stdin-filename`;
 the fixed texts `--fix` re-lints), which start from the snapshot the last run left, the text
 taken as an edit of its file: after each step, such runs with the cache report what they report
