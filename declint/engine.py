@@ -507,10 +507,6 @@ class _Run:
     def fact_rules(self) -> tuple[type[FactRule], ...]:
         return self._enabled(_rule.FactRule)
 
-    @functools.cached_property
-    def _project_codes(self) -> frozenset[str]:
-        return frozenset(rule.CODE for rule in self._enabled(_rule.ProjectRule))
-
     def _enabled(self, kind: type[_R]) -> tuple[type[_R], ...]:
         return tuple(r for r in rules_of_kind(self.engine.rules, kind) if self.engine.selection.enabled(r.CODE))
 
@@ -1241,8 +1237,9 @@ class _Run:
         """The project rules' findings on the patched index (the last ones of the rules that
         show no position: `ProjectRule.SHOWS_POSITIONS`); None when they read a placeholder
         module (the full path indexes it) or an input the snapshot does not know."""
-        if any(finding.code not in self._project_codes for finding in snapshot.project):
-            return None  # (a finding no enabled project rule gives cannot be told to keep or not)
+        codes = {rule.CODE for rule in self._enabled(_rule.ProjectRule)}
+        if any(finding.code not in codes for finding in snapshot.project):
+            return None  # (a finding under another code than its rule's cannot be told to keep or not)
         listings = self.last_listings(snapshot) if snapshot.listings else {}
         with InputRecorder.recording(with_keys=True) as inputs, listings_lent(listings):
             _prefilter.TRACKER.take()
