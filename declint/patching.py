@@ -13,15 +13,23 @@ answers again. An edit that moves the lines or columns of such a file's facts an
 which only rules read, to report: the project rules whose findings can show them
 (`ProjectRule.SHOWS_POSITIONS`) run again on the patched index, every other file's findings stay
 the snapshot's (a per-file rule reports positions of its own file only), and the held facts are
-written again. Such a run rebuilds the last index from the snapshot's module names and the facts
-saved with it (`Cache.save_held`), scans and checks only the edited files, and writes the
+written again. An edit that changes such a file's facts otherwise (what it imports, defines,
+declares or calls) but not its view (`changed_input`) changes the index, and other files'
+findings with it: when the closure, asked on the index with the new facts, wants no file the
+last one held as a placeholder (`closure_holds`), every file asked for whose bytes were hashed is
+read and checked again against that index, every project rule runs again, and the snapshot
+keeps the findings of those files alone (`reindexed`), as long as they are few (a pre-commit
+hook's; with the edited ones at most what the engine reads in its own process, `_READ_HERE`).
+Such a run rebuilds the last index from the snapshot's module names and the facts
+saved with it (`Cache.save_held`), scans and checks only the edited files (and those asked for,
+after a change of facts), and writes the
 snapshot with their new stats and findings: no load of the whole cache, scan of every entry,
 index closure or signature (what an edit adds to a warm run over the transformers sources fell
 from ~67 to ~38 ms; docs/benchmarks.md). Anything else takes the full path: facts of a file the
-index held that changed otherwise, a view that moved, project rules that read a placeholder
-module or an input the snapshot does not know, a check that read a placeholder module, a project
-rule that read the file, more files than the engine reads in its own process (`_READ_HERE`). A
-crash is the file's DL000, and no snapshot is written.
+index held in part (`PartialFacts`), a view that moved, a closure that wants more, project rules
+that read a placeholder module or an input the snapshot does not know, a check that read a
+placeholder module, a project rule that read the file, more files than the engine reads in its
+own process (`_READ_HERE`). A crash is the file's DL000, and no snapshot is written.
 
 The edited files' cache entries are not written: the full path that runs next reads them again
 (their stat moved), as it would after any edit.
@@ -32,7 +40,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from declint import prefilter as _prefilter
 from declint.cache import is_stat_identity
@@ -40,8 +48,12 @@ from declint.facts import ModuleFacts, without_positions
 
 if TYPE_CHECKING:
     from declint.cache import Recorded, Snapshot, StatKey
+    from declint.config import Config
+    from declint.index import ProjectIndex
     from declint.prefilter import ScanRecord
     from declint.types import Finding, SuppressedFinding
+
+    Findings = tuple[tuple[Finding, ...], tuple[SuppressedFinding, ...]]  # a checked file's, as a snapshot holds them
 
 
 def closure_view(record: ScanRecord) -> tuple[object, ...]:
@@ -105,14 +117,57 @@ def moved_input(
     class, a class statement's spacing)? The index reads no position (`without_positions`); a
     rule reports the positions of its own file's facts only, but it finds a class by its module
     and name: a module name another file of the tree shares could give another file's class."""
-    last = held.get(rel)
+    return _held_in_full_with_its_view(snapshot, rel, record, facts, held) and without_positions(
+        cast(ModuleFacts, facts)
+    ) == without_positions(held[rel])
+
+
+def changed_input(
+    snapshot: Snapshot, rel: str, record: ScanRecord, facts: ModuleFacts | None, held: Mapping[str, ModuleFacts]
+) -> bool:
+    """Does the edited `rel`, a file the index held in full, change what the index holds of it
+    (what it imports, defines, declares or calls) and nothing the closure starts from (its
+    `closure_view`: no file gains or loses a seed, a Literal or class bases), both versions
+    parsing? The index is then the last one with the file's new facts in place, provided the
+    closure still ends where it did (`closure_holds`); other files' findings may change, so the
+    files asked for are checked again and the others' findings are dropped (`reindexed`)."""
     return (
-        type(last) is ModuleFacts
-        and facts is not None
+        _held_in_full_with_its_view(snapshot, rel, record, facts, held)
+        and cast(ModuleFacts, facts).error is None
+        and held[rel].error is None
+    )
+
+
+def _held_in_full_with_its_view(
+    snapshot: Snapshot, rel: str, record: ScanRecord, facts: ModuleFacts | None, held: Mapping[str, ModuleFacts]
+) -> bool:
+    """Was `rel` held in full, are its new facts full ones, is its closure view the last one,
+    and is it the only file of its module name?"""
+    return (
+        type(held.get(rel)) is ModuleFacts
+        and type(facts) is ModuleFacts
         and closure_view(record) == last_view(snapshot, rel)
-        and without_positions(facts) == without_positions(last)
         and _sole_file_of_its_module(snapshot, rel)
     )
+
+
+def closure_holds(snapshot: Snapshot, held: Mapping[str, ModuleFacts], index: ProjectIndex, config: Config) -> bool:
+    """Does the index closure (`prefilter.Demand`), asked on `index` (built from `held`, an
+    edited file's new facts in place), want no file the last run's closure left a placeholder?
+    The closure starts from what the snapshot keeps of every file's scan: the views of the
+    hashed files (seeds, class bases), the class bases of the others. The last run's closure
+    ended with that question answered by nothing (or began where such a run ended), so a file
+    it wants now is one the edit made needed: the full path indexes it."""
+    bases = dict(snapshot.bases)
+    seeds = set()
+    for rel, (seed, _, file_bases, _) in snapshot.views.items():
+        if file_bases:
+            bases[rel] = cast("frozenset[str]", file_bases)
+        if seed:
+            seeds.add(rel)
+    modules = {rel: module for rel, (_, _, module) in snapshot.files.items()}
+    demand = _prefilter.Demand(config, modules, bases, frozenset(seeds))
+    return not demand.more(index, {rel for rel, facts in held.items() if type(facts) is ModuleFacts})
 
 
 def _sole_file_of_its_module(snapshot: Snapshot, rel: str) -> bool:
@@ -142,6 +197,21 @@ class Change(NamedTuple):
     findings: tuple[tuple[Finding, ...], tuple[SuppressedFinding, ...]] | None
     checked: bool = False
     final: bool = False
+
+
+def reindexed(snapshot: Snapshot, changes: list[Change], confirmed: Mapping[str, Findings]) -> Snapshot:
+    """`snapshot` after a patch whose index changed (`changed_input`): the findings of the files
+    checked again this run, of those whose cached results the new index `confirmed`, and of the
+    files known by their stat alone (no needle: neither a rule nor the index reads them, and
+    their findings hold whatever the index holds); every other file's findings are of the last
+    index and are dropped, so that a run asking for one takes the full path."""
+    again = {change.rel for change in changes if change.findings is not None}
+    results = {
+        rel: confirmed.get(rel, found)
+        for rel, found in snapshot.results.items()
+        if rel in again or rel in confirmed or rel not in snapshot.digests
+    }
+    return dataclasses.replace(snapshot, results=results)
 
 
 def patched(snapshot: Snapshot, changes: list[Change]) -> Snapshot:

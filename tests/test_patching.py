@@ -68,6 +68,12 @@ def _patched(run: Engine) -> bool:
     return "patch" in run.stats.seconds and "cache load" not in run.stats.seconds
 
 
+def _patched_reindexed(run: Engine) -> bool:
+    """Did the run answer by patching the snapshot after an edit that changed the index (the
+    cache loaded to confirm the cached results of the files asked for, no scan of the tree)?"""
+    return "patch" in run.stats.seconds and "scan" not in run.stats.seconds
+
+
 def _tried_then_full(run: Engine) -> bool:
     return "patch" in run.stats.seconds and "cache load" in run.stats.seconds and "scan" in run.stats.seconds
 
@@ -444,9 +450,12 @@ def test_an_edit_that_moves_the_facts_of_a_file_the_index_held_is_patched(
     ],
     ids=["call", "import"],
 )
-def test_an_edit_that_changes_the_facts_of_a_file_the_index_held_takes_the_full_path(
+def test_an_edit_that_changes_the_facts_of_a_file_the_index_held_takes_the_full_path_for_the_tree(
     demo: Path, old: str, new: str
 ) -> None:
+    """The index changes: every hashed file asked for would be checked again, and `declint
+    check .` asks for more of them than a patch reads (a few files passed by path are patched:
+    the tests below)."""
     _settle_all(demo)
     engine(demo).run([demo])
     edit(demo / STEP3VL, old, new)
@@ -570,3 +579,131 @@ def test_the_project_rules_that_show_no_position_find_the_same_when_every_fact_m
         assert found, rule.CODE  # (each finds something to move or keep)
         assert shows[rule.CODE] <= rule.SHOWS_POSITIONS, rule.CODE
     assert shows == {"DL100": True, "DL107": False, "DL108": False}
+
+
+NEMOTRON = MODELS + "modeling_nemotron_h_multimodal.py"
+RADIO = MODELS + "modeling_radio.py"
+MISTRAL3 = MODELS + "modeling_mistral3.py"
+NEMOTRON_VISION = '"vision": ("VANILLA", "TRTLLM", "FLASHINFER"),'
+NEMOTRON_FIXED = '"vision": FixedEncoderAttention("position embeddings interpolated per image"),'
+RADIO_DL101 = "modeling_radio.py:21:14: DL101 "  # (`lines` gives 0-based columns)
+NEMOTRON_DL107 = "NemotronHMultimodalModel / vision: backends is 'VANILLA, TRTLLM, FLASHINFER' in the docs"
+
+
+def _asked(demo: Path, *rels: str) -> list[Path]:
+    return [demo / rel for rel in rels]
+
+
+@pytest.mark.parametrize(
+    ("other", "read"), [(RADIO, 2), (MISTRAL3, 1)], ids=["its-encoder-asked", "its-encoder-not-asked"]
+)
+def test_an_edit_that_changes_what_a_model_declares_is_patched_for_the_files_asked_for(
+    demo: Path, other: str, read: int
+) -> None:
+    """NemotronH's vision encoder declared fixed: the index changes (RADIO's SDPA call is no longer
+    a bypass, DL101; the docs table now differs, DL107). A pre-commit run passing the model and
+    another file is patched: the model read and checked again against the index with the new
+    facts, the other file too when its cached result asked a question the new index answers
+    otherwise (RADIO's), else its cached result confirmed (MISTRAL3's); every project rule run
+    again; the findings those of `--no-cache`; the run after it reads nothing. The snapshot keeps
+    no finding of the files neither checked again nor confirmed: `declint check .` then takes the
+    full path, and RADIO's finding is gone even when RADIO was not asked for."""
+    _settle_all(demo)
+    engine(demo).run([demo])
+    asked = _asked(demo, NEMOTRON, other)
+    assert any(RADIO_DL101 in line for line in lines(engine(demo).run([demo])))
+    edit(demo / NEMOTRON, NEMOTRON_VISION, NEMOTRON_FIXED)
+    settle(demo)
+    patched = engine(demo)
+    found = lines(patched.run(asked))
+    assert _patched_reindexed(patched)
+    assert (patched.stats.files_read, patched.stats.files_checked_fresh) == (read, read)
+    assert found == lines(engine(demo, cache=False).run(asked))
+    assert not any(RADIO_DL101 in line for line in found)
+    assert any(NEMOTRON_DL107 in line for line in found)  # DL107 ran again: no position to move, yet new
+    again = engine(demo)
+    assert lines(again.run(asked)) == found
+    assert again.stats.files_read == 0 and "patch" not in again.stats.seconds
+    whole = engine(demo)
+    everything = lines(whole.run([demo]))
+    assert everything == lines(engine(demo, cache=False).run([demo]))
+    assert "scan" in whole.stats.seconds and not any(RADIO_DL101 in line for line in everything)
+
+
+def test_an_import_added_to_a_model_is_patched_for_the_files_asked_for(demo: Path) -> None:
+    """The edit of `precommit_ab.py --imported`: what the model imports changes, and nothing else
+    the index answers; of three model files asked for, the edited one is read and checked again,
+    the others' cached results confirmed."""
+    _settle_all(demo)
+    engine(demo).run([demo])
+    asked = _asked(demo, STEP3VL, NEMOTRON, MISTRAL3)
+    engine(demo).run(asked)
+    model = demo / STEP3VL
+    model.write_text("import os as _edited\n" + model.read_text(encoding="utf-8"), encoding="utf-8")
+    settle(demo)
+    patched = engine(demo)
+    found = lines(patched.run(asked))
+    assert _patched_reindexed(patched)
+    assert (patched.stats.files_read, patched.stats.files_checked_fresh, patched.stats.check_cache_hits) == (1, 1, 2)
+    assert found == lines(engine(demo, cache=False).run(asked))
+    assert [line.split(": ")[1][:5] for line in found if line.startswith(STEP3VL)] == STEP3VL_CODES[:1]
+
+
+def test_a_changed_model_with_many_files_asked_for_takes_the_full_path(demo: Path) -> None:
+    """More hashed files asked for than a patch confirms (`declint check .` asks for all, here
+    every Python file of the package passed by path) take the full path."""
+    _settle_all(demo)
+    engine(demo).run([demo])
+    asked = sorted((demo / "tensorrt_llm").rglob("*.py"))
+    edit(demo / NEMOTRON, NEMOTRON_VISION, NEMOTRON_FIXED)
+    settle(demo)
+    run = engine(demo)
+    assert lines(run.run(asked)) == lines(engine(demo, cache=False).run(asked))
+    assert _tried_then_full(run)
+
+
+def test_a_changed_literal_whose_files_asked_for_need_more_reads_than_a_patch_takes_the_full_path(
+    demo: Path,
+) -> None:
+    """A backend added to the shared Literal changes the answers every backend-name check asked:
+    with the Literal's module, more files to check again than a patch reads (`_READ_HERE`)."""
+    _settle_all(demo)
+    engine(demo).run([demo])
+    retyping = [rel for rel in sorted(_rels_with(demo, '"TRTLLM"')) if rel != LITERAL][:4]
+    asked = _asked(demo, LITERAL, *retyping)
+    engine(demo).run(asked)
+    edit(
+        demo / LITERAL,
+        'Literal["VANILLA", "TRTLLM", "FLASHINFER"]',
+        'Literal["VANILLA", "TRTLLM", "FLASHINFER", "SDPA"]',
+    )
+    settle(demo)
+    run = engine(demo)
+    assert lines(run.run(asked)) == lines(engine(demo, cache=False).run(asked))
+    assert _tried_then_full(run)
+
+
+def _rels_with(demo: Path, text: str) -> list[str]:
+    package = demo / "tensorrt_llm"
+    return [path.relative_to(demo).as_posix() for path in package.rglob("*.py") if text in path.read_text("utf-8")]
+
+
+def test_an_edit_that_makes_the_closure_want_a_placeholder_takes_the_full_path(demo: Path) -> None:
+    """A class of a model file becomes a multimodal model (a decorator, no new base or needle):
+    the closure now wants the file whose class derives from it, which the last index held as a
+    placeholder (`patching.closure_holds`)."""
+    tower = "\n\nclass ExtraTower(nn.Module):\n    pass\n"
+    (demo / MISTRAL3).write_text((demo / MISTRAL3).read_text(encoding="utf-8") + tower, encoding="utf-8")
+    sub = MODELS + "modeling_sub.py"
+    (demo / sub).write_text("from .modeling_mistral3 import ExtraTower\n\n\nclass SubTower(ExtraTower):\n    pass\n")
+    _settle_all(demo)
+    engine(demo).run([demo])
+    asked = _asked(demo, MISTRAL3, sub)
+    engine(demo).run(asked)
+    edit(demo / MISTRAL3, "class ExtraTower(", "@register_input_processor(None)\nclass ExtraTower(")
+    settle(demo)
+    run = engine(demo)
+    found = lines(run.run(asked))
+    assert found == lines(engine(demo, cache=False).run(asked))
+    assert _tried_then_full(run)
+    assert any(line.startswith(f"{MISTRAL3}:") and " DL102 " in line and "ExtraTower" in line for line in found)
