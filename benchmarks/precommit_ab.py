@@ -28,7 +28,8 @@ before the timed run and passed in its place (a commit that adds a file), and re
 With `--above`, the edit's comment goes at the top of the file instead of its end: every line of
 what the file defines moves down (patched into the snapshot since 2026-12-07, DL100 run again;
 before, the full path). With `--imported`, the edit is an import added at the top
-instead: the file's facts change (what it imports), and the run takes the full path.
+instead: the file's facts change (what it imports): the full path until 2026-12-07 (twenty-sixth
+session), patched since, the three files passed read and checked again.
 
 The versions share the cache directory's `last.walk` (the list the start-up child stats, which
 names the snapshot that wrote it), and a run the snapshot answers writes none: only the version
