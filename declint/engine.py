@@ -402,6 +402,18 @@ class _Rescanned(NamedTuple):
     reindexed: bool
 
 
+class _Patch(NamedTuple):
+    """A patch that held (`_Run._patched_checks`): the snapshot with the project rules' findings
+    run again, the files read, their changes, the held facts to write again (None: they did not
+    move or change) and the findings confirmed without a check (None: the index did not change)."""
+
+    snapshot: Snapshot
+    scans: list[tuple[_ScanItem, ScanRecord, _Stat]]
+    changes: list[_patching.Change]
+    held: dict[str, ModuleFacts] | None
+    confirmed: dict[str, _Findings] | None
+
+
 _NO_RULES: frozenset[str] = frozenset()
 
 # A checked file without findings (most of a tree): one shared pair, pickled once in a snapshot.
@@ -1177,41 +1189,58 @@ class _Run:
             if not changed.isdisjoint(held):  # (a base class of a model is no seed, but its rules need libcst)
                 self._warm_check(snapshot, rels, changed)
             scanned = self._scan_changed(snapshot, sorted(changed), held)
-            if scanned is None:
+            patch = None if scanned is None else self._patched_checks(snapshot, rels, changed, held, scanned)
+        return None if patch is None else self._patched_answer(patch, rels, skipped)
+
+    def _patched_checks(
+        self,
+        snapshot: Snapshot,
+        rels: Sequence[str],
+        changed: set[str],
+        held: dict[str, ModuleFacts],
+        scanned: _Rescanned,
+    ) -> _Patch | None:
+        """The index with the changed files' new facts, their checks (and, when the index changed,
+        the files asked for confirmed or checked again), the project rules run again when facts
+        moved or changed; None: the full path decides."""
+        scans, moved, reindexed = scanned
+        others = self._asked_again(snapshot, rels, changed) if reindexed else []
+        if others is None:
+            return None
+        held = {**held, **moved}  # (the same keys: the index's order is kept)
+        entries = _patching.index_entries(snapshot, held)
+        index = _prefilter.build_index(list(entries.values()), self.config)
+        if self._unstable(index):
+            return None
+        confirmed: dict[str, _Findings] = {}
+        if reindexed:
+            with_others = self._with_others(snapshot, changed, others, held, index)
+            if with_others is None:
                 return None
-            found_scans, moved, reindexed = scanned
-            others = self._asked_again(snapshot, rels, changed) if reindexed else []
-            if others is None:
+            scans, confirmed = scans + with_others[0], with_others[1]
+        changes = self._check_changed(snapshot, scans, index, entries, every=reindexed)
+        if changes is None:
+            return None
+        if moved:  # the project rules' findings may point at the moved or changed facts
+            project = self._project_again(snapshot, index, keep_last=not reindexed)
+            if project is None:
                 return None
-            confirmed: dict[str, tuple[tuple[Finding, ...], tuple[SuppressedFinding, ...]]] = {}
-            held = {**held, **moved}  # (the same keys: the index's order is kept)
-            entries = _patching.index_entries(snapshot, held)
-            index = _prefilter.build_index(list(entries.values()), self.config)
-            if self._unstable(index):
-                return None
-            if reindexed:
-                with_others = self._with_others(snapshot, changed, others, held, index)
-                if with_others is None:
-                    return None
-                found_scans, confirmed = found_scans + with_others[0], with_others[1]
-            changes = self._check_changed(snapshot, found_scans, index, entries, every=reindexed)
-            if changes is None:
-                return None
-            if moved:  # the project rules' findings may point at the moved or changed facts
-                project = self._project_again(snapshot, index, keep_last=not reindexed)
-                if project is None:
-                    return None
-                snapshot = dataclasses.replace(snapshot, project=project)
+            snapshot = dataclasses.replace(snapshot, project=project)
+        return _Patch(snapshot, scans, changes, held if moved else None, confirmed if reindexed else None)
+
+    def _patched_answer(self, patch: _Patch, rels: Sequence[str], skipped: list[tuple[str, str]]) -> _Answer:
+        """The answer of a patch that held, its snapshot staged when every file read had settled."""
+        snapshot, scans, changes, held, confirmed = patch
         found = {change.rel: change.findings for change in changes if change.findings is not None}
-        found.update(confirmed)
-        self.stats.files_read += len(found_scans)
+        found.update(confirmed or {})
+        self.stats.files_read += len(scans)
         self.stats.files_checked_fresh += sum(change.checked for change in changes)
         if self.engine.progress is not None:
             self.engine.progress(len(rels), len(rels))
-        if all(stat[1] for _, _, stat in found_scans):  # (an overridden text's never is settled)
-            self._stage_patched(snapshot, changes, held if moved else None, confirmed if reindexed else None)
+        if all(stat[1] for _, _, stat in scans):  # (an overridden text's never is settled)
+            self._stage_patched(snapshot, changes, held, confirmed)
         answer = self._answer(snapshot, rels, skipped, found)
-        self.stats.check_cache_hits += len(confirmed)  # (cached results, confirmed against the new index)
+        self.stats.check_cache_hits += len(confirmed or {})  # (cached results, confirmed against the new index)
         return answer
 
     @staticmethod
