@@ -16,20 +16,21 @@ the snapshot's (a per-file rule reports positions of its own file only), and the
 written again. An edit that changes such a file's facts otherwise (what it imports, defines,
 declares or calls) but not its view (`changed_input`) changes the index, and other files'
 findings with it: when the closure, asked on the index with the new facts, wants no file the
-last one held as a placeholder (`closure_holds`), every file asked for whose bytes were hashed is
-read and checked again against that index, every project rule runs again, and the snapshot
-keeps the findings of those files alone (`reindexed`), as long as they are few (a pre-commit
-hook's; with the edited ones at most what the engine reads in its own process, `_READ_HERE`).
-Such a run rebuilds the last index from the snapshot's module names and the facts
-saved with it (`Cache.save_held`), scans and checks only the edited files (and those asked for,
-after a change of facts), and writes the
-snapshot with their new stats and findings: no load of the whole cache, scan of every entry,
-index closure or signature (what an edit adds to a warm run over the transformers sources fell
-from ~67 to ~38 ms; docs/benchmarks.md). Anything else takes the full path: facts of a file the
+last one held as a placeholder (`closure_holds`), each file asked for whose bytes were hashed has
+its cached result confirmed against that index (its recorded questions answered as before) or
+is read and checked again, every project rule runs again, and the snapshot keeps the findings
+of those files alone (`reindexed`), as long as they are few (a pre-commit hook's request). Such
+a run rebuilds the last index from the snapshot's module names and the facts saved with it
+(`Cache.save_held`), scans and checks only the edited files (and those asked for whose results
+the changed index does not confirm), and writes the snapshot with their new stats and findings:
+no scan of every entry, index signature, nor (but after a change of facts) load of the whole
+cache or closure (what an edit adds to a warm run over the transformers sources fell from ~67
+to ~38 ms; docs/benchmarks.md). Anything else takes the full path: facts of a file the
 index held in part (`PartialFacts`), a view that moved, a closure that wants more, project rules
 that read a placeholder module or an input the snapshot does not know, a check that read a
 placeholder module, a project rule that read the file, more files than the engine reads in its
-own process (`_READ_HERE`). A crash is the file's DL000, and no snapshot is written.
+own process (`_READ_HERE`), more files asked for after a change of facts than it confirms
+(`_CONFIRM_MOST`). A crash is the file's DL000, and no snapshot is written.
 
 The edited files' cache entries are not written: the full path that runs next reads them again
 (their stat moved), as it would after any edit.
@@ -130,7 +131,8 @@ def changed_input(
     `closure_view`: no file gains or loses a seed, a Literal or class bases), both versions
     parsing? The index is then the last one with the file's new facts in place, provided the
     closure still ends where it did (`closure_holds`); other files' findings may change, so the
-    files asked for are checked again and the others' findings are dropped (`reindexed`)."""
+    files asked for are confirmed or checked again and the others' findings are dropped
+    (`reindexed`)."""
     return (
         _held_in_full_with_its_view(snapshot, rel, record, facts, held)
         and cast(ModuleFacts, facts).error is None
