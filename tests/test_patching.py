@@ -453,9 +453,9 @@ def test_an_edit_that_moves_the_facts_of_a_file_the_index_held_is_patched(
 def test_an_edit_that_changes_the_facts_of_a_file_the_index_held_takes_the_full_path_for_the_tree(
     demo: Path, old: str, new: str
 ) -> None:
-    """The index changes: every hashed file asked for would be checked again, and `declint
-    check .` asks for more of them than a patch reads (a few files passed by path are patched:
-    the tests below)."""
+    """The index changes: every hashed file asked for would be confirmed or checked again, and
+    `declint check .` asks for more of them than a patch confirms (a few files passed by path are
+    patched: the tests below)."""
     _settle_all(demo)
     engine(demo).run([demo])
     edit(demo / STEP3VL, old, new)
