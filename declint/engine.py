@@ -78,7 +78,7 @@ from declint.previews import Memoized, file_previews
 from declint.rule_set import GatedRule, LazyRules, rule_codes, rules_of_kind
 from declint.source import SourceFile, decode_source, is_plain, read_bytes
 from declint.syntax import syntax_problem
-from declint.types import Finding, Position, RunResult, Span, SuppressedFinding
+from declint.types import FileFindings, Finding, Position, RunResult, Span, SuppressedFinding
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -389,8 +389,6 @@ _Stat = tuple[StatKey, bool]
 # A bare tuple crosses the pipe ~10x cheaper than the dataclasses, and most records are these.
 # The digest is None for a settled file: its stat stands for its content (`stat_identity`).
 _Plain = tuple[str | None, int, frozenset[str], _Stat | None]
-# A checked file's findings and suppressed findings, as a snapshot holds them.
-_Findings = tuple[tuple[Finding, ...], tuple[SuppressedFinding, ...]]
 
 
 class _Rescanned(NamedTuple):
@@ -411,7 +409,7 @@ class _Patch(NamedTuple):
     scans: list[tuple[_ScanItem, ScanRecord, _Stat]]
     changes: list[_patching.Change]
     held: dict[str, ModuleFacts] | None
-    confirmed: dict[str, _Findings] | None
+    confirmed: dict[str, FileFindings] | None
 
 
 _NO_RULES: frozenset[str] = frozenset()
@@ -1212,7 +1210,7 @@ class _Run:
         index = _prefilter.build_index(list(entries.values()), self.config)
         if self._unstable(index):
             return None
-        confirmed: dict[str, _Findings] = {}
+        confirmed: dict[str, FileFindings] = {}
         if reindexed:
             with_others = self._with_others(snapshot, changed, others, held, index)
             if with_others is None:
@@ -1264,7 +1262,7 @@ class _Run:
         others: list[str],
         held: Mapping[str, ModuleFacts],
         index: ProjectIndex,
-    ) -> tuple[list[tuple[_ScanItem, ScanRecord, _Stat]], dict[str, _Findings]] | None:
+    ) -> tuple[list[tuple[_ScanItem, ScanRecord, _Stat]], dict[str, FileFindings]] | None:
         """The findings of `others` (`_asked_again`) that the index with the edited facts still
         gives (`_confirmed`), and the scans of the rest, to check again; None when the closure
         no longer ends where the last run's did (`patching.closure_holds`: the full path indexes
@@ -1281,21 +1279,15 @@ class _Run:
             return None
         return again.scans, confirmed
 
-    def _confirmed(self, snapshot: Snapshot, rels: list[str], index: ProjectIndex) -> dict[str, _Findings]:
+    def _confirmed(self, snapshot: Snapshot, rels: list[str], index: ProjectIndex) -> dict[str, FileFindings]:
         """The findings of those of `rels` whose cached check, of the bytes the snapshot knows,
         asked the index questions that `index` answers as they were answered (`still_valid`, as
         the full path confirms a cached result). Loads the cache (~0.04 s on the 20k-file tree),
         which the full path would load too; the check of a file it spares is ~0.1-0.3 s."""
-        confirmed: dict[str, _Findings] = {}
+        confirmed: dict[str, FileFindings] = {}
         for rel in rels:
-            entry = self.data.files.get(rel)
-            check = entry.check if entry is not None else None
-            if (
-                check is not None
-                and check.digest == snapshot.digests[rel]
-                and check.module == snapshot.files[rel][2]
-                and self._still_valid(check.deps, index)
-            ):
+            check = self._cached_check(rel, snapshot.digests[rel], snapshot.files[rel][2])
+            if check is not None and self._still_valid(check.deps, index):
                 confirmed[rel] = (check.findings, check.suppressed)
         return confirmed
 
@@ -1304,7 +1296,7 @@ class _Run:
         snapshot: Snapshot,
         changes: list[_patching.Change],
         held: dict[str, ModuleFacts] | None,
-        confirmed: dict[str, _Findings] | None,
+        confirmed: dict[str, FileFindings] | None,
     ) -> None:
         """The patched snapshot, to be written when the run ends, with `held`, the facts the
         next patch compares an edit with, when facts moved or changed (not after a crash or a
@@ -1842,9 +1834,8 @@ class _Run:
             return fresh
         if rel in self.overrides:
             return None
-        entry = self.data.files.get(rel)
-        check = entry.check if entry is not None else None
-        if check is None or check.digest != record.digest or check.module != self.modules[rel]:
+        check = self._cached_check(rel, record.digest, self.modules[rel])
+        if check is None:
             return None
         # The entry keeps the signature it was computed against: re-confirming it here would
         # rewrite every checked file's entry after any edit (the signature covers every file),
@@ -1853,6 +1844,12 @@ class _Run:
             return None
         self.stats.check_cache_hits += 1
         return _state.Checked(check.digest, check.findings, check.suppressed, check.deps, frozenset())
+
+    def _cached_check(self, rel: str, digest: str, module: str) -> CheckEntry | None:
+        """The cached check of `rel` when it was of these bytes under this module name."""
+        entry = self.data.files.get(rel)
+        check = entry.check if entry is not None else None
+        return check if check is not None and check.digest == digest and check.module == module else None
 
     def _still_valid(self, deps: Sequence[Dep], index: ProjectIndex) -> bool:
         """`still_valid`, with the answers of `index` shared by every file of the run."""

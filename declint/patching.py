@@ -52,9 +52,7 @@ if TYPE_CHECKING:
     from declint.config import Config
     from declint.index import ProjectIndex
     from declint.prefilter import ScanRecord
-    from declint.types import Finding, SuppressedFinding
-
-    Findings = tuple[tuple[Finding, ...], tuple[SuppressedFinding, ...]]  # a checked file's, as a snapshot holds them
+    from declint.types import FileFindings, Finding, SuppressedFinding
 
 
 def closure_view(record: ScanRecord) -> tuple[object, ...]:
@@ -201,7 +199,7 @@ class Change(NamedTuple):
     final: bool = False
 
 
-def reindexed(snapshot: Snapshot, changes: list[Change], confirmed: Mapping[str, Findings]) -> Snapshot:
+def reindexed(snapshot: Snapshot, changes: list[Change], confirmed: Mapping[str, FileFindings]) -> Snapshot:
     """`snapshot` after a patch whose index changed (`changed_input`): the findings of the files
     checked again this run, of those whose cached results the new index `confirmed`, and of the
     files known by their stat alone (no needle: neither a rule nor the index reads them, and

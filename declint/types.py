@@ -131,6 +131,10 @@ class SuppressedFinding:
     justification: str
 
 
+# A checked file's findings and suppressed findings, as a snapshot holds them.
+FileFindings = tuple[tuple[Finding, ...], tuple[SuppressedFinding, ...]]
+
+
 @dataclass(frozen=True)
 class RunResult:
     findings: tuple[Finding, ...]
