@@ -5,9 +5,12 @@ from __future__ import annotations
 import difflib
 import random
 import string
+from pathlib import Path
 
 from declint.bases import class_bases
-from declint.prefilter import NeedleSet, PlaceholderFacts, _Checker, strings_close_to
+from declint.config import load_config
+from declint.facts import FactOptions, extract_facts
+from declint.prefilter import TRACKER, NeedleSet, PlaceholderFacts, _Checker, build_index, strings_close_to
 
 NAMES = ("FLASHINFER", "TRTLLM", "VANILLA")
 
@@ -89,3 +92,34 @@ def test_placeholder_at_builds_the_same_instance_as_the_constructor() -> None:
     assert quick == slow
     assert hash(quick) == hash(slow)
     assert vars(quick) == vars(slow)
+
+
+def test_a_failed_lookup_reads_the_placeholder_that_would_define_it_every_time_it_is_asked() -> None:
+    """The owner of a missed name is memoized per index (`_Owners`); each miss is still a read."""
+    config = load_config(None, default_root=Path("/nonexistent"), known_codes=frozenset())
+    options = FactOptions("encoder_attention_backends", "FixedEncoderAttention", ())
+    text = "class Known:\n    pass\n\ndef helper():\n    pass\n"
+    full = extract_facts(text, "pkg.full", "pkg/full.py", options, False)
+    placeholder = PlaceholderFacts.at("pkg.hidden", "pkg/hidden.py")
+    index = build_index([full, placeholder], config)
+    TRACKER.take()
+    for _ in range(2):  # the second ask is answered from the memo, and reads the same module
+        assert index.classes.get("pkg.hidden.Missing") is None
+        assert TRACKER.take() == {"pkg.hidden"}
+        assert "pkg.hidden.Sub.attr" not in index.functions  # a dotted name walks up to its module
+        assert TRACKER.take() == {"pkg.hidden"}
+        assert "pkg.hidden.VALUE" not in index.values
+        assert TRACKER.take() == {"pkg.hidden"}
+    assert index.classes.get("pkg.full.Missing") is None  # a module held in full answers by itself
+    assert "pkg.hidden" not in index.classes  # a module's own name is answered by its presence
+    assert "elsewhere.Missing" not in index.functions  # no module of the project would define it
+    assert TRACKER.take() == set()
+    assert index.classes.get("pkg.full.Known") is not None and "pkg.full.helper" in index.functions
+    TRACKER.enabled = False
+    try:
+        assert index.classes.get("pkg.hidden.Other") is None  # untracked (the whole reference graph)
+        assert TRACKER.take() == set()
+    finally:
+        TRACKER.enabled = True
+    assert index.classes.get("pkg.hidden.Other") is None  # tracked again: the untracked ask left no memo
+    assert TRACKER.take() == {"pkg.hidden"}
