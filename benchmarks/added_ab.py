@@ -14,13 +14,12 @@ Every version must print the same report after the module is added; prints each 
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import subprocess
 import time
 from pathlib import Path
 
-from installed import WORK, median_of, read_sources, timed_report
+from installed import WORK, median_of, read_sources, timed_report, tree_ab_parser
 
 MODULE = Path("tensorrt_llm/_torch/models/modeling_added.py")
 RACY_WINDOW = 2.1  # declint trusts a stat older than 2 s (`cache._RACY_SECONDS`)
@@ -56,10 +55,7 @@ def one_round(installed: str, tree: Path) -> tuple[float, float, float, bytes]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("installed", nargs="+", help="directories made by pip install --no-deps --target")
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--tree", default="20000", help="a generated tree under benchmarks/.work/trees")
+    parser = tree_ab_parser(__doc__, rounds=5, tree="20000")
     args = parser.parse_args()
     trees = {installed: prepared(installed, args.tree, number) for number, installed in enumerate(args.installed)}
     samples: dict[str, list[tuple[float, float, float]]] = {name: [] for name in args.installed}

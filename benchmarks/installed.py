@@ -6,6 +6,7 @@ benchmark's interpreter (`benchmarks/.work/declint-venv`) and DIR first on `PYTH
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import subprocess
@@ -53,3 +54,13 @@ def timed_report(installed: str, cwd: Path, *args: str) -> tuple[float, bytes]:
     started = time.perf_counter()
     done = completed([str(PYTHON), "-m", "declint", "check", *args], cwd=cwd, env=environment)
     return time.perf_counter() - started, done.stdout
+
+
+def tree_ab_parser(doc: str | None, rounds: int, tree: str) -> argparse.ArgumentParser:
+    """The arguments every A/B script over a generated tree takes: the installed versions,
+    `--rounds` and `--tree` (a directory of `benchmarks/.work/trees`)."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("installed", nargs="+", help="directories made by pip install --no-deps --target")
+    parser.add_argument("--rounds", type=int, default=rounds)
+    parser.add_argument("--tree", default=tree, help="a directory of benchmarks/.work/trees")
+    return parser

@@ -41,13 +41,12 @@ and the walk file, as the one version a user has would have (that run is untimed
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import time
 from pathlib import Path
 
-from installed import WORK, median_of, timed_check
+from installed import WORK, median_of, timed_check, tree_ab_parser
 from run import plain_file
 
 TREES = WORK / "trees"
@@ -56,10 +55,7 @@ ADDED = "modeling_added_by_the_commit.py"
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("installed", nargs="+", help="directories made by pip install --no-deps --target")
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--tree", default="20000-30models", help="a directory of benchmarks/.work/trees")
+    parser = tree_ab_parser(__doc__, rounds=7, tree="20000-30models")
     parser.add_argument("--edited", action="store_true", help="append a comment to the first file first")
     parser.add_argument("--other-edited", action="store_true", help="... to a model file not passed instead")
     parser.add_argument("--touched", action="store_true", help="give the first file a new mtime, the same bytes")

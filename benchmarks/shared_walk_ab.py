@@ -11,20 +11,16 @@ again (answered by its snapshot), then 3 more timed. Prints each version's media
 
 from __future__ import annotations
 
-import argparse
 import shutil
 
-from installed import WORK, median_of, timed_check
+from installed import WORK, median_of, timed_check, tree_ab_parser
 
 TREES = WORK / "trees"
 TIMED = 3
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("installed", nargs="+", help="directories made by pip install --no-deps --target")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--tree", default="20000", help="a directory of benchmarks/.work/trees")
+    parser = tree_ab_parser(__doc__, rounds=3, tree="20000")
     args = parser.parse_args()
     tree = TREES / args.tree
     seconds: dict[str, list[float]] = {installed: [] for installed in args.installed}

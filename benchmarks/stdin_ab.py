@@ -18,13 +18,12 @@ Nothing is written to the tree: the buffers come on stdin, and a run over them w
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import time
 from pathlib import Path
 
-from installed import PYTHON, WORK, completed, median_of, timed_check
+from installed import PYTHON, WORK, completed, median_of, timed_check, tree_ab_parser
 from run import plain_file
 
 TREES = WORK / "trees"
@@ -40,10 +39,7 @@ def timed_stdin(installed: str, tree: Path, rel: str, data: bytes, *options: str
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("installed", nargs="+", help="directories made by pip install --no-deps --target")
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--tree", default="20000-30models", help="a directory of benchmarks/.work/trees")
+    parser = tree_ab_parser(__doc__, rounds=5, tree="20000-30models")
     args = parser.parse_args()
     tree = TREES / args.tree
     models = sorted(json.loads((tree / "manifest.json").read_text(encoding="utf-8"))["expected"])
