@@ -23,9 +23,8 @@ import sys
 import time
 from typing import Any
 
-from installed import PYTHON, WORK, completed, median_of, tree_ab_parser
+from installed import PYTHON, TREES, completed, median_of, tree_ab_parser
 
-TREES = WORK / "trees"
 FILES = 3
 
 

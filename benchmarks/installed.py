@@ -17,6 +17,7 @@ from typing import Any
 
 WORK = Path(__file__).resolve().parent / ".work"
 PYTHON = WORK / "declint-venv" / "bin" / "python"
+TREES = WORK / "trees"  # the generated trees (`run.py`, `gen_tree.py`)
 
 
 def completed(command: list[str], **options: Any) -> subprocess.CompletedProcess[bytes]:

@@ -46,10 +46,9 @@ import os
 import time
 from pathlib import Path
 
-from installed import WORK, median_of, timed_check, tree_ab_parser
+from installed import TREES, median_of, timed_check, tree_ab_parser
 from run import plain_file
 
-TREES = WORK / "trees"
 FILES = 3
 ADDED = "modeling_added_by_the_commit.py"
 

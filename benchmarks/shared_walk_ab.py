@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import shutil
 
-from installed import WORK, median_of, timed_check, tree_ab_parser
+from installed import TREES, median_of, timed_check, tree_ab_parser
 
-TREES = WORK / "trees"
 TIMED = 3
 
 

@@ -23,10 +23,8 @@ import os
 import time
 from pathlib import Path
 
-from installed import PYTHON, WORK, completed, median_of, timed_check, tree_ab_parser
+from installed import PYTHON, TREES, completed, median_of, timed_check, tree_ab_parser
 from run import plain_file
-
-TREES = WORK / "trees"
 
 
 def timed_stdin(installed: str, tree: Path, rel: str, data: bytes, *options: str) -> float:
