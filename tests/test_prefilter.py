@@ -123,3 +123,80 @@ def test_a_failed_lookup_reads_the_placeholder_that_would_define_it_every_time_i
         TRACKER.enabled = True
     assert index.classes.get("pkg.hidden.Other") is None  # tracked again: the untracked ask left no memo
     assert TRACKER.take() == {"pkg.hidden"}
+
+
+def test_a_resolved_name_reads_the_same_placeholders_every_time_it_is_asked() -> None:
+    """`resolve` is memoized per index; the placeholder modules its first ask read are read
+    again by every later ask, and an untracked first ask leaves nothing a tracked one replays."""
+    config = load_config(None, default_root=Path("/nonexistent"), known_codes=frozenset())
+    options = FactOptions("encoder_attention_backends", "FixedEncoderAttention", ())
+    package = "from pkg.hidden import Base\nfrom pkg.stars import *\n"
+    facts = [
+        extract_facts(package, "pkg", "pkg/__init__.py", options, False),
+        extract_facts("from pkg.inner import *\n", "pkg.stars", "pkg/stars.py", options, False),
+        extract_facts("class Deep:\n    pass\n", "pkg.inner", "pkg/inner.py", options, False),
+        PlaceholderFacts.at("pkg.hidden", "pkg/hidden.py"),
+        PlaceholderFacts.at("pkg.quiet", "pkg/quiet.py"),
+    ]
+    index = build_index(facts, config)
+    TRACKER.take()
+    TRACKER.enabled = False
+    try:  # untracked first (the whole reference graph): the answer, and no memo of its reads
+        assert index.resolve("pkg.quiet.Thing") == "pkg.quiet.Thing"
+        assert TRACKER.take() == set()
+    finally:
+        TRACKER.enabled = True
+    for _ in range(2):  # the second ask of each is answered by the memo
+        assert index.resolve("pkg.Base") == "pkg.hidden.Base"  # a re-export into a placeholder
+        assert TRACKER.take() == {"pkg.hidden"}
+        assert index.resolve("pkg.Deep") == "pkg.inner.Deep"  # two star imports, held in full
+        assert TRACKER.take() == set()
+        assert index.resolve("pkg.quiet.Thing") == "pkg.quiet.Thing"
+        assert TRACKER.take() == {"pkg.quiet"}
+    TRACKER.touched.add("before")  # reads of the query around it are kept, not swallowed
+    assert index.resolve("pkg.Base") == "pkg.hidden.Base"
+    assert index.resolve("pkg.inner.Deep") == "pkg.inner.Deep"  # a first ask inside that query
+    assert TRACKER.take() == {"before", "pkg.hidden"}
+    TRACKER.enabled = False
+    try:
+        assert index.resolve("pkg.Base") == "pkg.hidden.Base"  # a memo hit while untracked reads nothing
+        assert TRACKER.take() == set()
+    finally:
+        TRACKER.enabled = True
+    assert index.resolve("pkg.Base", 1) == "pkg.hidden.Base"  # other hops: asked afresh, not from the memo
+    assert TRACKER.take() == set()  # one hop follows the re-export without looking inside its target
+
+
+def test_a_classs_ancestors_read_step_by_step_what_the_lazy_walk_reads() -> None:
+    """`ancestors` is memoized per class and replayed: a caller that stops early reads what the
+    walk read up to there, on the first ask (walked whole, its reads held back) and every later one."""
+    config = load_config(None, default_root=Path("/nonexistent"), known_codes=frozenset())
+    options = FactOptions("encoder_attention_backends", "FixedEncoderAttention", ())
+    text = (
+        "from pkg.hidden import Far\n\nclass Top:\n    pass\n\nclass Mid(Top, Far):\n    pass\n\n"
+        "class Leaf(Mid):\n    pass\n\nclass Other(Far):\n    pass\n"
+    )
+    facts = [
+        extract_facts(text, "pkg.m", "pkg/m.py", options, False),
+        PlaceholderFacts.at("pkg.hidden", "pkg/hidden.py"),
+    ]
+    index = build_index(facts, config)
+    leaf, other = index.classes["pkg.m.Leaf"], index.classes["pkg.m.Other"]
+    TRACKER.take()
+    for _ in range(2):
+        walk = index.ancestors(leaf)
+        assert next(walk)[0] == "pkg.m.Mid"
+        assert TRACKER.take() == set()  # Far is resolved only when Mid's bases are pushed
+        assert [name for name, _ in walk] == ["pkg.m.Top", "pkg.hidden.Far"]
+        assert TRACKER.take() == {"pkg.hidden"}
+    TRACKER.enabled = False
+    try:
+        assert [name for name, _ in index.ancestors(other)] == ["pkg.hidden.Far"]
+        assert TRACKER.take() == set()
+    finally:
+        TRACKER.enabled = True
+    assert [name for name, _ in index.ancestors(other)] == ["pkg.hidden.Far"]  # not replayed from an untracked ask
+    assert TRACKER.take() == {"pkg.hidden"}
+    rebased = leaf._replace(bases=("pkg.m.Top",))  # the same name, other bases: its own walk
+    assert [name for name, _ in index.ancestors(rebased)] == ["pkg.m.Top"]
+    assert TRACKER.take() == set()
