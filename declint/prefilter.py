@@ -487,14 +487,13 @@ def _remembered_resolve(this: weakref.ref[ProjectIndex], resolve: Callable[..., 
     memo: dict[str, tuple[str, set[str]]] = {}
 
     def remembered(dotted: str, hops: int = _MAX_REEXPORT_HOPS, _seen: dict[str, int] | None = None) -> str:
-        owner = this()
-        assert owner is not None  # called through the index itself
-        if _seen is not None or hops != _MAX_REEXPORT_HOPS:
-            return resolve(owner, dotted, hops, _seen)
-        known = memo.get(dotted)
+        whole = _seen is None and hops == _MAX_REEXPORT_HOPS
+        known = memo.get(dotted) if whole else None
         if known is None:
-            if not TRACKER.enabled:
-                return resolve(owner, dotted)
+            owner = this()
+            assert owner is not None  # called through the index itself
+            if not whole or not TRACKER.enabled:
+                return resolve(owner, dotted, hops, _seen)
             known = memo[dotted] = _captured(lambda: resolve(owner, dotted))
         found, reads = known
         _replay(reads)
@@ -518,11 +517,11 @@ def _remembered_ancestors(
     memo: dict[tuple[str, tuple[str, ...]], list[tuple[set[str], _Ancestry]]] = {}
 
     def remembered(cls: ClassFacts) -> Iterator[_Ancestry]:
-        owner = this()
-        assert owner is not None  # called through the index itself
         key = (cls.qualname, cls.bases)
         steps = memo.get(key)
         if steps is None:
+            owner = this()
+            assert owner is not None  # called through the index itself
             if not TRACKER.enabled:
                 return ancestors(owner, cls)
             steps = memo[key] = _walked(ancestors(owner, cls))
@@ -534,10 +533,11 @@ def _remembered_ancestors(
 def _walked(walk: Iterator[_Ancestry]) -> list[tuple[set[str], _Ancestry]]:
     """Every step of `walk` with the reads made before it; the last step is `_END`'s."""
     steps: list[tuple[set[str], _Ancestry]] = []
-    while not steps or steps[-1][1] is not _END:
+    while True:
         step, reads = _captured(lambda: next(walk, _END))
         steps.append((reads, step))
-    return steps
+        if step is _END:
+            return steps
 
 
 def _replayed(steps: list[tuple[set[str], _Ancestry]]) -> Iterator[_Ancestry]:

@@ -9,10 +9,19 @@ from pathlib import Path
 
 from declint.bases import class_bases
 from declint.config import load_config
-from declint.facts import FactOptions, extract_facts
+from declint.facts import FactOptions, ModuleFacts, extract_facts
 from declint.prefilter import TRACKER, NeedleSet, PlaceholderFacts, _Checker, build_index, strings_close_to
 
 NAMES = ("FLASHINFER", "TRTLLM", "VANILLA")
+
+
+_CONFIG = load_config(None, default_root=Path("/nonexistent"), known_codes=frozenset())
+_OPTIONS = FactOptions("encoder_attention_backends", "FixedEncoderAttention", ())
+
+
+def _extracted(text: str, module: str, path: str) -> ModuleFacts:
+    """The facts of a small module, as the index tests below build their indexes from."""
+    return extract_facts(text, module, path, _OPTIONS, False)
 
 
 def _variants(rng: random.Random) -> list[str]:
@@ -96,12 +105,10 @@ def test_placeholder_at_builds_the_same_instance_as_the_constructor() -> None:
 
 def test_a_failed_lookup_reads_the_placeholder_that_would_define_it_every_time_it_is_asked() -> None:
     """The owner of a missed name is memoized per index (`_Owners`); each miss is still a read."""
-    config = load_config(None, default_root=Path("/nonexistent"), known_codes=frozenset())
-    options = FactOptions("encoder_attention_backends", "FixedEncoderAttention", ())
     text = "class Known:\n    pass\n\ndef helper():\n    pass\n"
-    full = extract_facts(text, "pkg.full", "pkg/full.py", options, False)
+    full = _extracted(text, "pkg.full", "pkg/full.py")
     placeholder = PlaceholderFacts.at("pkg.hidden", "pkg/hidden.py")
-    index = build_index([full, placeholder], config)
+    index = build_index([full, placeholder], _CONFIG)
     TRACKER.take()
     for _ in range(2):  # the second ask is answered from the memo, and reads the same module
         assert index.classes.get("pkg.hidden.Missing") is None
@@ -128,17 +135,15 @@ def test_a_failed_lookup_reads_the_placeholder_that_would_define_it_every_time_i
 def test_a_resolved_name_reads_the_same_placeholders_every_time_it_is_asked() -> None:
     """`resolve` is memoized per index; the placeholder modules its first ask read are read
     again by every later ask, and an untracked first ask leaves nothing a tracked one replays."""
-    config = load_config(None, default_root=Path("/nonexistent"), known_codes=frozenset())
-    options = FactOptions("encoder_attention_backends", "FixedEncoderAttention", ())
     package = "from pkg.hidden import Base\nfrom pkg.stars import *\n"
     facts = [
-        extract_facts(package, "pkg", "pkg/__init__.py", options, False),
-        extract_facts("from pkg.inner import *\n", "pkg.stars", "pkg/stars.py", options, False),
-        extract_facts("class Deep:\n    pass\n", "pkg.inner", "pkg/inner.py", options, False),
+        _extracted(package, "pkg", "pkg/__init__.py"),
+        _extracted("from pkg.inner import *\n", "pkg.stars", "pkg/stars.py"),
+        _extracted("class Deep:\n    pass\n", "pkg.inner", "pkg/inner.py"),
         PlaceholderFacts.at("pkg.hidden", "pkg/hidden.py"),
         PlaceholderFacts.at("pkg.quiet", "pkg/quiet.py"),
     ]
-    index = build_index(facts, config)
+    index = build_index(facts, _CONFIG)
     TRACKER.take()
     TRACKER.enabled = False
     try:  # untracked first (the whole reference graph): the answer, and no memo of its reads
@@ -170,17 +175,15 @@ def test_a_resolved_name_reads_the_same_placeholders_every_time_it_is_asked() ->
 def test_a_classs_ancestors_read_step_by_step_what_the_lazy_walk_reads() -> None:
     """`ancestors` is memoized per class and replayed: a caller that stops early reads what the
     walk read up to there, on the first ask (walked whole, its reads held back) and every later one."""
-    config = load_config(None, default_root=Path("/nonexistent"), known_codes=frozenset())
-    options = FactOptions("encoder_attention_backends", "FixedEncoderAttention", ())
     text = (
         "from pkg.hidden import Far\n\nclass Top:\n    pass\n\nclass Mid(Top, Far):\n    pass\n\n"
         "class Leaf(Mid):\n    pass\n\nclass Other(Far):\n    pass\n"
     )
     facts = [
-        extract_facts(text, "pkg.m", "pkg/m.py", options, False),
+        _extracted(text, "pkg.m", "pkg/m.py"),
         PlaceholderFacts.at("pkg.hidden", "pkg/hidden.py"),
     ]
-    index = build_index(facts, config)
+    index = build_index(facts, _CONFIG)
     leaf, other = index.classes["pkg.m.Leaf"], index.classes["pkg.m.Other"]
     TRACKER.take()
     for _ in range(2):
