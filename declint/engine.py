@@ -1216,13 +1216,16 @@ class _Run:
             if with_others is None:
                 return None
             scans, confirmed = scans + with_others[0], with_others[1]
-        changes = self._check_changed(snapshot, scans, index, entries, every=reindexed)
-        if changes is None:
+        checking = self._start_changed(snapshot, scans, index, entries, every=reindexed)
+        try:
+            # The project rules run while the check's worker imports libcst and checks, as on the full path.
+            project = self._project_again(snapshot, index, keep_last=not reindexed) if moved else ()
+            changes = None if project is None else self._finish_changed(snapshot, scans, checking)
+        finally:
+            self._close_check(checking)  # on an error or a None: its worker must not outlive this run
+        if project is None or changes is None:
             return None
         if moved:  # the project rules' findings may point at the moved or changed facts
-            project = self._project_again(snapshot, index, keep_last=not reindexed)
-            if project is None:
-                return None
             snapshot = dataclasses.replace(snapshot, project=project)
         return _Patch(snapshot, scans, changes, held if moved else None, confirmed if reindexed else None)
 
@@ -1390,17 +1393,16 @@ class _Run:
             for r, (_, needles) in zip(self.file_plan, self.gates, strict=True)
         )  # (a gated rule's needles follow from the configuration alone)
 
-    def _check_changed(
+    def _start_changed(
         self,
         snapshot: Snapshot,
         scanned: list[tuple[_ScanItem, ScanRecord, _Stat]],
         index: ProjectIndex,
         entries: dict[str, ModuleFacts],
         every: bool,
-    ) -> list[_patching.Change] | None:
-        """The scanned files' findings: the snapshot's for the same bytes (unless `every`: the
-        index changed), a check of those the rules read. None when a check read a placeholder
-        module (the full path indexes it)."""
+    ) -> _Checking:
+        """The check of those scanned files the rules read whose bytes changed (all of them when
+        `every`: the index changed), handed to a pool of its own (`_finish_changed` waits)."""
         todo: list[CheckItem] = []
         for item, record, _ in scanned:
             # A file the last index held in full (`_build`: demanded) is checked whenever its bytes change.
@@ -1411,7 +1413,15 @@ class _Run:
                 and self._needs_check(item.rel, record, False, demanded)
             ):
                 todo.append(_state.CheckItem(item.rel, item.path, record.syntax_scope and not record.syntax_checked))
-        results = self._check_items(todo, index, entries)
+        return self._start_items(todo, index, entries)
+
+    def _finish_changed(
+        self, snapshot: Snapshot, scanned: list[tuple[_ScanItem, ScanRecord, _Stat]], checking: _Checking
+    ) -> list[_patching.Change] | None:
+        """The scanned files' findings: the snapshot's for the same bytes, the check's for those
+        `_start_changed` handed on. None when a check read a placeholder module (the full path
+        indexes it)."""
+        results = self._finish_items(checking)
         if any(result.touched for result in results.values()):
             return None
         changes = []
@@ -1437,24 +1447,33 @@ class _Run:
             return (parse_error(item.rel, *record.error),), ()
         return _NOTHING
 
-    def _check_items(
-        self, todo: list[CheckItem], index: ProjectIndex, entries: dict[str, ModuleFacts]
-    ) -> dict[str, Checked]:
-        """`todo` checked in a pool of its own against `index` (`entries`: its input)."""
+    def _start_items(self, todo: list[CheckItem], index: ProjectIndex, entries: dict[str, ModuleFacts]) -> _Checking:
+        """`todo` handed to a pool of its own, checked against `index` (`entries`: its input)."""
+        checking = _Checking({}, todo, len(todo))
         if not todo:
-            return {}
+            return checking
         state = _state.CheckState(
             self.config, self.file_plan, self.fact_rules, self.engine.known_codes, self.engine.enabled_codes,
             index, entries, self.overrides, self.max_size, not self.overrides,
         )  # fmt: skip
-        pool = self._check_pool(state)
+        checking.pool = self._check_pool(state)
         try:
-            outcomes = pool.map(todo, 1)
+            checking.pending = checking.pool.submit(todo, 1)
+        except BaseException:
+            self._close_check(checking)
+            raise
+        return checking
+
+    def _finish_items(self, checking: _Checking) -> dict[str, Checked]:
+        """The results of the check `_start_items` began, its pool closed."""
+        if checking.pending is None:
+            return {}
+        try:
+            outcomes = checking.pending.results()
         finally:
-            self._collect_stats(pool)
-            pool.close()
+            self._close_check(checking)
         results = {}
-        for item, outcome in zip(todo, outcomes, strict=True):
+        for item, outcome in zip(checking.todo, outcomes, strict=True):
             if isinstance(outcome, workers.Failure):
                 outcome = _final_check(parse_error(item.rel, _failure_message(outcome)))
             self.engine.previews.update(outcome.previews)

@@ -554,6 +554,58 @@ def test_a_patch_of_a_model_checks_it_in_a_worker_warmed_while_the_patch_loads(
     assert (placeholder.stats.workers_warmed, placeholder.stats.files_checked_fresh) == (0, 1)
 
 
+def test_a_patch_that_moved_facts_runs_the_project_rules_while_its_check_is_in_flight(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The moved model is handed to its check worker first; the project rules run again while
+    that worker imports libcst and checks, and only then does the run wait for its result (as
+    the full path overlaps them): same findings as a run without the cache."""
+    from declint import stat_check, workers
+
+    monkeypatch.setattr(stat_check, "fork_pays", lambda: True)  # (else only with a second core)
+    _settle_all(demo)
+    engine(demo, jobs=2).run([demo])
+    events: list[str] = []
+    submit, results, project = workers.ProcessPool.submit, workers._Mapping.results, _Run._project_findings
+    monkeypatch.setattr(workers.ProcessPool, "submit", lambda *a, **k: events.append("submit") or submit(*a, **k))
+    monkeypatch.setattr(workers._Mapping, "results", lambda *a, **k: events.append("results") or results(*a, **k))
+    monkeypatch.setattr(_Run, "_project_findings", lambda *a, **k: events.append("project") or project(*a, **k))
+    _moved_above(demo)
+    run = engine(demo, jobs=2)
+    found = lines(run.run([demo]))
+    assert _patched(run)
+    assert events == ["submit", "project", "results"]
+    assert found == lines(engine(demo, cache=False).run([demo]))
+
+
+def test_project_rules_that_fail_during_a_patch_leave_no_check_worker_behind(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An error in the project rules while the moved model's check is in flight propagates, and
+    the check's pool is closed first: its worker does not outlive the run."""
+    from declint import stat_check, workers
+
+    monkeypatch.setattr(stat_check, "fork_pays", lambda: True)
+    _settle_all(demo)
+    engine(demo, jobs=2).run([demo])
+    closed: list[bool] = []
+    close = workers.ProcessPool.close
+
+    def closing(pool: workers.ProcessPool[Any, Any]) -> None:
+        closed.append(any(worker.batch is not None for worker in pool._workers))
+        close(pool)
+
+    def failing(self: _Run, index: Any, *last: Any) -> Any:
+        raise RuntimeError("a project rule failed")
+
+    monkeypatch.setattr(workers.ProcessPool, "close", closing)
+    monkeypatch.setattr(_Run, "_project_findings", failing)
+    _moved_above(demo)
+    with pytest.raises(RuntimeError, match="a project rule failed"):
+        engine(demo, jobs=2).run([demo])
+    assert closed == [True]  # closed once, its check still in flight
+
+
 def test_the_project_rules_that_show_no_position_find_the_same_when_every_fact_moves(demo: Path) -> None:
     """`ProjectRule.SHOWS_POSITIONS = False` holds on the demo (with a copy of the Literal in a
     model file): every Python file with two lines above what it holds gives those rules the same
