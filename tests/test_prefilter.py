@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import random
 import string
@@ -203,3 +204,47 @@ def test_a_classs_ancestors_read_step_by_step_what_the_lazy_walk_reads() -> None
     rebased = leaf._replace(bases=("pkg.m.Top",))  # the same name, other bases: its own walk
     assert [name for name, _ in index.ancestors(rebased)] == ["pkg.m.Top"]
     assert TRACKER.take() == set()
+
+
+def test_a_check_state_pickled_for_a_warmed_worker_is_rebuilt_with_the_same_facts_in_order() -> None:
+    """`CheckState.__reduce__`: placeholders travel as joined paths and module names, every
+    other entry (full facts, a partial one, a placeholder under another path) as it is, at its
+    position; the rebuilt state holds equal facts of the same types in the same order, and its
+    index answers as the original's (a read of a placeholder tracked)."""
+    import pickle
+
+    from declint.prefilter import PartialFacts
+    from declint.run_state import CheckState
+
+    full = _extracted("class Model:\n    pass\n", "pkg.model", "pkg/model.py")
+    partial = PartialFacts.of(_extracted("X = 1\n", "pkg.partial", "pkg/partial.py"))
+    facts = {
+        "pkg/model.py": full,
+        "pkg/a.py": PlaceholderFacts.at("pkg.a", "pkg/a.py"),
+        "pkg/b.py": PlaceholderFacts.at("pkg.b", "pkg/b.py"),
+        "pkg/partial.py": partial,
+        "pkg/moved.py": PlaceholderFacts.at("pkg.moved", "elsewhere/moved.py"),
+        "pkg/c/__init__.py": PlaceholderFacts.at("pkg.c", "pkg/c/__init__.py"),
+    }
+    state = CheckState(
+        _CONFIG, (), (), frozenset({"DL101"}), frozenset({"DL101"}),
+        build_index(list(facts.values()), _CONFIG), facts, {"pkg/a.py": b"x = 1\n"}, 1000, True,
+    )  # fmt: skip
+    data = pickle.dumps(state, pickle.HIGHEST_PROTOCOL)
+    assert b"pkg/model.py\x00pkg/a.py\x00pkg/b.py" in data  # the paths, joined
+    rebuilt = pickle.loads(data)
+    assert list(rebuilt.facts) == list(facts)
+    assert [type(value) for value in rebuilt.facts.values()] == [type(value) for value in facts.values()]
+    assert list(rebuilt.facts.values()) == list(facts.values())
+    assert rebuilt.facts["pkg/moved.py"].path == "elsewhere/moved.py"
+    assert (rebuilt.overrides, rebuilt.max_size, rebuilt.previews) == ({"pkg/a.py": b"x = 1\n"}, 1000, True)
+    assert sorted(rebuilt.index.modules) == sorted(state.index.modules)
+    TRACKER.take()
+    assert rebuilt.index.classes.get("pkg.b.Missing") is None
+    assert TRACKER.take() == {"pkg.b"}
+    assert "pkg.model.Model" in rebuilt.index.classes
+    empty = pickle.loads(pickle.dumps(dataclasses.replace(state, facts={}, index=build_index([], _CONFIG))))
+    assert empty.facts == {}
+    unnamed = {"__init__.py": PlaceholderFacts.at("", "__init__.py"), "pkg/model.py": full}  # one empty name
+    rebuilt = pickle.loads(pickle.dumps(dataclasses.replace(state, facts=unnamed)))
+    assert list(rebuilt.facts.items()) == list(unnamed.items())
