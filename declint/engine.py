@@ -1210,24 +1210,53 @@ class _Run:
         index = _prefilter.build_index(list(entries.values()), self.config)
         if self._unstable(index):
             return None
+        # The changed files go to their check worker first (warmed: it is importing libcst); the
+        # other files asked for are confirmed, the closure asked and the project rules run again
+        # while it loads the state and checks, as the full path overlaps its check and project rules.
+        checking = self._start_items(self._changed_todo(snapshot, scans, entries, every=reindexed), index, entries)
+        try:
+            meanwhile = self._while_checking(snapshot, changed, others, held, index, moved, reindexed)
+            if meanwhile is None:
+                return None
+            again, confirmed, project = meanwhile
+            results = self._finish_items(checking)
+            if again:  # asked for, not confirmed by the new index: checked by the same (warm) worker
+                todo = self._changed_todo(snapshot, again, entries, every=True)
+                results.update(self._finish_items(self._start_items(todo, index, entries, checking)))
+        finally:
+            self._close_check(checking)  # on an error or a None: its worker must not outlive this run
+        scans = scans + again
+        changes = self._changes(snapshot, scans, results)
+        if changes is None:
+            return None
+        if moved:  # the project rules' findings may point at the moved or changed facts
+            snapshot = dataclasses.replace(snapshot, project=project)
+        return _Patch(snapshot, scans, changes, held if moved else None, confirmed if reindexed else None)
+
+    def _while_checking(
+        self,
+        snapshot: Snapshot,
+        changed: set[str],
+        others: list[str],
+        held: Mapping[str, ModuleFacts],
+        index: ProjectIndex,
+        moved: Mapping[str, ModuleFacts],
+        reindexed: bool,
+    ) -> tuple[list[tuple[_ScanItem, ScanRecord, _Stat]], dict[str, FileFindings], tuple[Finding, ...]] | None:
+        """What a patch does while its changed files are checked: when the index changed, the
+        other files asked for confirmed or scanned to be checked again (`_with_others`); when
+        facts moved or changed, the project rules run again. None: the full path decides."""
+        again: list[tuple[_ScanItem, ScanRecord, _Stat]] = []
         confirmed: dict[str, FileFindings] = {}
         if reindexed:
             with_others = self._with_others(snapshot, changed, others, held, index)
             if with_others is None:
                 return None
-            scans, confirmed = scans + with_others[0], with_others[1]
-        checking = self._start_changed(snapshot, scans, index, entries, every=reindexed)
-        try:
-            # The project rules run while the check's worker imports libcst and checks, as on the full path.
-            project = self._project_again(snapshot, index, keep_last=not reindexed) if moved else ()
-            changes = None if project is None else self._finish_changed(snapshot, scans, checking)
-        finally:
-            self._close_check(checking)  # on an error or a None: its worker must not outlive this run
-        if project is None or changes is None:
+            again, confirmed = with_others
+        project = self._project_again(snapshot, index, keep_last=not reindexed) if moved else ()
+        if project is None:
             return None
-        if moved:  # the project rules' findings may point at the moved or changed facts
-            snapshot = dataclasses.replace(snapshot, project=project)
-        return _Patch(snapshot, scans, changes, held if moved else None, confirmed if reindexed else None)
+        return again, confirmed, project
 
     def _patched_answer(self, patch: _Patch, rels: Sequence[str], skipped: list[tuple[str, str]]) -> _Answer:
         """The answer of a patch that held, its snapshot staged when every file read had settled."""
@@ -1393,16 +1422,15 @@ class _Run:
             for r, (_, needles) in zip(self.file_plan, self.gates, strict=True)
         )  # (a gated rule's needles follow from the configuration alone)
 
-    def _start_changed(
+    def _changed_todo(
         self,
         snapshot: Snapshot,
         scanned: list[tuple[_ScanItem, ScanRecord, _Stat]],
-        index: ProjectIndex,
         entries: dict[str, ModuleFacts],
         every: bool,
-    ) -> _Checking:
-        """The check of those scanned files the rules read whose bytes changed (all of them when
-        `every`: the index changed), handed to a pool of its own (`_finish_changed` waits)."""
+    ) -> list[CheckItem]:
+        """Those scanned files the rules read whose bytes changed (all of them when `every`: the
+        index changed), to check."""
         todo: list[CheckItem] = []
         for item, record, _ in scanned:
             # A file the last index held in full (`_build`: demanded) is checked whenever its bytes change.
@@ -1413,15 +1441,13 @@ class _Run:
                 and self._needs_check(item.rel, record, False, demanded)
             ):
                 todo.append(_state.CheckItem(item.rel, item.path, record.syntax_scope and not record.syntax_checked))
-        return self._start_items(todo, index, entries)
+        return todo
 
-    def _finish_changed(
-        self, snapshot: Snapshot, scanned: list[tuple[_ScanItem, ScanRecord, _Stat]], checking: _Checking
+    def _changes(
+        self, snapshot: Snapshot, scanned: list[tuple[_ScanItem, ScanRecord, _Stat]], results: dict[str, Checked]
     ) -> list[_patching.Change] | None:
-        """The scanned files' findings: the snapshot's for the same bytes, the check's for those
-        `_start_changed` handed on. None when a check read a placeholder module (the full path
-        indexes it)."""
-        results = self._finish_items(checking)
+        """The scanned files' findings: the snapshot's for the same bytes, the check's `results`
+        for those checked. None when a check read a placeholder module (the full path indexes it)."""
         if any(result.touched for result in results.values()):
             return None
         changes = []
@@ -1447,16 +1473,25 @@ class _Run:
             return (parse_error(item.rel, *record.error),), ()
         return _NOTHING
 
-    def _start_items(self, todo: list[CheckItem], index: ProjectIndex, entries: dict[str, ModuleFacts]) -> _Checking:
-        """`todo` handed to a pool of its own, checked against `index` (`entries`: its input)."""
-        checking = _Checking({}, todo, len(todo))
+    def _start_items(
+        self,
+        todo: list[CheckItem],
+        index: ProjectIndex,
+        entries: dict[str, ModuleFacts],
+        checking: _Checking | None = None,
+    ) -> _Checking:
+        """`todo` handed to a pool of its own (`checking`'s, once its last map is finished),
+        checked against `index` (`entries`: its input)."""
+        checking = _Checking({}, [], 0) if checking is None else checking
+        checking.todo, checking.total, checking.pending = todo, len(todo), None
         if not todo:
             return checking
-        state = _state.CheckState(
-            self.config, self.file_plan, self.fact_rules, self.engine.known_codes, self.engine.enabled_codes,
-            index, entries, self.overrides, self.max_size, not self.overrides,
-        )  # fmt: skip
-        checking.pool = self._check_pool(state)
+        if checking.pool is None:
+            state = _state.CheckState(
+                self.config, self.file_plan, self.fact_rules, self.engine.known_codes, self.engine.enabled_codes,
+                index, entries, self.overrides, self.max_size, not self.overrides,
+            )  # fmt: skip
+            checking.pool = self._check_pool(state)
         try:
             checking.pending = checking.pool.submit(todo, 1)
         except BaseException:
@@ -1465,13 +1500,10 @@ class _Run:
         return checking
 
     def _finish_items(self, checking: _Checking) -> dict[str, Checked]:
-        """The results of the check `_start_items` began, its pool closed."""
+        """The results of the check `_start_items` began (its pool stays open for another)."""
         if checking.pending is None:
             return {}
-        try:
-            outcomes = checking.pending.results()
-        finally:
-            self._close_check(checking)
+        outcomes, checking.pending = checking.pending.results(), None
         results = {}
         for item, outcome in zip(checking.todo, outcomes, strict=True):
             if isinstance(outcome, workers.Failure):

@@ -682,6 +682,41 @@ def test_an_edit_that_changes_what_a_model_declares_is_patched_for_the_files_ask
     assert "scan" in whole.stats.seconds and not any(RADIO_DL101 in line for line in everything)
 
 
+def test_a_file_asked_for_that_the_new_index_does_not_confirm_is_checked_by_the_same_warmed_worker(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With worker processes: the edited model goes to the warmed worker at once; RADIO, whose
+    cached result the new index does not confirm, is found so while that worker checks, and
+    goes to it next (one pool, two maps), not to a worker forked cold. Same findings as
+    `--no-cache`."""
+    from declint import lazy, stat_check, workers
+
+    monkeypatch.setattr(stat_check, "fork_pays", lambda: True)  # (else only with a second core)
+    monkeypatch.setattr(lazy, "loaded", lambda name: False)  # (this test process may have loaded it)
+    _settle_all(demo)
+    engine(demo, jobs=2).run([demo])
+    maps: list[list[str]] = []
+    pools: list[object] = []
+    submit, check_pool = workers.ProcessPool.submit, _Run._check_pool
+
+    def submitting(pool: workers.ProcessPool[Any, Any], items: Any, batch: int = 1) -> Any:
+        maps.append([item.rel for item in items])
+        return submit(pool, items, batch)
+
+    monkeypatch.setattr(workers.ProcessPool, "submit", submitting)
+    monkeypatch.setattr(_Run, "_check_pool", lambda self, state: pools.append(state) or check_pool(self, state))
+    edit(demo / NEMOTRON, NEMOTRON_VISION, NEMOTRON_FIXED)
+    settle(demo)
+    patched = engine(demo, jobs=2)
+    asked = _asked(demo, NEMOTRON, RADIO)
+    found = lines(patched.run(asked))
+    assert _patched_reindexed(patched)
+    assert maps == [[NEMOTRON], [RADIO]] and len(pools) == 1
+    warmed = (patched.stats.workers_warmed, patched.stats.workers_adopted, patched.stats.files_checked_fresh)
+    assert warmed == (1, 1, 2)
+    assert found == lines(engine(demo, cache=False).run(asked))
+
+
 def test_an_import_added_to_a_model_is_patched_for_the_files_asked_for(demo: Path) -> None:
     """The edit of `precommit_ab.py --imported`: what the model imports changes, and nothing else
     the index answers; of three model files asked for, the edited one is read and checked again,
