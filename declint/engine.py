@@ -114,8 +114,9 @@ _R = TypeVar("_R", bound="RuleMeta")
 
 
 class _Checking:
-    """A check begun by `_Run._start_check`: the results that still hold, the files handed to the
-    pool, and the pool's pending map (None when every result still held)."""
+    """A check begun by `_Run._start_check` (or a patch's, `_Run._start_items`): the results that
+    still hold, the files handed to the pool, and the pool's pending map (None when every result
+    still held; a patch's once `_finish_items` took its results)."""
 
     __slots__ = ("pending", "pool", "results", "todo", "total")
 
