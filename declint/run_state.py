@@ -136,7 +136,8 @@ def _rebuilt_check_state(
     joined_paths, joined_modules, held = entries
     paths = joined_paths.split(_SEPARATOR) if joined_paths else []  # (a path is never empty)
     given = dict(held)
-    # (a module name may be empty: a root `__init__.py` names none)
+    # (counted, not tested for an empty string: one placeholder whose module name is empty joins
+    # to one; `discovery.module_name` never gives one, a state built by hand may)
     modules = iter(joined_modules.split(_SEPARATOR) if len(paths) > len(given) else ())
     placeholder = _prefilter.PlaceholderFacts.at
     facts = {rel: given[n] if n in given else placeholder(next(modules), rel) for n, rel in enumerate(paths)}

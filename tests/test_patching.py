@@ -558,8 +558,8 @@ def test_a_patch_that_moved_facts_runs_the_project_rules_while_its_check_is_in_f
     demo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The moved model is handed to its check worker first; the project rules run again while
-    that worker imports libcst and checks, and only then does the run wait for its result (as
-    the full path overlaps them): same findings as a run without the cache."""
+    that worker checks, and only then does the run wait for its result (as the full path
+    overlaps them): same findings as a run without the cache."""
     from declint import stat_check, workers
 
     monkeypatch.setattr(stat_check, "fork_pays", lambda: True)  # (else only with a second core)
