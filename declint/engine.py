@@ -790,7 +790,7 @@ class _Run:
         if old is not None and old.scan.digest == record.digest:
             # The same bytes: full facts cached before beat the partial ones of a Literal scan.
             partial = facts is None or (isinstance(facts, _prefilter.PartialFacts) and old.facts is not None)
-            files[rel] = FileEntry(stat[0], stat[1], record, old.facts if partial else facts, old.check)
+            files[rel] = old.with_scan(stat[0], stat[1], record, old.facts if partial else facts)
         else:
             files[rel] = FileEntry(stat[0], stat[1], record, facts)
         self.changed.add(rel)

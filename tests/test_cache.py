@@ -23,9 +23,20 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from declint.cache import FORMAT, NO_CACHE_ENV, Cache, CacheData, InputRecorder, content_digest, stat_key, still_valid
+from declint.cache import (
+    FORMAT,
+    NO_CACHE_ENV,
+    Cache,
+    CacheData,
+    FileEntry,
+    InputRecorder,
+    content_digest,
+    stat_key,
+    still_valid,
+)
 from declint.config import find_config_file, load_config
 from declint.engine import Engine, Selection, _Run
+from declint.prefilter import ScanRecord
 from declint.rules import ALL_RULES, RULES_BY_CODE
 from declint.testing import PRELUDE, write_tree
 from declint.types import RunResult
@@ -899,6 +910,97 @@ def test_a_cache_file_with_malformed_entries_is_a_cold_cache(demo: Path, monkeyp
     again = engine(demo)
     assert lines(again.run([demo])) == cold
     assert again.stats.files_read == 37
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda entry: (*entry[:2], entry[2][:-1], *entry[3:]),  # a scan record a field short
+        lambda entry: (*entry[:4], "not pickled bytes"),  # a check that is not a pickle's bytes
+        lambda entry: entry[:4],  # no check field
+    ],
+    ids=["short-scan", "check-not-bytes", "four-fields"],
+)
+def test_a_cache_entry_of_the_wrong_shape_is_found_at_load(
+    demo: Path, monkeypatch: pytest.MonkeyPatch, damage: Any
+) -> None:
+    """Entries are built when first read; their shape is checked when the file loads, so a
+    damaged entry gives a cold cache, not an error in mid-run."""
+    cold = lines(engine(demo).run([demo]))
+    (full,) = _stored(demo, ".pickle")
+    _stored(demo, ".snapshot")[0].unlink()
+    key, packed, token, demanded, closure = _loaded(demo, full).__getstate__()
+    packed[f"{MODELS}modeling_radio.py"] = damage(packed[f"{MODELS}modeling_radio.py"])
+    _write_state(full, (key, packed, token, demanded, closure), monkeypatch)
+    assert _loaded(demo, full).files == {}
+    again = engine(demo)
+    assert lines(again.run([demo])) == cold
+    assert again.stats.files_read == 37
+
+
+def test_a_damaged_check_in_the_cache_costs_that_files_check_alone(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file's check is kept pickled in the cache file until a run reads it: bytes that do not
+    load as a check are a cache miss for that file, found when read; every other entry holds."""
+    cold = lines(engine(demo).run([demo]))
+    (full,) = _stored(demo, ".pickle")
+    key, packed, token, demanded, closure = _loaded(demo, full).__getstate__()
+    checked = sorted(rel for rel, entry in packed.items() if entry[4] is not None)
+    damaged = f"{MODELS}modeling_radio.py"
+    assert damaged in checked
+    packed[damaged] = (*packed[damaged][:4], packed[damaged][4][:-7])  # cut short
+    _write_state(full, (key, packed, token, demanded, closure), monkeypatch)
+    _stored(demo, ".snapshot")[0].unlink()  # the run must load the full cache file
+    again = engine(demo)
+    assert lines(again.run([demo])) == cold
+    assert (again.stats.files_checked_fresh, again.stats.check_cache_hits) == (1, len(checked) - 1)
+    # The next run's cache holds the file's check again, from that run.
+    assert _loaded(demo, _stored(demo, ".pickle")[0]).files[damaged].check is not None
+
+
+def test_a_check_whose_bytes_do_not_load_is_a_miss_and_not_written_back(demo: Path) -> None:
+    engine(demo).run([demo])
+    (full,) = _stored(demo, ".pickle")
+    loaded = _loaded(demo, full)
+    rel = f"{MODELS}modeling_radio.py"
+    stat, settled, scan, facts, check = loaded.__getstate__()[1][rel]
+    assert check is not None and pickle.loads(check).findings == loaded.files[rel].check.findings  # type: ignore[union-attr]
+    entry = FileEntry(stat, settled, ScanRecord._make(scan), facts, None, check[:-7])
+    assert entry.check is None
+    assert entry.packed() == (stat, settled, scan, facts, None)
+
+
+def test_entries_a_run_does_not_change_are_written_back_as_loaded(demo: Path) -> None:
+    """A full write gives back the tuples of the entries never read and, for those read and not
+    replaced, the same fields and the check's bytes as loaded."""
+    engine(demo).run([demo])
+    (full,) = _stored(demo, ".pickle")
+    store = Cache.for_config(engine(demo).config)
+    assert store is not None
+    loaded = store.load(full.stem)  # (the store's own load: its save below may then write a journal)
+    before = loaded.__getstate__()[1]
+    checked = sorted(rel for rel, entry in before.items() if entry[4] is not None)
+    assert len(checked) > 2
+    assert loaded.files[checked[0]].check is not None  # read
+    loaded.files[checked[1]].check = None  # replaced
+    store.save(loaded)
+    after = store.load(full.stem).__getstate__()[1]
+    assert list(after) == list(before)
+    assert after[checked[1]] == (*before[checked[1]][:4], None)
+    assert {rel: entry for rel, entry in after.items() if rel != checked[1]} == {
+        rel: entry for rel, entry in before.items() if rel != checked[1]
+    }
+
+
+def _loaded(root: Path, full: Path) -> CacheData:
+    store = Cache.for_config(engine(root).config)
+    assert store is not None
+    return store.load(full.stem)
+
+
+def _write_state(full: Path, state: tuple[Any, ...], monkeypatch: pytest.MonkeyPatch) -> None:
+    with monkeypatch.context() as patched:  # a CacheData pickled with this state
+        patched.setattr(CacheData, "__getstate__", lambda self: state)
+        full.write_bytes(pickle.dumps(CacheData(full.stem), pickle.HIGHEST_PROTOCOL))
 
 
 def test_a_symlinked_cache_directory_is_not_used(demo: Path, tmp_path: Path) -> None:
