@@ -842,7 +842,8 @@ def _unpickle(handle: Any) -> Any:
 
 class _SafeUnpickler(pickle.Unpickler):
     # What each allowed name was found to be: a cache file's checks load one by one, each
-    # naming its classes again (~6 lookups of ~9 us a check, 725 checks on the 20k-file tree).
+    # naming its classes again (~6 lookups a check; ~0.04 s of the 725 checks of the 20k-file
+    # tree under a profiler).
     _found: ClassVar[dict[tuple[str, str], Any]] = {}
 
     def find_class(self, module: str, name: str) -> Any:

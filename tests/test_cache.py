@@ -963,7 +963,8 @@ def test_a_check_whose_bytes_do_not_load_is_a_miss_and_not_written_back(demo: Pa
     loaded = _loaded(demo, full)
     rel = f"{MODELS}modeling_radio.py"
     stat, settled, scan, facts, check = loaded.__getstate__()[1][rel]
-    assert check is not None and pickle.loads(check).findings == loaded.files[rel].check.findings  # type: ignore[union-attr]
+    read = loaded.files[rel].check
+    assert check is not None and read is not None and pickle.loads(check).findings == read.findings
     entry = FileEntry(stat, settled, ScanRecord._make(scan), facts, None, check[:-7])
     assert entry.check is None
     assert entry.packed() == (stat, settled, scan, facts, None)
@@ -976,13 +977,13 @@ def test_entries_a_run_does_not_change_are_written_back_as_loaded(demo: Path) ->
     (full,) = _stored(demo, ".pickle")
     store = Cache.for_config(engine(demo).config)
     assert store is not None
-    loaded = store.load(full.stem)  # (the store's own load: its save below may then write a journal)
+    loaded = store.load(full.stem)
     before = loaded.__getstate__()[1]
     checked = sorted(rel for rel, entry in before.items() if entry[4] is not None)
     assert len(checked) > 2
     assert loaded.files[checked[0]].check is not None  # read
     loaded.files[checked[1]].check = None  # replaced
-    store.save(loaded)
+    store.save(loaded)  # (no list of the entries changed: a full write)
     after = store.load(full.stem).__getstate__()[1]
     assert list(after) == list(before)
     assert after[checked[1]] == (*before[checked[1]][:4], None)
